@@ -1,0 +1,46 @@
+/** The kinds of failure a client can see, each with its status and a stable problem type. */
+export const ERROR_KINDS = {
+  'bad-request': { status: 400, title: 'Bad Request', graphqlCode: 'BAD_USER_INPUT' },
+  unauthorized: { status: 401, title: 'Unauthorized', graphqlCode: 'UNAUTHENTICATED' },
+  'not-found': { status: 404, title: 'Not Found', graphqlCode: 'NOT_FOUND' },
+  'method-not-allowed': { status: 405, title: 'Method Not Allowed', graphqlCode: 'METHOD_NOT_ALLOWED' },
+  'payload-too-large': { status: 413, title: 'Content Too Large', graphqlCode: 'PAYLOAD_TOO_LARGE' },
+  'uri-too-long': { status: 414, title: 'URI Too Long', graphqlCode: 'BAD_REQUEST' },
+  'rate-limited': { status: 429, title: 'Too Many Requests', graphqlCode: 'RATE_LIMITED' },
+  internal: { status: 500, title: 'Internal Server Error', graphqlCode: 'INTERNAL_SERVER_ERROR' },
+  unavailable: { status: 503, title: 'Service Unavailable', graphqlCode: 'SERVICE_UNAVAILABLE' },
+} as const;
+
+export type ErrorKind = keyof typeof ERROR_KINDS;
+
+/** One problem with one request parameter. */
+export interface ParamError {
+  param: string;
+  message: string;
+}
+
+/**
+ * An error meant for the client: its `detail` and `errors` are safe to show. The
+ * `cause` (a driver error, say) is kept for logs and never serialized.
+ */
+export class ApiError extends Error {
+  readonly kind: ErrorKind;
+  readonly errors: readonly ParamError[];
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(
+    kind: ErrorKind,
+    detail: string,
+    options: { errors?: readonly ParamError[]; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(detail, { cause: options.cause });
+    this.name = 'ApiError';
+    this.kind = kind;
+    this.errors = options.errors ?? [];
+    this.headers = options.headers ?? {};
+  }
+
+  get status(): number {
+    return ERROR_KINDS[this.kind].status;
+  }
+}

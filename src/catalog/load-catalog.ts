@@ -1,0 +1,149 @@
+import { z } from 'zod';
+import raw from './catalog.json' with { type: 'json' };
+
+/** A slug is kebab-case words of letters and digits; case is significant. */
+const SLUG = /^[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*$/;
+/** What GraphQL accepts as an enum value name. */
+const GRAPHQL_NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
+
+const sampleSeriesSchema = z.object({
+  model: z.enum(['walk', 'weekly', 'band']),
+  min: z.number(),
+  max: z.number(),
+  volatility: z.number().positive().optional(),
+  extraFields: z.array(z.string()).optional(),
+}).refine((s) => s.min < s.max, 'sampleSeries.min must be below sampleSeries.max');
+
+/** Counts and members the contract states for a list, checked so an edit cannot break them. */
+const expectSchema = z.object({
+  count: z.number().int().positive().optional(),
+  upperCaseSlugs: z.number().int().nonnegative().optional(),
+  includes: z.array(z.string()).optional(),
+}).optional();
+
+const listSchema = z.object({
+  sample: z.boolean(),
+  expect: expectSchema,
+  note: z.string().optional(),
+  slugs: z.array(z.string().regex(SLUG)).min(1),
+});
+
+const metricSchema = z.object({
+  name: z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/),
+  valueKind: z.enum(['integer', 'decimal']),
+  projectRequired: z.boolean(),
+  list: z.string().optional(),
+  projects: z.array(z.string().regex(SLUG)).min(1).optional(),
+  sampleList: z.boolean().optional(),
+  expect: expectSchema,
+  sampleSeries: sampleSeriesSchema,
+}).refine((m) => (m.list === undefined) !== (m.projects === undefined), 'a metric names either "list" or "projects"');
+
+const fileSchema = z.object({
+  lists: z.record(z.string(), listSchema),
+  metrics: z.array(metricSchema).min(1),
+});
+
+export type ValueKind = 'integer' | 'decimal';
+export type SampleSeries = z.infer<typeof sampleSeriesSchema>;
+
+/** One metric as the API serves it, with its allowed slugs resolved and in catalog order. */
+export interface MetricDefinition {
+  readonly name: string;
+  readonly valueKind: ValueKind;
+  readonly projectRequired: boolean;
+  readonly projects: readonly string[];
+  /** True when the slugs stand in for a list interface-v1.md omits. */
+  readonly sampleProjects: boolean;
+  readonly sampleSeries: SampleSeries;
+}
+
+export interface Catalog {
+  readonly metrics: readonly MetricDefinition[];
+  readonly byName: ReadonlyMap<string, MetricDefinition>;
+  /** Every distinct slug of every metric, in first-seen order. */
+  readonly allProjects: readonly string[];
+}
+
+/** The GraphQL name of a slug or metric name: `-` becomes `_`, case is kept. */
+export function toGraphqlName(slug: string): string {
+  return slug.replaceAll('-', '_');
+}
+
+/**
+ * Parses and checks a catalog document. Throws an Error listing every problem found:
+ * schema violations, unknown list references, duplicate names or slugs, and slugs
+ * whose GraphQL names collide.
+ */
+export function parseCatalog(input: unknown): Catalog {
+  const parsed = fileSchema.safeParse(input);
+  if (!parsed.success) throw new Error(`catalog is invalid: ${z.prettifyError(parsed.error)}`);
+  const { lists, metrics: rawMetrics } = parsed.data;
+  const problems: string[] = [];
+
+  const metrics = rawMetrics.map((m): MetricDefinition => {
+    const list = m.list === undefined ? undefined : lists[m.list];
+    if (m.list !== undefined && list === undefined) problems.push(`${m.name}: unknown list "${m.list}"`);
+    const projects = list?.slugs ?? m.projects ?? [];
+    for (const dup of duplicates(projects)) problems.push(`${m.name}: slug "${dup}" appears twice`);
+    problems.push(...unmetExpectations(m.name, projects, list?.expect));
+    problems.push(...unmetExpectations(m.name, projects, m.expect));
+    return {
+      name: m.name,
+      valueKind: m.valueKind,
+      projectRequired: m.projectRequired,
+      projects: Object.freeze([...projects]),
+      sampleProjects: list?.sample ?? m.sampleList ?? false,
+      sampleSeries: m.sampleSeries,
+    };
+  });
+
+  for (const dup of duplicates(metrics.map((m) => m.name))) problems.push(`metric "${dup}" appears twice`);
+  for (const dup of duplicates(metrics.map((m) => toGraphqlName(m.name)))) {
+    problems.push(`two metric names map to the GraphQL name "${dup}"`);
+  }
+  const allProjects = [...new Set(metrics.flatMap((m) => m.projects))];
+  for (const name of [...metrics.map((m) => m.name), ...allProjects]) {
+    if (!GRAPHQL_NAME.test(toGraphqlName(name))) problems.push(`"${name}" cannot be a GraphQL name (it must not start with a digit)`);
+  }
+  for (const dup of duplicates(allProjects.map(toGraphqlName))) {
+    problems.push(`two slugs map to the GraphQL enum value "${dup}"`);
+  }
+  if (problems.length > 0) throw new Error(`catalog is invalid:\n- ${problems.join('\n- ')}`);
+
+  return Object.freeze({
+    metrics: Object.freeze(metrics),
+    byName: new Map(metrics.map((m) => [m.name, m])),
+    allProjects: Object.freeze(allProjects),
+  });
+}
+
+/** The catalog shipped in `catalog.json`, parsed and checked once at start-up. */
+export const CATALOG: Catalog = parseCatalog(raw);
+
+// Private
+
+type Expectation = z.infer<typeof expectSchema>;
+
+function unmetExpectations(metric: string, slugs: readonly string[], expect: Expectation): string[] {
+  if (expect === undefined) return [];
+  const problems: string[] = [];
+  if (expect.count !== undefined && slugs.length !== expect.count) {
+    problems.push(`${metric}: expected ${expect.count} slugs, found ${slugs.length}`);
+  }
+  const upper = slugs.filter((s) => s !== s.toLowerCase()).length;
+  if (expect.upperCaseSlugs !== undefined && upper !== expect.upperCaseSlugs) {
+    problems.push(`${metric}: expected ${expect.upperCaseSlugs} slugs with upper-case letters, found ${upper}`);
+  }
+  for (const slug of expect.includes ?? []) {
+    if (!slugs.includes(slug)) problems.push(`${metric}: expected slug "${slug}" is missing`);
+  }
+  return problems;
+}
+
+function duplicates(values: readonly string[]): string[] {
+  const seen = new Set<string>();
+  const repeated = new Set<string>();
+  for (const value of values) (seen.has(value) ? repeated : seen).add(value);
+  return [...repeated];
+}

@@ -1,0 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { printSchemaFile, SCHEMA_FILE } from '../graphql/print-schema.js';
+
+writeFileSync(SCHEMA_FILE, printSchemaFile());
+console.log(`wrote ${SCHEMA_FILE.pathname}`);

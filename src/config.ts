@@ -1,0 +1,69 @@
+import { z } from 'zod';
+
+const onOff = z.enum(['on', 'off']).transform((v) => v === 'on');
+const commaList = z.string().transform((v) => v.split(',').map((s) => s.trim()).filter((s) => s !== ''));
+
+const envSchema = z.object({
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(4000),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  PGLITE_DIR: z.string().min(1).default('.data/pglite'),
+  STATEMENT_TIMEOUT_SECONDS: z.coerce.number().positive().max(600).default(5),
+  CONNECT_TIMEOUT_SECONDS: z.coerce.number().positive().max(120).default(5),
+  API_KEYS: commaList.default([]),
+  CACHE_MAX_AGE_SECONDS: z.coerce.number().int().min(0).default(60),
+  CORS_ORIGINS: commaList.default([]),
+  GRAPHIQL: onOff.default(true),
+  SEED_YEARS: z.coerce.number().int().min(1).max(30).default(3),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  NODE_ENV: z.string().default('development'),
+});
+
+/** The service's settings, parsed once from the environment. */
+export type Config = Readonly<{
+  host: string;
+  port: number;
+  databaseUrl: string | undefined;
+  databasePoolSize: number;
+  pgliteDir: string;
+  statementTimeoutSeconds: number;
+  connectTimeoutSeconds: number;
+  apiKeys: readonly string[];
+  cacheMaxAgeSeconds: number;
+  corsOrigins: readonly string[];
+  graphiql: boolean;
+  seedYears: number;
+  logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
+  production: boolean;
+}>;
+
+/**
+ * Reads the configuration from an environment. Empty variables count as unset.
+ * Throws an Error naming every variable whose value is invalid and what was expected.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  return Object.freeze({
+    host: e.HOST,
+    port: e.PORT,
+    databaseUrl: e.DATABASE_URL,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
+    pgliteDir: e.PGLITE_DIR,
+    statementTimeoutSeconds: e.STATEMENT_TIMEOUT_SECONDS,
+    connectTimeoutSeconds: e.CONNECT_TIMEOUT_SECONDS,
+    apiKeys: Object.freeze(e.API_KEYS),
+    cacheMaxAgeSeconds: e.CACHE_MAX_AGE_SECONDS,
+    corsOrigins: Object.freeze(e.CORS_ORIGINS),
+    graphiql: e.GRAPHIQL,
+    seedYears: e.SEED_YEARS,
+    logLevel: e.LOG_LEVEL,
+    production: e.NODE_ENV === 'production',
+  });
+}

@@ -1,0 +1,26 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import type { Queryable, Store } from './store.js';
+
+/**
+ * Opens the embedded PostgreSQL. `dir` is a folder (created if missing) or `memory://`.
+ * PGlite runs one statement at a time, so concurrent callers simply queue.
+ */
+export async function openPglite(dir: string): Promise<Store> {
+  if (!dir.startsWith('memory://')) mkdirSync(dir, { recursive: true });
+  const db = await PGlite.create(dir);
+  const over = (runner: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
+    query: async <Row extends object>(text: string, params: readonly unknown[] = []) =>
+      (await runner.query<Row>(text, params as unknown[])).rows,
+    exec: async (script) => {
+      await runner.exec(script);
+    },
+  });
+  return {
+    kind: 'pglite',
+    description: dir.startsWith('memory://') ? 'embedded PGlite in memory' : `embedded PGlite in ${dir}`,
+    ...over(db),
+    transaction: (work) => db.transaction((tx) => work(over(tx))),
+    close: () => db.close(),
+  };
+}

@@ -1,0 +1,20 @@
+/** Something SQL can be sent to: the store itself, or a transaction on it. */
+export interface Queryable {
+  /** Runs one statement with `$n` parameters and returns its rows as the store typed them. */
+  query<Row extends object>(text: string, params?: readonly unknown[]): Promise<Row[]>;
+  /** Runs a script of several statements without parameters (migrations). */
+  exec(script: string): Promise<void>;
+}
+
+/**
+ * The one interface the data-access code talks to. Both implementations (a PostgreSQL
+ * server through postgres.js, embedded PGlite) run the same SQL text.
+ */
+export interface Store extends Queryable {
+  readonly kind: 'postgres' | 'pglite';
+  /** A description safe to log: never a password. */
+  readonly description: string;
+  /** Runs `work` in one transaction; it commits when `work` resolves and rolls back when it throws. */
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
