@@ -10,7 +10,7 @@ import { openStore } from './db/open-store.js';
 import { loadProjectDirectory } from './db/project-directory.js';
 import type { Store } from './db/store.js';
 import { syncCatalog } from './db/sync-catalog.js';
-import { countPoints } from './db/write-points.js';
+import { hasPoints } from './db/write-points.js';
 import { createRequestListener } from './http/router.js';
 import { createProgressLine } from './progress-line.js';
 import { seedDatabase } from './seed/seed-database.js';
@@ -34,7 +34,7 @@ export async function startService(config: Config, logger: Logger, store?: Store
   const { applied } = await migrate(db);
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
   await syncCatalog(db, CATALOG);
-  if (db.kind === 'pglite' && (await countPoints(db)) === 0) await seedEmbedded(db, config, logger);
+  if (db.kind === 'pglite' && !(await hasPoints(db))) await seedEmbedded(db, config, logger);
   const localKey = await ensureLocalKey(db, config);
   const services = createServices({ config, catalog: CATALOG, store: db, directory: await loadProjectDirectory(db), logger, localKey });
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import raw from './catalog.json' with { type: 'json' };
 
-/** A slug is kebab-case words of letters and digits; case is significant. */
-const SLUG = /^[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*$/;
+/** A slug is words of letters and digits joined by `-` or `_`; case is significant. */
+const SLUG = /^[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*$/;
 /** What GraphQL accepts as an enum value name. */
 const GRAPHQL_NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
 
@@ -11,7 +11,6 @@ const sampleSeriesSchema = z.object({
   min: z.number(),
   max: z.number(),
   volatility: z.number().positive().optional(),
-  extraFields: z.array(z.string()).optional(),
 }).refine((s) => s.min < s.max, 'sampleSeries.min must be below sampleSeries.max');
 
 /** Counts and members the contract states for a list, checked so an edit cannot break them. */
@@ -36,6 +35,8 @@ const metricSchema = z.object({
   projects: z.array(z.string().regex(SLUG)).min(1).optional(),
   sampleList: z.boolean().optional(),
   expect: expectSchema,
+  /** Named fields a point may carry beyond date and value (only etf-num-products has them). */
+  extraFields: z.array(z.string().regex(/^[a-z][a-z0-9_]*$/).refine((f) => f !== 'date' && f !== 'value')).optional(),
   sampleSeries: sampleSeriesSchema,
 }).refine((m) => (m.list === undefined) !== (m.projects === undefined), 'a metric names either "list" or "projects"');
 
@@ -55,6 +56,8 @@ export interface MetricDefinition {
   readonly projects: readonly string[];
   /** True when the slugs stand in for a list interface-v1.md omits. */
   readonly sampleProjects: boolean;
+  /** Fields a point may carry beyond `date` and `value`; empty for most metrics. */
+  readonly extraFields: readonly string[];
   readonly sampleSeries: SampleSeries;
 }
 
@@ -94,6 +97,7 @@ export function parseCatalog(input: unknown): Catalog {
       projectRequired: m.projectRequired,
       projects: Object.freeze([...projects]),
       sampleProjects: list?.sample ?? m.sampleList ?? false,
+      extraFields: Object.freeze([...(m.extraFields ?? [])]),
       sampleSeries: m.sampleSeries,
     };
   });

@@ -20,15 +20,15 @@ export interface SeriesQuery {
  * one statement, one primary-key range scan per project, no sort.
  */
 export async function readSeries(db: Queryable, q: SeriesQuery): Promise<PointRecord[]> {
-  return db.query<PointRecord>(
-    `select project_id as "projectId", day::text as date, value::float8 as value, extra
+  return db.query<PointRecord>(READ_SERIES_SQL, [q.projectIds, q.from, q.to]);
+}
+
+/** Exported so a test can EXPLAIN exactly what the service runs. */
+export const READ_SERIES_SQL = `select project_id as "projectId", day::text as date, value::float8 as value, extra
      from point
      where project_id = any($1::integer[])
        and day between coalesce($2::date, '-infinity') and coalesce($3::date, 'infinity')
-     order by project_id, day`,
-    [q.projectIds, q.from, q.to],
-  );
-}
+     order by project_id, day`;
 
 /** First and last stored day of one project's series, or nulls when it has none. */
 export interface CoverageRecord {

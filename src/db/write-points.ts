@@ -23,8 +23,8 @@ export async function upsertPoints(db: Queryable, rows: readonly PointRow[]): Pr
   );
 }
 
-/** How many points are stored, to tell an empty database from a seeded one. */
-export async function countPoints(db: Queryable): Promise<number> {
-  const [row] = await db.query<{ n: number }>('select count(*)::integer as n from (select 1 from point limit 1) as any_point');
-  return row?.n ?? 0;
+/** True when at least one point is stored: tells an empty database from a loaded one. */
+export async function hasPoints(db: Queryable): Promise<boolean> {
+  const [row] = await db.query<{ any: boolean }>('select exists (select 1 from point) as any');
+  return row?.any === true;
 }

@@ -101,7 +101,7 @@ export function createOpenApiDocument(catalog: Catalog): Record<string, unknown>
 // Private
 
 function metricOperation(metric: MetricDefinition): Record<string, unknown> {
-  const point = metric.valueKind === 'decimal' ? 'DataPoint' : metric.sampleSeries.extraFields ? 'ExtendedIntegerDataPoint' : 'IntegerDataPoint';
+  const point = metric.valueKind === 'decimal' ? 'DataPoint' : metric.extraFields.length > 0 ? 'ExtendedIntegerDataPoint' : 'IntegerDataPoint';
   const projectSlugs = metric.projects.join(', ');
   return {
     operationId: `get_${metric.name.replaceAll('-', '_')}`,

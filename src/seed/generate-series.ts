@@ -33,7 +33,7 @@ export function generateSeries(metric: MetricDefinition, slug: string, window: S
     const raw = nextValue(day);
     if (random.next() < MISSING_DAY_RATE) continue;
     const value = metric.valueKind === 'integer' ? Math.round(raw) : Number(raw.toPrecision(8));
-    points.push({ day: fromEpochDay(day), value, extra: splitExtra(value, metric.sampleSeries.extraFields, random) });
+    points.push({ day: fromEpochDay(day), value, extra: splitExtra(value, metric.extraFields, random) });
   }
   return points;
 }
@@ -83,8 +83,8 @@ function logUniform(random: Random, min: number, max: number): number {
 }
 
 /** Splits an integer total into named integer parts that add up to it. */
-function splitExtra(total: number, fields: readonly string[] | undefined, random: Random): Record<string, number> | null {
-  if (fields === undefined || fields.length === 0) return null;
+function splitExtra(total: number, fields: readonly string[], random: Random): Record<string, number> | null {
+  if (fields.length === 0) return null;
   const parts: Record<string, number> = {};
   let left = total;
   fields.forEach((field, i) => {

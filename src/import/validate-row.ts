@@ -1,0 +1,114 @@
+import type { Catalog, MetricDefinition } from '../catalog/load-catalog.js';
+import { isIsoDate } from '../dates.js';
+import type { RawRow } from './parse-rows.js';
+
+/** A record that passed every check, in the form the point table stores. */
+export interface NormalizedRow {
+  readonly metric: string;
+  readonly slug: string;
+  /** `YYYY-MM-DD`, a real calendar date. */
+  readonly day: string;
+  /** The decimal text as written (NDJSON numbers as JavaScript prints them), so nothing is rounded on the way in. */
+  readonly value: string;
+  /** A JSON object as text, or null. */
+  readonly extra: string | null;
+}
+
+export type RowCheck = { ok: true; row: NormalizedRow } | { ok: false; error: string };
+
+/**
+ * Checks one record against the catalog: a known metric, a slug that metric allows
+ * (case counts), a real `YYYY-MM-DD` date, a finite decimal value (a whole one for an
+ * integer metric), and `extra` only on a metric whose catalog entry declares
+ * `extraFields`, as a JSON object that does not redefine `date` or `value`.
+ * The first problem found is returned as a message naming what was expected and what arrived.
+ */
+export function validateRow(catalog: Catalog, raw: RawRow): RowCheck {
+  if (typeof raw.metric !== 'string') return fail(`expected "metric" to be text, found ${describe(raw.metric)}`);
+  const metric = catalog.byName.get(raw.metric);
+  if (metric === undefined) return fail(`unknown metric "${clip(raw.metric)}"`);
+  if (typeof raw.project !== 'string') return fail(`expected "project" to be text, found ${describe(raw.project)}`);
+  if (!slugsOf(metric).has(raw.project)) return fail(unknownSlug(metric, raw.project));
+  if (typeof raw.date !== 'string' || !isIsoDate(raw.date)) {
+    return fail(`expected "date" to be a real calendar date as YYYY-MM-DD, found ${describe(raw.date)}`);
+  }
+  const value = decimalText(raw.value);
+  if (value === undefined) return fail(`expected "value" to be a finite decimal number such as 42 or -0.5, found ${describe(raw.value)}`);
+  if (metric.valueKind === 'integer' && !isWholeNumber(value)) {
+    return fail(`expected a whole number for the integer metric "${metric.name}", found ${describe(raw.value)}`);
+  }
+  const extra = extraText(metric, raw.extra);
+  if (extra.error !== undefined) return fail(extra.error);
+  return { ok: true, row: { metric: metric.name, slug: raw.project, day: raw.date, value, extra: extra.text } };
+}
+
+// Private
+
+/** A plain decimal number, optionally with an exponent: no sign on the front but `-`, no `NaN`, no `Infinity`. */
+const DECIMAL = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+/** PostgreSQL's numeric input refuses exponents beyond this. */
+const MAX_EXPONENT = 1000;
+/** Keys every served point has already; an extra field by the same name would shadow them. */
+const RESERVED_EXTRA_KEYS = ['date', 'value'];
+
+const slugSets = new WeakMap<MetricDefinition, ReadonlySet<string>>();
+
+function slugsOf(metric: MetricDefinition): ReadonlySet<string> {
+  let slugs = slugSets.get(metric);
+  if (slugs === undefined) {
+    slugs = new Set(metric.projects);
+    slugSets.set(metric, slugs);
+  }
+  return slugs;
+}
+
+function unknownSlug(metric: MetricDefinition, slug: string): string {
+  const message = `project "${clip(slug)}" is not allowed for metric "${metric.name}"`;
+  const sameLetters = metric.projects.find((s) => s.toLowerCase() === slug.toLowerCase());
+  return sameLetters === undefined ? message : `${message} (slugs are case-sensitive: did you mean "${sameLetters}"?)`;
+}
+
+/** The value as exact decimal text, or undefined when it is not a finite number PostgreSQL and float8 both accept. */
+function decimalText(value: unknown): string | undefined {
+  const text = typeof value === 'number' ? (Number.isFinite(value) ? String(value) : undefined) : typeof value === 'string' ? value : undefined;
+  if (text === undefined) return undefined;
+  const m = DECIMAL.exec(text);
+  if (m === null || !Number.isFinite(Number(text))) return undefined;
+  return Math.abs(Number(m[3] ?? 0)) <= MAX_EXPONENT ? text : undefined;
+}
+
+/** Exact on the text, so `12345678901234567.5` is not mistaken for a whole number by rounding. */
+function isWholeNumber(text: string): boolean {
+  const [, whole = '', fraction = '', exponent = '0'] = DECIMAL.exec(text) ?? [];
+  const digits = whole + fraction;
+  const point = whole.length + Number(exponent);
+  return /^0*$/.test(digits.slice(Math.max(point, 0)));
+}
+
+function extraText(metric: MetricDefinition, extra: unknown): { text: string | null; error?: undefined } | { error: string } {
+  if (extra === undefined || extra === null) return { text: null };
+  if (metric.extraFields.length === 0) {
+    return { error: `metric "${metric.name}" takes no extra fields, found ${describe(extra)}` };
+  }
+  if (typeof extra !== 'object' || Array.isArray(extra)) return { error: `expected "extra" to be a JSON object, found ${describe(extra)}` };
+  const reserved = RESERVED_EXTRA_KEYS.filter((key) => Object.hasOwn(extra, key));
+  if (reserved.length > 0) return { error: `"extra" may not hold ${reserved.map((k) => `"${k}"`).join(' or ')}: every point has that field already` };
+  return { text: JSON.stringify(extra) };
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (typeof value === 'string') return `"${clip(value)}"`;
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  return `${typeof value} ${clip(String(value))}`;
+}
+
+function clip(text: string): string {
+  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
+}
+
+function fail(error: string): RowCheck {
+  return { ok: false, error };
+}

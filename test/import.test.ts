@@ -1,0 +1,264 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CATALOG } from '../src/catalog/load-catalog.js';
+import { fromEpochDay, toEpochDay } from '../src/dates.js';
+import { migrate } from '../src/db/migrate.js';
+import type { Queryable, Store } from '../src/db/store.js';
+import { importFile, importFiles, type ImportResult } from '../src/import/import-files.js';
+import { STORE_KINDS, type StoreUnderTest } from './support/stores.js';
+
+for (const kind of STORE_KINDS) {
+  describe.skipIf(!kind.available)(kind.name, () => {
+    let subject: StoreUnderTest;
+    let store: Store;
+    let dir: string;
+    const file = async (name: string, lines: readonly string[]): Promise<string> => {
+      const path = join(dir, name);
+      await writeFile(path, `${lines.join('\n')}\n`);
+      return path;
+    };
+
+    beforeAll(async () => {
+      subject = await kind.open();
+      store = subject.store;
+      await migrate(store);
+      dir = await mkdtemp(join(tmpdir(), 'metrics-import-'));
+    });
+
+    afterAll(async () => {
+      await subject?.dispose();
+      if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+    });
+
+    it('imports a good CSV and a good NDJSON file and the rows are in the point table', async () => {
+      const csv = await file('good.csv', [
+        'metric,project,date,value,extra_json',
+        `etf-num-products,blackrock,2024-01-01,12,"{""spot"":10,""futures"":2}"`,
+        `token-price-usd,${slug('token-price-usd')},2024-01-01,12345678901234567.25,`,
+        'treasury-market-cap-usd,MSTR,2024-01-01,-1.5e3',
+      ]);
+      const ndjson = await file('good.ndjson', [
+        '{"metric":"etf-num-products","project":"fidelity","date":"2024-01-01","value":7,"extra":{"spot":7}}',
+        '',
+        `{"metric":"token-price-usd","project":"${slug('token-price-usd')}","date":"2024-01-02","value":"0.000001"}`,
+      ]);
+
+      const results = await importFiles(store, CATALOG, [csv, ndjson]);
+
+      expect(results.map(summary)).toEqual([{ file: csv, ok: true, rows: 3 }, { file: ndjson, ok: true, rows: 2 }]);
+      expect(await stored(store, 'etf-num-products', 'blackrock')).toEqual([{ day: '2024-01-01', value: '12', extra: { spot: 10, futures: 2 } }]);
+      expect(await stored(store, 'etf-num-products', 'fidelity')).toEqual([{ day: '2024-01-01', value: '7', extra: { spot: 7 } }]);
+      expect(await stored(store, 'token-price-usd', slug('token-price-usd'))).toEqual([
+        { day: '2024-01-01', value: '12345678901234567.25', extra: null },
+        { day: '2024-01-02', value: '0.000001', extra: null },
+      ]);
+      expect(await stored(store, 'treasury-market-cap-usd', 'MSTR')).toEqual([{ day: '2024-01-01', value: '-1500', extra: null }]);
+    });
+
+    it('re-importing the same file leaves the same rows and values', async () => {
+      const csv = await file('again.csv', ['metric,project,date,value', 'volume-usd,' + slug('volume-usd') + ',2024-03-01,100', 'volume-usd,' + slug('volume-usd') + ',2024-03-02,200']);
+      await importFile(store, CATALOG, csv);
+      const before = { count: await countPoints(store), rows: await stored(store, 'volume-usd', slug('volume-usd')) };
+
+      expect(summary(await importFile(store, CATALOG, csv))).toEqual({ file: csv, ok: true, rows: 2 });
+
+      expect({ count: await countPoints(store), rows: await stored(store, 'volume-usd', slug('volume-usd')) }).toEqual(before);
+    });
+
+    it('a later file with a new value for the same day replaces the stored value', async () => {
+      const project = slug('staking-apy');
+      await importFile(store, CATALOG, await file('first.csv', ['metric,project,date,value', `staking-apy,${project},2024-04-01,3.5`]));
+      await importFile(store, CATALOG, await file('second.ndjson', [`{"metric":"staking-apy","project":"${project}","date":"2024-04-01","value":4.25}`]));
+
+      expect(await stored(store, 'staking-apy', project)).toEqual([{ day: '2024-04-01', value: '4.25', extra: null }]);
+    });
+
+    it('a duplicate day inside one file keeps the last value', async () => {
+      const project = slug('staking-liquid-rate');
+      const csv = await file('dup.csv', [
+        'metric,project,date,value',
+        `staking-liquid-rate,${project},2024-05-01,1.01`,
+        `staking-liquid-rate,${project},2024-05-02,1.02`,
+        `staking-liquid-rate,${project},2024-05-01,1.03`,
+      ]);
+
+      expect(summary(await importFile(store, CATALOG, csv))).toEqual({ file: csv, ok: true, rows: 3 });
+
+      expect(await stored(store, 'staking-liquid-rate', project)).toEqual([
+        { day: '2024-05-01', value: '1.03', extra: null },
+        { day: '2024-05-02', value: '1.02', extra: null },
+      ]);
+    });
+
+    it('reports every bad CSV row with its line number and writes nothing from the file', async () => {
+      const token = slug('token-price-usd');
+      const csv = await file('bad.csv', [
+        'metric,project,date,value,extra_json',
+        'no-such-metric,blackrock,2024-06-01,1',
+        'etf-num-products,nobody,2024-06-01,1',
+        'etf-num-products,BlackRock,2024-06-01,1',
+        'treasury-market-cap-usd,mstr,2024-06-01,1',
+        'etf-num-products,blackrock,2024-02-30,1',
+        'etf-num-products,blackrock,2024-06-01,1.5',
+        `token-price-usd,${token},2024-06-01,NaN`,
+        `token-price-usd,${token},2024-06-01,Infinity`,
+        `token-price-usd,${token},2024-06-01,1,"{""a"":1}"`,
+        `token-price-usd,${token},2024-06-01`,
+        `token-price-usd,${token},2024-06-02,2`,
+      ]);
+      const before = await countPoints(store);
+
+      const result = await importFile(store, CATALOG, csv);
+
+      expect(result.ok).toBe(false);
+      if (result.ok) return;
+      expect(result.errorCount).toBe(10);
+      expect(result.errors.map((e) => e.line)).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+      const messages = result.errors.map((e) => e.message);
+      expect(messages[0]).toMatch(/unknown metric "no-such-metric"/);
+      expect(messages[1]).toMatch(/project "nobody" is not allowed for metric "etf-num-products"/);
+      expect(messages[2]).toMatch(/project "BlackRock" is not allowed .*did you mean "blackrock"/);
+      expect(messages[3]).toMatch(/project "mstr" is not allowed .*did you mean "MSTR"/);
+      expect(messages[4]).toMatch(/real calendar date as YYYY-MM-DD, found "2024-02-30"/);
+      expect(messages[5]).toMatch(/whole number for the integer metric "etf-num-products", found "1.5"/);
+      expect(messages[6]).toMatch(/finite decimal number .*found "NaN"/);
+      expect(messages[7]).toMatch(/finite decimal number .*found "Infinity"/);
+      expect(messages[8]).toMatch(/metric "token-price-usd" takes no extra fields/);
+      expect(messages[9]).toBe('expected 4 or 5 columns, found 3');
+      expect(await countPoints(store)).toBe(before);
+    });
+
+    it('reports bad NDJSON lines with their line numbers and writes nothing from the file', async () => {
+      const token = slug('token-price-usd');
+      const ndjson = await file('bad.jsonl', [
+        `{"metric":"token-price-usd","project":"${token}","date":"2024-06-03","value":3}`,
+        '{"metric":"token-price-usd"',
+        '[1,2]',
+        `{"metric":"token-price-usd","project":"${token}","date":"2024-06-03","value":"1,5"}`,
+        `{"metric":"token-price-usd","project":"${token}","date":"2024-06-03","value":1e999}`,
+        `{"metric":"etf-num-products","project":"blackrock","date":"2024-06-03","value":1,"extra":[1]}`,
+        `{"metric":"token-price-usd","project":"${token}","date":"2024-06-03","value":1,"extras":{}}`,
+      ]);
+      const before = await countPoints(store);
+
+      const result = await importFile(store, CATALOG, ndjson);
+
+      expect(result.ok).toBe(false);
+      if (result.ok) return;
+      expect(result.errors.map((e) => e.line)).toEqual([2, 3, 4, 5, 6, 7]);
+      expect(result.errors[0]?.message).toMatch(/^not valid JSON/);
+      expect(result.errors[1]?.message).toBe('expected a JSON object, found an array');
+      expect(result.errors[2]?.message).toMatch(/finite decimal number .*found "1,5"/);
+      expect(result.errors[3]?.message).toMatch(/finite decimal number .*found number Infinity/);
+      expect(result.errors[4]?.message).toBe('expected "extra" to be a JSON object, found an array');
+      expect(result.errors[5]?.message).toMatch(/unexpected field "extras"/);
+      expect(await countPoints(store)).toBe(before);
+    });
+
+    it('a failure during the write phase rolls back every row of the file and names the file', async () => {
+      const lines = ['metric,project,date,value'];
+      for (let day = 0; day < 15_000; day += 1) lines.push(`transaction-fail-total,${slug('transaction-fail-total')},${fromEpochDay(toEpochDay('1980-01-01') + day)},${day}`);
+      const csv = await file('fails-late.csv', lines);
+      const before = await countPoints(store);
+
+      await expect(importFile(failingOnSecondUpsert(store), CATALOG, csv)).rejects.toThrow(`${csv}: import failed and nothing from this file was written: simulated failure`);
+
+      expect(await countPoints(store)).toBe(before);
+      expect(await stored(store, 'transaction-fail-total', slug('transaction-fail-total'))).toEqual([]);
+    });
+
+    it('parses quoted CSV fields with commas and doubled quotes', async () => {
+      const csv = await file('quoted.csv', [
+        'metric,project,date,value,extra_json',
+        `"etf-num-products","ark-invest","2024-07-01","5","{""spot"":3,""futures"":2,""note"":""a, \\""b\\"""",""leveraged"":0}"`,
+      ]);
+
+      expect(summary(await importFile(store, CATALOG, csv))).toEqual({ file: csv, ok: true, rows: 1 });
+
+      expect(await stored(store, 'etf-num-products', 'ark-invest')).toEqual([
+        { day: '2024-07-01', value: '5', extra: { spot: 3, futures: 2, note: 'a, "b"', leveraged: 0 } },
+      ]);
+    });
+
+    it('rejects a CSV whose header is not metric,project,date,value[,extra_json]', async () => {
+      const csv = await file('header.csv', ['metric,date,project,value', `token-price-usd,2024-08-01,${slug('token-price-usd')},1`]);
+
+      const result = await importFile(store, CATALOG, csv);
+
+      expect(result).toEqual({
+        file: csv,
+        ok: false,
+        errorCount: 1,
+        errors: [{ line: 1, message: 'expected the header "metric,project,date,value" optionally followed by ",extra_json", found "metric,date,project,value"' }],
+      });
+    });
+
+    it.skipIf(kind.name !== 'pglite')('imports a 200,000-row file completely', { timeout: 60_000 }, async () => {
+      const series = CATALOG.metrics.flatMap((m) => m.projects.map((p) => ({ metric: m, slug: p })));
+      const firstDay = toEpochDay('2000-01-01');
+      const lines = ['metric,project,date,value'];
+      for (let i = 0; i < 200_000; i += 1) {
+        const s = series[i % series.length]!;
+        const value = s.metric.valueKind === 'integer' ? String(i % 1000) : (i / 7).toFixed(4);
+        lines.push(`${s.metric.name},${s.slug},${fromEpochDay(firstDay + Math.floor(i / series.length))},${value}`);
+      }
+      const csv = await file('large.csv', lines);
+      const progress: number[] = [];
+
+      const result = await importFile(store, CATALOG, csv, { onProgress: (p) => p.phase === 'write' && progress.push(p.rows) });
+
+      expect(summary(result)).toEqual({ file: csv, ok: true, rows: 200_000 });
+      expect(progress).toEqual([100_000, 200_000]);
+      const [row] = await store.query<{ n: number }>(`select count(*)::integer as n from point where day < '2010-01-01' and day >= '2000-01-01'`);
+      expect(row?.n).toBe(200_000);
+    });
+  });
+}
+
+/** A slug the catalog allows for `metric`. */
+function slug(metric: string): string {
+  const project = CATALOG.byName.get(metric)?.projects[0];
+  if (project === undefined) throw new Error(`the catalog has no metric "${metric}"`);
+  return project;
+}
+
+function summary(result: ImportResult): object {
+  return result.ok ? { file: result.file, ok: true, rows: result.rows } : result;
+}
+
+async function stored(db: Queryable, metric: string, project: string): Promise<{ day: string; value: string; extra: unknown }[]> {
+  return db.query(
+    `select p.day::text as day, p.value::text as value, p.extra
+     from point p
+     join project pr on pr.id = p.project_id
+     join metric m on m.id = pr.metric_id
+     where m.name = $1 and pr.slug = $2
+     order by p.day`,
+    [metric, project],
+  );
+}
+
+async function countPoints(db: Queryable): Promise<number> {
+  const [row] = await db.query<{ n: number }>('select count(*)::integer as n from point');
+  return row?.n ?? 0;
+}
+
+/** The store, except that the second statement writing points inside a transaction fails. */
+function failingOnSecondUpsert(store: Store): Store {
+  return {
+    ...store,
+    transaction: (work) =>
+      store.transaction((tx) => {
+        let upserts = 0;
+        return work({
+          exec: (script) => tx.exec(script),
+          query: async (text, params) => {
+            if (text.includes('insert into point') && ++upserts === 2) throw new Error('simulated failure');
+            return tx.query(text, params);
+          },
+        });
+      }),
+  };
+}
