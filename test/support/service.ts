@@ -1,0 +1,83 @@
+import { loadConfig } from '../../src/config.js';
+import { CATALOG } from '../../src/catalog/load-catalog.js';
+import { migrate } from '../../src/db/migrate.js';
+import { createLogger } from '../../src/log.js';
+import { seedDatabase } from '../../src/seed/seed-database.js';
+import { startService, type RunningService } from '../../src/start-service.js';
+import type { Store } from '../../src/db/store.js';
+import type { StoreKind } from './stores.js';
+import { Writable } from 'node:stream';
+
+/** The plain key every test service accepts (through `API_KEYS`). */
+export const TEST_KEY = 'test-key-0123456789abcdef';
+
+/** The fixed last day of test data, so expectations do not move with the calendar. */
+export const TEST_LAST_DAY = '2026-06-30';
+
+export interface TestService {
+  running: RunningService;
+  url: string;
+  /** Every log line the service wrote, parsed. */
+  logs: Record<string, unknown>[];
+  /** Raw log text, for "never contains" checks. */
+  logText(): string;
+  /** fetch against the service with the test key unless `key` says otherwise (null: no header). */
+  get(path: string, init?: RequestInit & { key?: string | null }): Promise<Response>;
+  graphql(query: string, variables?: Record<string, unknown>, key?: string | null): Promise<Response>;
+  stop(): Promise<void>;
+}
+
+export interface TestServiceOptions {
+  /** Years of sample data ending on {@link TEST_LAST_DAY}; 1 unless told. */
+  years?: number;
+  /** Wraps the seeded store before the service gets it, so a test can count or fail its statements. */
+  wrapStore?: (store: Store) => Store;
+}
+
+/**
+ * Starts the real server on a free port over a store of `kind`, seeded with one year of
+ * sample data ending on {@link TEST_LAST_DAY}.
+ */
+export async function startTestService(
+  kind: StoreKind,
+  env: Record<string, string> = {},
+  options: TestServiceOptions = {},
+): Promise<TestService> {
+  const { store, dispose } = await kind.open();
+  await migrate(store);
+  await seedDatabase(store, CATALOG, { years: options.years ?? 1, lastDay: Date.parse(`${TEST_LAST_DAY}T00:00:00Z`) / 86_400_000 });
+  await store.exec('analyze');
+  const config = loadConfig({ PORT: '0', API_KEYS: TEST_KEY, LOG_LEVEL: 'info', ...env });
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  const running = await startService(config, createLogger(config, sink), options.wrapStore?.(store) ?? store);
+  const withKey = (init: RequestInit & { key?: string | null } = {}): RequestInit => {
+    const { key = TEST_KEY, ...rest } = init;
+    const headers = new Headers(rest.headers);
+    if (key !== null) headers.set('x-api-key', key);
+    return { ...rest, headers };
+  };
+  return {
+    running,
+    url: running.url,
+    logs: new Proxy([], { get: (_t, p) => Reflect.get(lines.flatMap((l) => l.trim().split('\n')).map((l) => JSON.parse(l)), p) }),
+    logText: () => lines.join(''),
+    get: (path, init) => fetch(`${running.url}${path}`, withKey(init)),
+    graphql: (query, variables, key) =>
+      fetch(`${running.url}/graphql`, withKey({
+        method: 'POST',
+        key,
+        headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+        body: JSON.stringify({ query, variables }),
+      })),
+    stop: async () => {
+      await running.close();
+      await dispose().catch(() => {});
+    },
+  };
+}
