@@ -250,6 +250,48 @@ for (const kind of STORE_KINDS) {
       });
     });
 
+    describe('large answers', () => {
+      it('streams a many-project answer in request order, identical to asking project by project', async () => {
+        const issuers = CATALOG.byName.get('etf-aum-change-pct')!.projects;
+        const res = await svc.get('/v1/metrics/etf-aum-change-pct');
+        expect(res.status).toBe(200);
+        // The server store streams a few projects per round trip (chunked); PGlite answers in one piece.
+        if (kind.name === 'postgres') expect(res.headers.get('content-length')).toBeNull();
+        expect(res.headers.get('etag')).toMatch(/^W\/"/);
+        const body = (await res.json()) as Body;
+        expect(Object.keys(body)).toEqual(issuers);
+        for (const slug of [issuers[0]!, issuers[37]!, issuers.at(-1)!]) {
+          const { body: one } = await json(`/v1/metrics/etf-aum-change-pct?project=${slug}`);
+          expect(body[slug]).toEqual(one[slug]);
+        }
+      });
+
+      it('compresses a streamed answer when asked', async () => {
+        const plain = await (await svc.get('/v1/metrics/etf-aum-change-pct')).text();
+        const res = await svc.get('/v1/metrics/etf-aum-change-pct', { headers: { 'accept-encoding': 'gzip' } });
+        expect(res.headers.get('content-encoding')).toBe('gzip');
+        expect(await res.text()).toBe(plain);
+      });
+    });
+
+    it('changes the ETag when the data changes, so a stale If-None-Match gets the new body', async () => {
+      const path = '/v1/metrics/price?project=solana&start_date=2026-06-01&end_date=2026-06-30';
+      const before = await svc.get(path);
+      const etag = before.headers.get('etag')!;
+      const old = (await before.json()) as Body;
+      const day = old.solana![0]!.date;
+      await svc.running.services.store.query(
+        `update point set value = value + 1 where day = $1 and project_id = (
+           select p.id from project p join metric m on m.id = p.metric_id where m.name = 'price' and p.slug = 'solana')`,
+        [day],
+      );
+      const after = await svc.get(path, { headers: { 'if-none-match': etag } });
+      expect(after.status).toBe(200);
+      expect(after.headers.get('etag')).not.toBe(etag);
+      const fresh = (await after.json()) as Body;
+      expect(fresh.solana![0]!.value).toBeCloseTo(old.solana![0]!.value + 1, 6);
+    });
+
     describe('the catalog listing', () => {
       it('lists every metric with its value kind, required flag, slugs and date coverage', async () => {
         const { res, body } = await json('/v1/metrics');

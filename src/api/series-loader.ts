@@ -1,9 +1,9 @@
 import DataLoader from 'dataloader';
-import { readCoverage, readSeries, type PointRecord } from '../db/read-series.js';
+import { readCoverage } from '../db/read-coverage.js';
+import { readSeriesJson } from '../db/read-series.js';
 import type { ProjectDirectory } from '../db/project-directory.js';
 import type { Queryable } from '../db/store.js';
-import { ApiError } from './api-error.js';
-import { isUnavailableError } from '../db/classify-error.js';
+import { guardUnavailable } from './unavailable.js';
 
 /** One series of one metric in an inclusive date range (null: unbounded). */
 export interface SeriesKey {
@@ -68,21 +68,14 @@ async function loadSeriesBatch(db: Queryable, directory: ProjectDirectory, keys:
   const byGroupAndProject = new Map<string, DataPoint[]>();
   await Promise.all(
     [...groups].map(async ([groupKey, group]) => {
-      const rows = await guard(() => readSeries(db, { projectIds: [...group.ids], from: group.from, to: group.to }));
-      for (const row of rows) appendPoint(byGroupAndProject, `${groupKey}\u0000${row.projectId}`, row);
+      const rows = await guardUnavailable(() => readSeriesJson(db, { projectIds: [...group.ids], from: group.from, to: group.to }));
+      for (const row of rows) byGroupAndProject.set(`${groupKey}\u0000${row.projectId}`, JSON.parse(row.points) as DataPoint[]);
     }),
   );
   return keys.map((key) => {
     const id = directory.idOf(key.metric, key.slug);
     return byGroupAndProject.get(`${rangeKey(key)}\u0000${id}`) ?? [];
   });
-}
-
-function appendPoint(into: Map<string, DataPoint[]>, key: string, row: PointRecord): void {
-  const list = into.get(key);
-  const point = { date: row.date, value: row.value, extra: row.extra };
-  if (list === undefined) into.set(key, [point]);
-  else list.push(point);
 }
 
 async function loadCoverageBatch(
@@ -92,19 +85,7 @@ async function loadCoverageBatch(
 ): Promise<Coverage[]> {
   const ids = keys.map((k) => directory.idOf(k.metric, k.slug));
   const known = [...new Set(ids.filter((id): id is number => id !== undefined))];
-  const rows = known.length === 0 ? [] : await guard(() => readCoverage(db, known));
+  const rows = known.length === 0 ? [] : await guardUnavailable(() => readCoverage(db, known));
   const byId = new Map(rows.map((r) => [r.projectId, { first: r.first, last: r.last }]));
   return ids.map((id) => (id === undefined ? undefined : byId.get(id)) ?? { first: null, last: null });
-}
-
-/** Turns "database away or too slow" into the client-facing 503; other errors stay as they are. */
-async function guard<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (cause) {
-    if (isUnavailableError(cause)) {
-      throw new ApiError('unavailable', 'the database is unavailable; retry shortly', { headers: { 'retry-after': '5' }, cause });
-    }
-    throw cause;
-  }
 }

@@ -32,6 +32,8 @@ export function openPostgres(options: PostgresOptions): Store {
     kind: 'postgres',
     description: `PostgreSQL at ${describeUrl(options.url)}`,
     ...over(sql),
+    stream: <Row extends object>(text: string, params: readonly unknown[], batchRows: number) =>
+      sql.unsafe(text, params.map(toParameter), { prepare: true }).cursor(batchRows) as unknown as AsyncIterable<Row[]>,
     transaction: async (work) => (await sql.begin((tx) => work(over(tx)))) as Awaited<ReturnType<typeof work>>,
     close: () => sql.end({ timeout: 5 }),
   };

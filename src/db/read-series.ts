@@ -1,49 +1,67 @@
-import type { Queryable } from './store.js';
+import type { Queryable, Store } from './store.js';
 
-/** One stored point as the API returns it: the date as text, the value as a JS number. */
-export interface PointRecord {
-  projectId: number;
-  date: string;
-  value: number;
-  extra: Record<string, unknown> | null;
+/**
+ * Series built as JSON text by PostgreSQL: the driver hands over one string per project
+ * instead of turning every point into JS values, which is where the time would go.
+ * Each project's points come from one primary-key range scan, ascending by day.
+ * Values are written from the exact numeric; the date is the ISO text of the day.
+ */
+const POINTS_IN_RANGE = (pointJson: string) => `coalesce((
+    select '[' || string_agg(${pointJson}, ',' order by pt.day) || ']'
+    from point pt
+    where pt.project_id = r.project_id
+      and pt.day between coalesce($2::date, '-infinity') and coalesce($3::date, 'infinity')
+  ), '[]')`;
+
+/** `{"date":…,"value":…}` followed by the point's extra fields, as the REST contract writes points. */
+const REST_POINT = `'{"date":"' || pt.day::text || '","value":' || pt.value::text
+      || coalesce(',' || nullif(substr(pt.extra::text, 2, length(pt.extra::text) - 2), ''), '') || '}'`;
+
+/** `{"date":…,"value":…,"extra":…}`, the shape of a GraphQL DataPoint. */
+const GRAPHQL_POINT = `'{"date":"' || pt.day::text || '","value":' || pt.value::text
+      || ',"extra":' || coalesce(pt.extra::text, 'null') || '}'`;
+
+/** One row per requested project, in request order, with the dataset version for the ETag. */
+export const REST_SERIES_SQL = `select r.slug, (select version::text from dataset_version) as version,
+  ${POINTS_IN_RANGE(REST_POINT)} as points
+  from unnest($1::integer[], $4::text[]) with ordinality as r (project_id, slug, position)
+  order by r.position`;
+
+/** One row per project id, for the GraphQL loader's batches. */
+export const GRAPHQL_SERIES_SQL = `select r.project_id as "projectId", ${POINTS_IN_RANGE(GRAPHQL_POINT)} as points
+  from unnest($1::integer[]) as r (project_id)`;
+
+export interface RestSeriesRow {
+  slug: string;
+  version: string;
+  /** A JSON array of points, ready to be written into the response. */
+  points: string;
 }
 
-export interface SeriesQuery {
-  projectIds: readonly number[];
-  /** Inclusive bounds; null means unbounded on that side. */
+export interface RestSeriesQuery {
+  projects: readonly { id: number; slug: string }[];
   from: string | null;
   to: string | null;
 }
 
-/**
- * The points of several projects in a date range, ordered by project then day:
- * one statement, one primary-key range scan per project, no sort.
- */
-export async function readSeries(db: Queryable, q: SeriesQuery): Promise<PointRecord[]> {
-  return db.query<PointRecord>(READ_SERIES_SQL, [q.projectIds, q.from, q.to]);
-}
-
-/** Exported so a test can EXPLAIN exactly what the service runs. */
-export const READ_SERIES_SQL = `select project_id as "projectId", day::text as date, value::float8 as value, extra
-     from point
-     where project_id = any($1::integer[])
-       and day between coalesce($2::date, '-infinity') and coalesce($3::date, 'infinity')
-     order by project_id, day`;
-
-/** First and last stored day of one project's series, or nulls when it has none. */
-export interface CoverageRecord {
-  projectId: number;
-  first: string | null;
-  last: string | null;
-}
-
-/** The stored date coverage of the given projects: two index probes each. */
-export async function readCoverage(db: Queryable, projectIds: readonly number[]): Promise<CoverageRecord[]> {
-  return db.query<CoverageRecord>(
-    `select id as "projectId",
-       (select min(day) from point where project_id = id)::text as first,
-       (select max(day) from point where project_id = id)::text as last
-     from unnest($1::integer[]) as id`,
-    [projectIds],
+/** The REST body's parts, streamed a few projects at a time so a huge answer stays small in memory. */
+export function streamRestSeries(store: Store, q: RestSeriesQuery, batchRows: number): AsyncIterable<RestSeriesRow[]> {
+  return store.stream<RestSeriesRow>(
+    REST_SERIES_SQL,
+    [q.projects.map((p) => p.id), q.from, q.to, q.projects.map((p) => p.slug)],
+    batchRows,
   );
+}
+
+export interface JsonSeriesRow {
+  projectId: number;
+  points: string;
+}
+
+/** The points of several projects as JSON arrays, one row per project id. */
+export async function readSeriesJson(
+  db: Queryable,
+  q: { projectIds: readonly number[]; from: string | null; to: string | null },
+): Promise<JsonSeriesRow[]> {
+  return db.query<JsonSeriesRow>(GRAPHQL_SERIES_SQL, [q.projectIds, q.from, q.to]);
 }

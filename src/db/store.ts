@@ -14,6 +14,11 @@ export interface Store extends Queryable {
   readonly kind: 'postgres' | 'pglite';
   /** A description safe to log: never a password. */
   readonly description: string;
+  /**
+   * Runs one statement and yields its rows in batches of about `batchRows`, so a large
+   * result never sits in memory whole. Leaving the loop early stops the query.
+   */
+  stream<Row extends object>(text: string, params: readonly unknown[], batchRows: number): AsyncIterable<Row[]>;
   /** Runs `work` in one transaction; it commits when `work` resolves and rolls back when it throws. */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../api/api-error.js';
 import { API_KEY_HEADER } from '../auth/api-keys.js';
-import { isUnavailableError } from '../db/classify-error.js';
+import { guardUnavailable } from '../api/unavailable.js';
 import type { Services } from '../services.js';
 
 /** The challenge every 401 carries, per DECISIONS.md. */
@@ -15,13 +15,7 @@ export const WWW_AUTHENTICATE = `ApiKey header="${API_KEY_HEADER}"`;
 export async function requireApiKey(services: Services, req: IncomingMessage): Promise<void> {
   const header = req.headers[API_KEY_HEADER];
   const key = Array.isArray(header) ? undefined : header;
-  let valid: boolean;
-  try {
-    valid = await services.keys.verify(key);
-  } catch (cause) {
-    if (!isUnavailableError(cause)) throw cause;
-    throw new ApiError('unavailable', 'the database is unavailable; retry shortly', { headers: { 'retry-after': '5' }, cause });
-  }
+  const valid = await guardUnavailable(() => services.keys.verify(key));
   if (!valid) {
     const detail = key === undefined || key === '' ? `the ${API_KEY_HEADER} header is missing` : `the ${API_KEY_HEADER} header does not hold a valid key`;
     throw new ApiError('unauthorized', detail, { headers: { 'www-authenticate': WWW_AUTHENTICATE } });

@@ -2,12 +2,10 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { promisify } from 'node:util';
 import { brotliCompress, constants as zlib, gzip } from 'node:zlib';
+import { appendVary, chooseEncoding, COMPRESSION_THRESHOLD_BYTES, matchesEtag, type Encoding } from './negotiate.js';
 
 const brotli = promisify(brotliCompress);
 const gzipAsync = promisify(gzip);
-
-/** Below this many bytes compression costs more than it saves. */
-export const COMPRESSION_THRESHOLD_BYTES = 1024;
 
 export interface JsonResponseOptions {
   /** `Cache-Control: private, max-age=N`; omitted means `no-store`. */
@@ -30,10 +28,16 @@ export async function sendJson(req: IncomingMessage, res: ServerResponse, body: 
     res.end();
     return;
   }
+  await sendBytes(req, res, bytes);
+}
+
+/**
+ * Writes a whole 200 JSON body, compressed when the client accepts it and it is large
+ * enough. Caching headers are the caller's.
+ */
+export async function sendBytes(req: IncomingMessage, res: ServerResponse, bytes: Buffer): Promise<void> {
   const encoding = bytes.length >= COMPRESSION_THRESHOLD_BYTES ? chooseEncoding(req.headers['accept-encoding']) : undefined;
-  const payload = encoding === 'br'
-    ? await brotli(bytes, { params: { [zlib.BROTLI_PARAM_QUALITY]: 4, [zlib.BROTLI_PARAM_SIZE_HINT]: bytes.length } })
-    : encoding === 'gzip' ? await gzipAsync(bytes, { level: 6 }) : bytes;
+  const payload = encoding === undefined ? bytes : await compress(bytes, encoding);
   res.statusCode = 200;
   res.setHeader('content-type', 'application/json');
   if (encoding !== undefined) res.setHeader('content-encoding', encoding);
@@ -43,31 +47,7 @@ export async function sendJson(req: IncomingMessage, res: ServerResponse, body: 
 
 // Private
 
-function matchesEtag(header: string | undefined, etag: string): boolean {
-  if (header === undefined) return false;
-  const opaque = etag.slice(2);
-  return header.split(',').some((candidate) => {
-    const tag = candidate.trim();
-    return tag === '*' || tag === etag || tag === opaque;
-  });
-}
-
-/** Picks br, then gzip, honouring `q=0`; undefined means send identity. */
-function chooseEncoding(header: string | undefined): 'br' | 'gzip' | undefined {
-  if (header === undefined) return undefined;
-  const accepted = new Map<string, number>();
-  for (const part of header.split(',')) {
-    const [name = '', ...params] = part.trim().toLowerCase().split(';');
-    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    accepted.set(name, q === undefined ? 1 : Number(q.slice(2)) || 0);
-  }
-  const weight = (name: string) => accepted.get(name) ?? accepted.get('*') ?? 0;
-  if (weight('br') > 0) return 'br';
-  if (weight('gzip') > 0) return 'gzip';
-  return undefined;
-}
-
-function appendVary(current: number | string | string[] | undefined, value: string): string {
-  const existing = current === undefined ? [] : String(current).split(',').map((v) => v.trim()).filter(Boolean);
-  return [...new Set([...existing, value])].join(', ');
+function compress(bytes: Buffer, encoding: Encoding): Promise<Buffer> {
+  if (encoding === 'gzip') return gzipAsync(bytes, { level: 6 });
+  return brotli(bytes, { params: { [zlib.BROTLI_PARAM_QUALITY]: 4, [zlib.BROTLI_PARAM_SIZE_HINT]: bytes.length } });
 }

@@ -1,0 +1,35 @@
+/** Below this many bytes compression costs more than it saves. */
+export const COMPRESSION_THRESHOLD_BYTES = 1024;
+
+export type Encoding = 'br' | 'gzip';
+
+/** Picks br, then gzip, honouring `q=0`; undefined means send identity. */
+export function chooseEncoding(header: string | undefined): Encoding | undefined {
+  if (header === undefined) return undefined;
+  const accepted = new Map<string, number>();
+  for (const part of header.split(',')) {
+    const [name = '', ...params] = part.trim().toLowerCase().split(';');
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    accepted.set(name, q === undefined ? 1 : Number(q.slice(2)) || 0);
+  }
+  const weight = (name: string) => accepted.get(name) ?? accepted.get('*') ?? 0;
+  if (weight('br') > 0) return 'br';
+  if (weight('gzip') > 0) return 'gzip';
+  return undefined;
+}
+
+/** True when `If-None-Match` names this (weak) ETag or `*`. */
+export function matchesEtag(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  const opaque = etag.replace(/^W\//, '');
+  return header.split(',').some((candidate) => {
+    const tag = candidate.trim().replace(/^W\//, '');
+    return tag === '*' || tag === opaque;
+  });
+}
+
+/** Adds a token to a `Vary` header value without repeating it. */
+export function appendVary(current: number | string | string[] | undefined, value: string): string {
+  const existing = current === undefined ? [] : String(current).split(',').map((v) => v.trim()).filter(Boolean);
+  return [...new Set([...existing, value])].join(', ');
+}

@@ -1,0 +1,107 @@
+import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { once } from 'node:events';
+import { constants as zlib, createBrotliCompress, createGzip } from 'node:zlib';
+import type { SeriesRequest } from '../api/series-request.js';
+import type { RestSeriesRow } from '../db/read-series.js';
+import { appendVary, chooseEncoding, matchesEtag } from '../http/negotiate.js';
+import { sendBytes } from '../http/send-json.js';
+
+/**
+ * Writes the REST body `{"slug":[points],…}` from rows that arrive a few projects at a
+ * time. The ETag joins the dataset version (bumped by every write) and the request, so
+ * it is known from the first row: a matching `If-None-Match` is a 304 without reading
+ * the rest. A body that arrives in one batch is sent whole, with a length and
+ * compression above the threshold; a longer one streams chunked (compressed when
+ * accepted), so memory stays bounded however large it is.
+ */
+export async function sendSeriesBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  request: SeriesRequest,
+  batches: AsyncIterable<RestSeriesRow[]>,
+  maxAgeSeconds: number,
+): Promise<void> {
+  const iterator = batches[Symbol.asyncIterator]();
+  try {
+    const first = await iterator.next();
+    const rows = first.done ? [] : first.value;
+    const etag = `W/"${rows[0]?.version ?? '0'}-${requestHash(request)}"`;
+    res.setHeader('etag', etag);
+    res.setHeader('cache-control', `private, max-age=${maxAgeSeconds}`);
+    res.setHeader('vary', appendVary(res.getHeader('vary'), 'Accept-Encoding'));
+    if (matchesEtag(req.headers['if-none-match'], etag)) {
+      res.statusCode = 304;
+      res.end();
+      return;
+    }
+    const second = first.done ? first : await iterator.next();
+    if (second.done) {
+      await sendBytes(req, res, Buffer.from(`{${rows.map(part).join(',')}}`, 'utf8'));
+      return;
+    }
+    await streamBody(req, res, rows, second.value, iterator);
+  } finally {
+    await iterator.return?.();
+  }
+}
+
+// Private
+
+async function* chain<T>(first: T, second: T, rest: AsyncIterator<T>): AsyncGenerator<T> {
+  yield first;
+  yield second;
+  for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
+}
+
+function part(row: RestSeriesRow): string {
+  return `${JSON.stringify(row.slug)}:${row.points}`;
+}
+
+function requestHash(request: SeriesRequest): string {
+  const key = [request.metric.name, request.slugs.join(','), request.from ?? '', request.to ?? ''].join('\u0000');
+  return createHash('sha1').update(key).digest('base64url').slice(0, 22);
+}
+
+async function streamBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  first: RestSeriesRow[],
+  second: RestSeriesRow[],
+  rest: AsyncIterator<RestSeriesRow[]>,
+): Promise<void> {
+  const encoding = chooseEncoding(req.headers['accept-encoding']);
+  res.statusCode = 200;
+  res.setHeader('content-type', 'application/json');
+  if (encoding !== undefined) res.setHeader('content-encoding', encoding);
+  if (req.method === 'HEAD') {
+    res.end();
+    return;
+  }
+  const compressor = encoding === 'br'
+    ? createBrotliCompress({ params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } })
+    : encoding === 'gzip' ? createGzip({ level: 6 }) : undefined;
+  const sink: NodeJS.WritableStream = compressor ?? res;
+  compressor?.pipe(res);
+
+  const gone = new AbortController();
+  res.once('close', () => gone.abort());
+  const write = async (text: string) => {
+    if (!sink.write(text)) await once(sink, 'drain', { signal: gone.signal });
+  };
+  try {
+    let separator = '';
+    await write('{');
+    for await (const batch of chain(first, second, rest)) {
+      for (const row of batch) {
+        await write(`${separator}${part(row)}`);
+        separator = ',';
+      }
+    }
+    sink.end('}');
+  } catch (error) {
+    if (gone.signal.aborted) return; // the client left: stop reading, nothing to answer
+    throw error;
+  }
+  await once(res, 'finish');
+}
