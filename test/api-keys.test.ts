@@ -1,0 +1,128 @@
+import { createHash } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createKeyVerifier, generateApiKey, hashApiKey, KEY_CACHE_MS } from '../src/auth/api-keys.js';
+import { insertApiKey, revokeApiKey } from '../src/db/api-key-queries.js';
+import { migrate } from '../src/db/migrate.js';
+import type { Queryable, Store } from '../src/db/store.js';
+import { STORE_KINDS, type StoreUnderTest } from './support/stores.js';
+
+for (const kind of STORE_KINDS) {
+  describe.skipIf(!kind.available)(kind.name, () => {
+    let subject: StoreUnderTest;
+    let store: Store;
+    let serial = 0;
+    /** Stores a fresh key under a fresh name and returns both. */
+    const storedKey = async (key = generateApiKey()): Promise<{ name: string; key: string }> => {
+      const name = `key-${(serial += 1)}`;
+      await insertApiKey(store, name, hashApiKey(key));
+      return { name, key };
+    };
+
+    beforeAll(async () => {
+      subject = await kind.open();
+      store = subject.store;
+      await migrate(store);
+    });
+
+    afterAll(async () => {
+      await subject?.dispose();
+    });
+
+    afterEach(() => {
+      vi.restoreAllMocks();
+    });
+
+    it('accepts every key listed in the environment without asking the database', async () => {
+      const [db, calls] = countingQueryable(store);
+      const verifier = createKeyVerifier(db, ['env-key-one', 'env-key-two']);
+
+      expect(await verifier.verify('env-key-one')).toBe(true);
+      expect(await verifier.verify('env-key-two')).toBe(true);
+      expect(calls).toEqual([]);
+    });
+
+    it('rejects a missing, empty or unknown key', async () => {
+      const verifier = createKeyVerifier(store, ['env-key-one']);
+
+      expect(await verifier.verify(undefined)).toBe(false);
+      expect(await verifier.verify('')).toBe(false);
+      expect(await verifier.verify(generateApiKey())).toBe(false);
+      expect(await verifier.verify('env-key-one ')).toBe(false);
+      expect(await verifier.verify('ENV-KEY-ONE')).toBe(false);
+    });
+
+    it('accepts a stored key and answers a repeat from its cache', async () => {
+      const { key } = await storedKey();
+      const [db, calls] = countingQueryable(store);
+      const verifier = createKeyVerifier(db, []);
+
+      expect(await verifier.verify(key)).toBe(true);
+      expect(await verifier.verify(key)).toBe(true);
+      expect(calls).toHaveLength(1);
+    });
+
+    it('rejects a revoked key at once for a fresh verifier', async () => {
+      const { name, key } = await storedKey();
+      expect(await revokeApiKey(store, name)).toBe(true);
+
+      expect(await createKeyVerifier(store, []).verify(key)).toBe(false);
+    });
+
+    it('a verifier that cached a key as valid rejects it once KEY_CACHE_MS has passed after revocation', async () => {
+      const { name, key } = await storedKey();
+      const verifier = createKeyVerifier(store, []);
+      expect(await verifier.verify(key)).toBe(true);
+
+      await revokeApiKey(store, name);
+      expect(await verifier.verify(key)).toBe(true);
+      const now = Date.now();
+      vi.spyOn(Date, 'now').mockReturnValue(now + KEY_CACHE_MS + 1);
+
+      expect(await verifier.verify(key)).toBe(false);
+    });
+
+    it('rejects keys longer than 256 characters without a database lookup, even when stored', async () => {
+      const { key: longest } = await storedKey('k'.repeat(256));
+      const { key: tooLong } = await storedKey('k'.repeat(257));
+      const [db, calls] = countingQueryable(store);
+      const verifier = createKeyVerifier(db, []);
+
+      expect(await verifier.verify(tooLong)).toBe(false);
+      expect(await verifier.verify('x'.repeat(100_000))).toBe(false);
+      expect(calls).toEqual([]);
+      expect(await verifier.verify(longest)).toBe(true);
+      expect(calls).toHaveLength(1);
+    });
+
+    it('the database holds the SHA-256 digest of a key and never the key itself', async () => {
+      const { name, key } = await storedKey();
+      const sha256 = createHash('sha256').update(key, 'utf8').digest();
+
+      const [row] = await store.query<{ key_hash: Uint8Array }>('select key_hash from api_key where name = $1', [name]);
+      expect(Buffer.from(row!.key_hash).equals(sha256)).toBe(true);
+
+      const [text] = await store.query<{ row: string }>('select a::text as row from api_key a where name = $1', [name]);
+      expect(text!.row).toContain(name);
+      expect(text!.row).not.toContain(key);
+      expect(text!.row).not.toContain(Buffer.from(key, 'utf8').toString('hex'));
+    });
+  });
+}
+
+/** A Queryable over `db` that records the SQL of every statement sent: `[queryable, calls]`. */
+function countingQueryable(db: Queryable): [Queryable, string[]] {
+  const calls: string[] = [];
+  return [
+    {
+      query: (text, params) => {
+        calls.push(text);
+        return db.query(text, params);
+      },
+      exec: (script) => {
+        calls.push(script);
+        return db.exec(script);
+      },
+    },
+    calls,
+  ];
+}
