@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
 const onOff = z.enum(['on', 'off']).transform((v) => v === 'on');
@@ -16,6 +17,7 @@ const envSchema = z.object({
   CORS_ORIGINS: commaList.default([]),
   GRAPHIQL: onOff.default(true),
   SEED_YEARS: z.coerce.number().int().min(1).max(30).default(3),
+  WORKERS: z.union([z.literal('auto'), z.coerce.number().int().min(1).max(64)]).default(1),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NODE_ENV: z.string().default('development'),
 });
@@ -34,6 +36,8 @@ export type Config = Readonly<{
   corsOrigins: readonly string[];
   graphiql: boolean;
   seedYears: number;
+  /** Server processes sharing the port; more than one needs DATABASE_URL. */
+  workers: number;
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   production: boolean;
 }>;
@@ -50,6 +54,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  if (e.WORKERS !== 1 && e.DATABASE_URL === undefined) {
+    throw new Error('invalid configuration:\n  WORKERS: several workers need DATABASE_URL (the embedded store belongs to one process)');
+  }
   return Object.freeze({
     host: e.HOST,
     port: e.PORT,
@@ -63,6 +70,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: Object.freeze(e.CORS_ORIGINS),
     graphiql: e.GRAPHIQL,
     seedYears: e.SEED_YEARS,
+    workers: e.WORKERS === 'auto' ? availableParallelism() : e.WORKERS,
     logLevel: e.LOG_LEVEL,
     production: e.NODE_ENV === 'production',
   });

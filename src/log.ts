@@ -2,6 +2,17 @@ import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 
 /**
+ * What a log line says of an error: its class, code and a bounded message. Driver errors
+ * carry the statement and its parameters as properties; stacks name internals. Neither
+ * is written.
+ */
+export function describeError(error: unknown): Record<string, unknown> {
+  if (!(error instanceof Error)) return { message: String(error).slice(0, 300) };
+  const code = (error as { code?: unknown }).code;
+  return { type: error.name, ...(typeof code === 'string' ? { code } : {}), message: error.message.slice(0, 300) };
+}
+
+/**
  * The service logger: JSON lines on stdout. The key header and anything that could
  * carry a key or SQL parameters is redacted before a line is written.
  */
@@ -11,6 +22,7 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Nod
       level: config.logLevel,
       base: undefined,
       redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]', '*.parameters', 'parameters'], censor: '[redacted]' },
+      serializers: { err: describeError },
     },
     destination as pino.DestinationStream | undefined,
   );

@@ -28,8 +28,6 @@ export interface TestService {
 }
 
 export interface TestServiceOptions {
-  /** Years of sample data ending on {@link TEST_LAST_DAY}; 1 unless told. */
-  years?: number;
   /** Wraps the seeded store before the service gets it, so a test can count or fail its statements. */
   wrapStore?: (store: Store) => Store;
 }
@@ -45,7 +43,7 @@ export async function startTestService(
 ): Promise<TestService> {
   const { store, dispose } = await kind.open();
   await migrate(store);
-  await seedDatabase(store, CATALOG, { years: options.years ?? 1, lastDay: Date.parse(`${TEST_LAST_DAY}T00:00:00Z`) / 86_400_000 });
+  await seedDatabase(store, CATALOG, { years: 1, lastDay: Date.parse(`${TEST_LAST_DAY}T00:00:00Z`) / 86_400_000 });
   await store.exec('analyze');
   const config = loadConfig({ PORT: '0', API_KEYS: TEST_KEY, LOG_LEVEL: 'info', ...env });
   const lines: string[] = [];

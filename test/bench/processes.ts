@@ -1,0 +1,77 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+
+export interface Child {
+  process: ChildProcess;
+  port: number;
+  /** Resident memory of the process and its descendants (cluster workers), in bytes. */
+  rss(): number;
+  stop(): Promise<void>;
+}
+
+/** Starts a TypeScript entry point with tsx and waits until `ready(line)` returns the port it listens on. */
+export async function startChild(entry: string, env: Record<string, string>, ready: (line: string) => number | undefined): Promise<Child> {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const errors: string[] = [];
+  child.stderr!.on('data', (chunk: Buffer) => errors.push(String(chunk)));
+  child.stdout!.resume();
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${entry} did not start in 60 s:\n${errors.join('')}`)), 60_000);
+    for (const stream of [child.stdout!, child.stderr!]) {
+      createInterface({ input: stream }).on('line', (line) => {
+        const found = ready(line);
+        if (found !== undefined) {
+          clearTimeout(timer);
+          resolve(found);
+        }
+      });
+    }
+    child.once('exit', (code) => reject(new Error(`${entry} exited with ${code}:\n${errors.join('')}`)));
+  });
+  return {
+    process: child,
+    port,
+    rss: () => treeRss(child.pid!),
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+    },
+  };
+}
+
+/** Samples the RSS of a process tree every `everyMs` until stopped; returns the peak. */
+export function sampleRss(child: Child, everyMs = 25): { stop(): number } {
+  let peak = child.rss();
+  const timer = setInterval(() => {
+    peak = Math.max(peak, child.rss());
+  }, everyMs);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return Math.max(peak, child.rss());
+    },
+  };
+}
+
+// Private
+
+function treeRss(pid: number): number {
+  let total = 0;
+  const visit = (p: number) => {
+    try {
+      const status = readFileSync(`/proc/${p}/status`, 'utf8');
+      total += Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
+      const children = readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim();
+      for (const c of children.split(/\s+/).filter(Boolean)) visit(Number(c));
+    } catch {
+      // the process ended between two reads
+    }
+  };
+  visit(pid);
+  return total;
+}

@@ -1,0 +1,122 @@
+/**
+ * `npm run bench [-- --quick]`: the service's REST and GraphQL endpoints measured side
+ * by side with the floor (node:http + postgres.js passing PostgreSQL-built JSON through),
+ * interleaved in one run on the same database. Prints a table, the peak RSS growth of
+ * the largest shape, and last the line `ratios: rest/floor=X graphql/floor=Y`.
+ */
+import autocannon from 'autocannon';
+import { writeFileSync, mkdirSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { ensureBenchDatabase } from './bench-database.js';
+import { sampleRss, startChild, type Child } from './processes.js';
+import { SHAPES, type Shape, type Target, targetsFor } from './shapes.js';
+
+const { values: args } = parseArgs({ options: { quick: { type: 'boolean', default: false }, workers: { type: 'string' } }, strict: true });
+const QUICK = args.quick === true;
+const SERVER_URL = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const BENCH_KEY = 'bench-key-not-secret-0123456789';
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+interface Row {
+  shape: string;
+  connections: number;
+  target: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  bytes: number;
+  peakRssGrowthMb?: number;
+}
+
+const db = await ensureBenchDatabase(SERVER_URL, log);
+const env = { DATABASE_URL: db.url, LOG_LEVEL: 'warn', PORT: '0', API_KEYS: BENCH_KEY, ...(args.workers ? { WORKERS: args.workers } : {}) };
+const floor = await startChild('test/bench/floor-server.ts', env, (line) => tryJson(line)?.port);
+const service = await startChild('src/main.ts', env, (line) => {
+  const port = /ready at http:\/\/[\d.]+:(\d+)/.exec(line)?.[1];
+  return port === undefined ? undefined : Number(port);
+});
+
+const rows: Row[] = [];
+try {
+  const shapes = QUICK ? SHAPES.filter((s) => s.name === '3x365') : SHAPES;
+  for (const shape of shapes) {
+    const connectionCounts = QUICK ? [8] : shape.connections;
+    for (const connections of connectionCounts) {
+      const targets = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: service.port }, BENCH_KEY);
+      const reference = await fetchPoints(targets[0]!, shape);
+      for (const target of targets) {
+        if (JSON.stringify(await fetchPoints(target, shape)) !== JSON.stringify(reference)) {
+          throw new Error(`${target.name} returned other points than the floor for ${shape.name}`);
+        }
+        const child = target.name === 'floor' ? floor : service;
+        const rssBefore = child.rss();
+        const sampler = sampleRss(child);
+        const result = await autocannon({
+          url: target.url,
+          method: target.method,
+          headers: target.headers,
+          body: target.body,
+          connections,
+          duration: QUICK ? 8 : shape.seconds,
+        });
+        const peak = sampler.stop();
+        rows.push({
+          shape: shape.name,
+          connections,
+          target: target.name,
+          rps: result.requests.average,
+          p50: result.latency.p50,
+          p99: result.latency.p99,
+          errors: result.errors + result.timeouts,
+          non2xx: result.non2xx,
+          bytes: Math.round(result.throughput.total / Math.max(1, result.requests.total)),
+          ...(shape.trackMemory ? { peakRssGrowthMb: (peak - rssBefore) / 2 ** 20 } : {}),
+        });
+        log(formatRow(rows.at(-1)!));
+      }
+    }
+  }
+} finally {
+  await Promise.all([floor.stop(), service.stop()]);
+}
+
+const report = [
+  `| shape | conns | target | req/s | p50 ms | p99 ms | errors | non-2xx | bytes/resp | peak RSS growth MB |`,
+  `|---|---|---|---|---|---|---|---|---|---|`,
+  ...rows.map((r) => `| ${r.shape} | ${r.connections} | ${r.target} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${r.bytes} | ${r.peakRssGrowthMb?.toFixed(1) ?? ''} |`),
+].join('\n');
+const ratio = (target: string, connections: number) => {
+  const of = (name: string) => rows.find((r) => r.shape === '3x365' && r.connections === connections && r.target === name)?.rps ?? NaN;
+  return (of(target) / of('floor')).toFixed(2);
+};
+const ratiosAt32 = QUICK ? '' : ` (32 connections: rest/floor=${ratio('rest', 32)} graphql/floor=${ratio('graphql', 32)})`;
+const summary = `ratios: rest/floor=${ratio('rest', 8)} graphql/floor=${ratio('graphql', 8)}`;
+mkdirSync('.data', { recursive: true });
+writeFileSync(`.data/bench-${QUICK ? 'quick' : 'full'}.md`, `${report}\n\n${summary}${ratiosAt32}\n`);
+console.log(`\n${report}\n`);
+if (!QUICK) console.log(`3x365 at 32 connections:${ratiosAt32}`);
+console.log(summary);
+
+// Private
+
+function tryJson(line: string): Record<string, any> | undefined {
+  try {
+    return JSON.parse(line) as Record<string, any>;
+  } catch {
+    return undefined;
+  }
+}
+
+function formatRow(r: Row): string {
+  return `${r.shape.padEnd(8)} c=${String(r.connections).padEnd(3)} ${r.target.padEnd(8)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  errors ${r.errors} non2xx ${r.non2xx}${r.peakRssGrowthMb === undefined ? '' : `  peak RSS +${r.peakRssGrowthMb.toFixed(1)} MB`}`;
+}
+
+/** Before timing: the target answers 200; its points are compared with the floor's. */
+async function fetchPoints(target: Target, shape: Shape): Promise<Record<string, unknown>> {
+  const res = await fetch(target.url, { method: target.method, headers: target.headers, body: target.body });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`${target.name} answered ${res.status} for ${shape.name}: ${text.slice(0, 300)}`);
+  return target.pointsOf(text);
+}

@@ -1,0 +1,455 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { CATALOG, type MetricDefinition } from '../src/catalog/load-catalog.js';
+import type { Store } from '../src/db/store.js';
+import { upsertPoints } from '../src/db/write-points.js';
+import { startTestService, TEST_KEY, type TestService } from './support/service.js';
+import { STORE_KINDS } from './support/stores.js';
+
+/** A fixed 20-day range inside the seeded year that ends on 2026-06-30. */
+const RANGE = { from: '2026-03-01', to: '2026-03-20' } as const;
+
+interface GraphqlError {
+  message: string;
+  path?: (string | number)[];
+  extensions?: { code?: string };
+}
+
+interface GraphqlBody<Data = Record<string, unknown>> {
+  data?: Data | null;
+  errors?: GraphqlError[];
+}
+
+interface SeriesBody {
+  slug: string;
+  project: string;
+  firstDate: string | null;
+  lastDate: string | null;
+  points: { date: string; value: number; extra: Record<string, unknown> | null }[];
+}
+
+type RestPoint = { date: string; value: number } & Record<string, unknown>;
+
+/** The GraphQL name of a slug as DECISIONS.md states it: `-` becomes `_`, case kept. */
+const enumName = (slug: string): string => slug.replaceAll('-', '_');
+
+const metricDef = (name: string): MetricDefinition => {
+  const metric = CATALOG.byName.get(name);
+  if (metric === undefined) throw new Error(`the catalog has no metric ${name}`);
+  return metric;
+};
+
+for (const kind of STORE_KINDS) {
+  describe.skipIf(!kind.available)(`GraphQL on ${kind.name}`, () => {
+    const probe = createStoreProbe();
+    let service: TestService;
+
+    beforeAll(async () => {
+      service = await startTestService(kind, {}, { wrapStore: probe.wrap });
+    });
+
+    afterAll(async () => {
+      await service?.stop();
+    });
+
+    beforeEach(() => probe.reset());
+
+    const ask = async <Data = Record<string, unknown>>(query: string, variables?: Record<string, unknown>) => {
+      const res = await service.graphql(query, variables);
+      return { status: res.status, body: (await res.json()) as GraphqlBody<Data> };
+    };
+
+    const rest = async (metric: string, params: Record<string, string>): Promise<Record<string, RestPoint[]>> => {
+      const res = await service.get(`/v1/metrics/${metric}?${new URLSearchParams(params)}`);
+      expect(res.status).toBe(200);
+      return (await res.json()) as Record<string, RestPoint[]>;
+    };
+
+    describe('schema', () => {
+      it('has a MetricName enum value per catalog metric and a Project enum value per distinct slug, each describing its original name', async () => {
+        const { body } = await ask<Record<'metricName' | 'project', { enumValues: { name: string; description: string }[] }>>(`{
+          metricName: __type(name: "MetricName") { enumValues { name description } }
+          project: __type(name: "Project") { enumValues { name description } }
+        }`);
+        const metricValues = body.data!.metricName.enumValues;
+        const projectValues = body.data!.project.enumValues;
+        const slugs = [...new Set(CATALOG.metrics.flatMap((m) => m.projects))];
+
+        expect(metricValues.map((v) => v.name).sort()).toEqual(CATALOG.metrics.map((m) => enumName(m.name)).sort());
+        expect(projectValues.map((v) => v.name).sort()).toEqual(slugs.map(enumName).sort());
+        for (const metric of CATALOG.metrics) {
+          expect(words(metricValues.find((v) => v.name === enumName(metric.name))?.description)).toContain(metric.name);
+        }
+        for (const slug of slugs) {
+          expect(words(projectValues.find((v) => v.name === enumName(slug))?.description)).toContain(slug);
+        }
+        expect(words(metricValues.find((v) => v.name === 'token_price_usd')?.description)).toContain('token-price-usd');
+        expect(words(projectValues.find((v) => v.name === 'other_launchpads')?.description)).toContain('other-launchpads');
+        expect(words(projectValues.find((v) => v.name === 'MSTR')?.description)).toContain('MSTR');
+      });
+    });
+
+    describe('metric', () => {
+      it('returns points ascending within inclusive bounds, series in request order with duplicates collapsed', async () => {
+        const full = await rest('token-price-usd', { project: 'solana,ethereum' });
+        const solanaDays = full.solana!.map((p) => p.date);
+        const [from, to] = [solanaDays[10]!, solanaDays[40]!];
+
+        const { body } = await ask<{ metric: { series: SeriesBody[] } }>(
+          `{ metric(name: token_price_usd, projects: [solana, ethereum, solana], from: "${from}", to: "${to}") { series { slug points { date } } } }`,
+        );
+
+        const series = body.data!.metric.series;
+        expect(series.map((s) => s.slug)).toEqual(['solana', 'ethereum']);
+        const dates = series[0]!.points.map((p) => p.date);
+        expect(dates[0]).toBe(from);
+        expect(dates.at(-1)).toBe(to);
+        expect(dates).toEqual(solanaDays.filter((d) => d >= from && d <= to));
+        expect(dates).toEqual([...dates].sort());
+        expect(series[1]!.points.map((p) => p.date)).toEqual(full.ethereum!.map((p) => p.date).filter((d) => d >= from && d <= to));
+      });
+
+      it('returns every slug of a metric that does not require projects when projects are omitted', async () => {
+        const { body } = await ask<{ metric: { series: SeriesBody[] } }>(
+          `{ metric(name: token_price_usd, from: "${RANGE.from}", to: "${RANGE.to}") { series { slug } } }`,
+        );
+
+        expect(body.data!.metric.series.map((s) => s.slug)).toEqual(metricDef('token-price-usd').projects);
+      });
+
+      it('refuses a metric that requires projects when none are given, naming the allowed slugs', async () => {
+        const { body } = await ask('{ metric(name: price) { name } }');
+
+        expect(body.data ?? null).toBeNull();
+        expect(body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+        for (const slug of metricDef('price').projects) expect(body.errors?.[0]?.message).toContain(slug);
+      });
+
+      it('refuses a project the metric does not allow, naming it and the allowed ones', async () => {
+        const { body } = await ask('{ metric(name: price, projects: [bitcoin]) { name } }');
+
+        expect(body.data ?? null).toBeNull();
+        expect(body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+        expect(body.errors?.[0]?.message).toContain('bitcoin');
+        for (const slug of metricDef('price').projects) expect(body.errors?.[0]?.message).toContain(slug);
+      });
+
+      it('refuses a from date after the to date', async () => {
+        const { body } = await ask('{ metric(name: token_price_usd, from: "2026-02-01", to: "2026-01-01") { name } }');
+
+        expect(body.data ?? null).toBeNull();
+        expect(body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+        expect(body.errors?.[0]?.message).toContain('2026-02-01');
+      });
+
+      it('refuses a Date that is not a real calendar day, as a literal and as a variable', async () => {
+        const literal = await ask('{ metric(name: token_price_usd, from: "2024-02-30") { name } }');
+        const variable = await ask('query ($from: Date) { metric(name: token_price_usd, from: $from) { name } }', { from: '2024-02-30' });
+
+        for (const { status, body } of [literal, variable]) {
+          expect(status).toBe(400);
+          expect(body.data ?? null).toBeNull();
+          expect(body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+          expect(body.errors?.[0]?.message).toContain('2024-02-30');
+        }
+      });
+
+      it('refuses an empty projects list', async () => {
+        const { body } = await ask('{ metric(name: token_price_usd, projects: []) { name } }');
+
+        expect(body.data ?? null).toBeNull();
+        expect(body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+      });
+
+      it('refuses a variable holding a value outside an enum as the client\'s error, not a server fault', async () => {
+        const { status, body } = await ask('query ($p: [Project!]) { metric(name: token_price_usd, projects: $p) { name } }', { p: ['nope'] });
+
+        expect(status).toBe(400);
+        expect(body.data ?? null).toBeNull();
+        expect(body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+        expect(body.errors?.[0]?.message).toContain('nope');
+      });
+    });
+
+    describe('the same numbers as REST', () => {
+      it.each(CATALOG.metrics.map((m) => [m.name, m] as const))('returns the dates and values REST returns for %s', async (name, metric) => {
+        const slugs = metric.projects.slice(0, 3);
+        const fromRest = await rest(name, { project: slugs.join(','), start_date: RANGE.from, end_date: RANGE.to });
+
+        const { body } = await ask<{ metric: { series: SeriesBody[] } }>(
+          `query ($name: MetricName!, $projects: [Project!], $from: Date, $to: Date) {
+            metric(name: $name, projects: $projects, from: $from, to: $to) { series { slug points { date value extra } } }
+          }`,
+          { name: enumName(name), projects: slugs.map(enumName), ...RANGE },
+        );
+
+        expect(body.errors).toBeUndefined();
+        const series = body.data!.metric.series;
+        expect(series.map((s) => s.slug)).toEqual(slugs);
+        expect(Object.keys(fromRest)).toEqual(slugs);
+        expect(Object.values(fromRest).flat().length).toBeGreaterThan(0);
+        for (const s of series) {
+          const expected = fromRest[s.slug]!.map(({ date, value, ...extra }) => ({
+            date,
+            value,
+            extra: Object.keys(extra).length > 0 ? extra : null,
+          }));
+          expect(s.points).toEqual(expected);
+        }
+        if (name === 'etf-num-products') expect(series.flatMap((s) => s.points).every((p) => p.extra !== null)).toBe(true);
+      });
+
+      it('gives firstDate and lastDate as the first and last day of the whole stored series', async () => {
+        const slugs = metricDef('etf-num-products').projects.slice(0, 3);
+        const whole = await rest('etf-num-products', { project: slugs.join(',') });
+
+        const { body } = await ask<{ metric: { series: SeriesBody[] } }>(
+          `{ metric(name: etf_num_products, projects: [${slugs.map(enumName).join(', ')}], from: "${RANGE.from}", to: "${RANGE.to}") {
+            series { slug firstDate lastDate }
+          } }`,
+        );
+
+        expect(body.data!.metric.series).toEqual(
+          slugs.map((slug) => ({ slug, firstDate: whole[slug]![0]!.date, lastDate: whole[slug]!.at(-1)!.date })),
+        );
+      });
+    });
+
+    describe('authentication', () => {
+      const typoQuery = JSON.stringify({ query: '{ metrcs { name } }' });
+
+      it.each([
+        ['no key', null],
+        ['an empty key', ''],
+        ['a wrong key', 'not-the-key'],
+      ] as const)('answers %s with a 401 problem and no data, before the document is parsed', async (_label, key) => {
+        const res = await service.get('/graphql', { method: 'POST', key, headers: { 'content-type': 'application/json' }, body: typoQuery });
+        const text = await res.text();
+
+        expect(res.status).toBe(401);
+        expect(res.headers.get('content-type')).toBe('application/problem+json');
+        expect(res.headers.get('www-authenticate')).toBe('ApiKey header="x-api-key"');
+        const problem = JSON.parse(text) as Record<string, unknown>;
+        expect(problem).toMatchObject({ status: 401, title: 'Unauthorized' });
+        expect(problem).not.toHaveProperty('data');
+        expect(text).not.toMatch(/did you mean/i);
+      });
+
+      it('does not count a key sent in the query string or a cookie', async () => {
+        const inQuery = await service.get(`/graphql?x-api-key=${TEST_KEY}`, {
+          method: 'POST',
+          key: null,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ query: '{ metrics { name } }' }),
+        });
+        const inCookie = await service.get('/graphql', {
+          method: 'POST',
+          key: null,
+          headers: { 'content-type': 'application/json', cookie: `x-api-key=${TEST_KEY}` },
+          body: JSON.stringify({ query: '{ metrics { name } }' }),
+        });
+
+        expect([inQuery.status, inCookie.status]).toEqual([401, 401]);
+        expect([await inQuery.text(), await inCookie.text()].join()).not.toContain('"data"');
+      });
+
+      it('answers a GET query without a key with 401', async () => {
+        const res = await service.get(`/graphql?query=${encodeURIComponent('{ metrics { name } }')}`, { key: null });
+
+        expect(res.status).toBe(401);
+      });
+    });
+
+    describe('GraphQL over HTTP', () => {
+      it('runs a query sent with GET', async () => {
+        const res = await service.get(`/graphql?query=${encodeURIComponent('{ metrics { name } }')}`, {
+          headers: { accept: 'application/json' },
+        });
+        const body = (await res.json()) as GraphqlBody<{ metrics: { name: string }[] }>;
+
+        expect(res.status).toBe(200);
+        expect(body.data!.metrics.map((m) => m.name)).toEqual(CATALOG.metrics.map((m) => m.name));
+      });
+
+      it('refuses mutations, since the schema has none', async () => {
+        const empty = await ask('mutation {}');
+        const typename = await ask('mutation { __typename }');
+
+        expect(empty.status).toBe(400);
+        expect(empty.body.data ?? null).toBeNull();
+        expect(typename.status).toBe(400);
+        expect(typename.body.data ?? null).toBeNull();
+        expect(typename.body.errors?.[0]).toMatchObject({
+          message: expect.stringContaining('mutation'),
+          extensions: { code: 'BAD_USER_INPUT' },
+        });
+      });
+
+      it('answers with application/graphql-response+json when the client accepts it', async () => {
+        const res = await service.graphql('{ metrics { name } }');
+
+        expect(res.status).toBe(200);
+        expect(res.headers.get('content-type')).toMatch(/^application\/graphql-response\+json/);
+      });
+
+      it('answers a syntax error with 400', async () => {
+        const { status, body } = await ask('{ metrics { name ');
+
+        expect(status).toBe(400);
+        expect(body.errors?.[0]?.message).toMatch(/syntax error/i);
+      });
+
+      it('refuses a batched (array) body with a 4xx', async () => {
+        const res = await service.get('/graphql', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify([{ query: '{ metrics { name } }' }, { query: '{ metrics { name } }' }]),
+        });
+        const text = await res.text();
+
+        expect(res.status).toBeGreaterThanOrEqual(400);
+        expect(res.status).toBeLessThan(500);
+        expect(text).not.toContain('"data"');
+      });
+    });
+
+    describe('errors the client did not cause', () => {
+      const pointsQuery = '{ metric(name: token_price_usd, projects: [ethereum]) { series { points { date value } } } }';
+
+      it('masks an unexpected store error: no SQL, table name or stack reaches the client', async () => {
+        probe.failPointReadsWith(new Error('relation "secret_table" does not exist at SELECT * FROM point'));
+        const res = await service.graphql(pointsQuery);
+        const text = await res.text();
+        const body = JSON.parse(text) as GraphqlBody;
+
+        expect(body.errors?.[0]).toMatchObject({ message: 'Unexpected error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+        expect(body.data ?? null).toBeNull();
+        expect(text).not.toContain('secret_table');
+        expect(text).not.toContain('SELECT');
+        expect(text).not.toContain('at ');
+      });
+
+      it('answers an unreachable database with SERVICE_UNAVAILABLE and no data', async () => {
+        probe.failPointReadsWith(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
+        const res = await service.graphql(pointsQuery);
+        const body = (await res.json()) as GraphqlBody;
+
+        expect(res.status).toBe(503);
+        expect(res.headers.get('retry-after')).toBe('5');
+        expect(body.data ?? null).toBeNull();
+        expect(body.errors?.[0]?.extensions?.code).toBe('SERVICE_UNAVAILABLE');
+        expect(JSON.stringify(body)).not.toContain('ECONNREFUSED');
+      });
+    });
+
+    describe('batching', () => {
+      const slugs = metricDef('etf-aum-change-pct').projects;
+      const list = (from: number) => slugs.slice(from, from + 20).map(enumName).join(', ');
+      const seriesFields = (coverage: boolean) => `series { slug ${coverage ? 'firstDate' : ''} points { date value } }`;
+      /** Three aliases × 20 projects over two distinct (metric, from, to). */
+      const threeAliases = (coverage: boolean) => `{
+        a: metric(name: etf_aum_change_pct, projects: [${list(0)}], from: "2026-01-01", to: "2026-01-31") { ${seriesFields(coverage)} }
+        b: metric(name: etf_aum_change_pct, projects: [${list(20)}], from: "2026-01-01", to: "2026-01-31") { ${seriesFields(coverage)} }
+        c: metric(name: etf_aum_change_pct, projects: [${list(0)}], from: "2026-03-01", to: "2026-03-31") { ${seriesFields(coverage)} }
+      }`;
+      type ThreeAliases = Record<'a' | 'b' | 'c', { series: SeriesBody[] }>;
+
+      it('sends one statement per distinct (metric, from, to), however many aliases and projects ask', async () => {
+        const { body } = await ask<ThreeAliases>(threeAliases(false));
+
+        expect(body.errors).toBeUndefined();
+        expect(['a', 'b', 'c'].map((alias) => body.data![alias as 'a'].series.length)).toEqual([20, 20, 20]);
+        expect(probe.pointReads()).toBe(2);
+      });
+
+      it('answers firstDate for every series of a request with one more statement', async () => {
+        const { body } = await ask<ThreeAliases>(threeAliases(true));
+
+        expect(body.errors).toBeUndefined();
+        expect(body.data!.c.series.every((s) => s.firstDate !== null)).toBe(true);
+        expect(probe.pointReads()).toBe(3);
+      });
+
+      it('batched answers hold the same points as separate REST requests', async () => {
+        const { body } = await ask<ThreeAliases>(threeAliases(true));
+        const january = await rest('etf-aum-change-pct', { project: slugs.slice(20, 40).join(','), start_date: '2026-01-01', end_date: '2026-01-31' });
+        const march = await rest('etf-aum-change-pct', { project: slugs.slice(0, 20).join(','), start_date: '2026-03-01', end_date: '2026-03-31' });
+
+        expect(body.data!.b.series.map((s) => [s.slug, s.points])).toEqual(Object.entries(january));
+        expect(body.data!.c.series.map((s) => [s.slug, s.points])).toEqual(Object.entries(march));
+      });
+
+      it('gives each request its own loaders: statements are sent again and a changed value is seen', async () => {
+        const first = await ask<ThreeAliases>(threeAliases(true));
+        expect(probe.pointReads()).toBe(3);
+        const changed = first.body.data!.a.series[0]!;
+        const day = changed.points[0]!.date;
+        expect(changed.points[0]!.value).not.toBe(12.5);
+        const projectId = service.running.services.directory.idOf('etf-aum-change-pct', changed.slug)!;
+        await upsertPoints(service.running.services.store, [{ projectId, day, value: '12.5', extra: null }]);
+        probe.reset();
+
+        const second = await ask<ThreeAliases>(threeAliases(true));
+
+        expect(probe.pointReads()).toBe(3);
+        expect(second.body.data!.a.series[0]!.points[0]).toEqual({ date: day, value: 12.5 });
+        expect(second.body.data!.a.series[0]!.points.slice(1)).toEqual(changed.points.slice(1));
+      });
+    });
+  });
+}
+
+// Private
+
+/** The whitespace-separated words of a description, so `slug: base` does not match `base-x`. */
+function words(text: string | undefined): string[] {
+  return (text ?? '').split(/\s+/);
+}
+
+/** True for SQL that reads the `point` table (series and coverage alike). */
+function readsPoints(sql: string): boolean {
+  return /\bfrom point\b/.test(sql);
+}
+
+/**
+ * A store wrapper that passes every call through, records the text of each statement, and
+ * can be told to make reads of the `point` table fail with a given error.
+ */
+function createStoreProbe() {
+  const statements: string[] = [];
+  let failure: Error | undefined;
+  return {
+    wrap(store: Store): Store {
+      return {
+        kind: store.kind,
+        description: store.description,
+        query: <Row extends object>(text: string, params?: readonly unknown[]): Promise<Row[]> => {
+          statements.push(text);
+          if (failure !== undefined && readsPoints(text)) return Promise.reject(failure);
+          return store.query<Row>(text, params);
+        },
+        stream: <Row extends object>(text: string, params: readonly unknown[], batchRows: number): AsyncIterable<Row[]> => {
+          statements.push(text);
+          const error = failure;
+          if (error !== undefined && readsPoints(text)) {
+            return (async function* () {
+              throw error;
+            })();
+          }
+          return store.stream<Row>(text, params, batchRows);
+        },
+        exec: (script) => store.exec(script),
+        transaction: (work) => store.transaction(work),
+        close: () => store.close(),
+      };
+    },
+    /** Statements sent since the last reset that read the `point` table (series and coverage). */
+    pointReads: () => statements.filter(readsPoints).length,
+    failPointReadsWith(error: Error) {
+      failure = error;
+    },
+    reset() {
+      statements.length = 0;
+      failure = undefined;
+    },
+  };
+}
