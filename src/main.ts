@@ -14,17 +14,20 @@ async function main(): Promise<void> {
   const logger = createLogger(config);
   const started = Date.now();
   const service = await startService(config, logger);
-  logger.info({ url: service.url, ms: Date.now() - started, pid: process.pid }, 'ready');
-  if (cluster.isPrimary) printWelcome(service.url, Date.now() - started);
-  else process.send?.({ ready: service.url });
-
   const stop = async (signal: string) => {
     logger.info({ signal }, 'shutting down');
     await service.close();
+    logger.info('stopped');
     process.exit(0);
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+
+  logger.info({ url: service.url }, 'listening; preparing the database');
+  await service.ready;
+  logger.info({ url: service.url, ms: Date.now() - started, pid: process.pid }, 'ready');
+  if (cluster.isPrimary) printWelcome(service.url, Date.now() - started);
+  else process.send?.({ ready: service.url });
 }
 
 function readConfig(): Config {

@@ -35,10 +35,10 @@ export interface SeriesLoaders {
  * (metric, from, to) become one SQL statement, however many projects or aliases ask for
  * them; all coverage keys of a request become one statement.
  */
-export function createSeriesLoaders(db: Queryable, directory: ProjectDirectory): SeriesLoaders {
+export function createSeriesLoaders(db: Queryable, directory: ProjectDirectory, signal?: AbortSignal): SeriesLoaders {
   return {
-    series: new DataLoader((keys) => loadSeriesBatch(db, directory, keys), { cacheKeyFn: seriesCacheKey }),
-    coverage: new DataLoader((keys) => loadCoverageBatch(db, directory, keys), {
+    series: new DataLoader((keys) => loadSeriesBatch(db, directory, keys, signal), { cacheKeyFn: seriesCacheKey }),
+    coverage: new DataLoader((keys) => loadCoverageBatch(db, directory, keys, signal), {
       cacheKeyFn: (k) => `${k.metric}\u0000${k.slug}`,
     }),
   };
@@ -55,7 +55,7 @@ function rangeKey(key: SeriesKey): string {
   return [key.metric, key.from ?? '', key.to ?? ''].join('\u0000');
 }
 
-async function loadSeriesBatch(db: Queryable, directory: ProjectDirectory, keys: readonly SeriesKey[]): Promise<DataPoint[][]> {
+async function loadSeriesBatch(db: Queryable, directory: ProjectDirectory, keys: readonly SeriesKey[], signal?: AbortSignal): Promise<DataPoint[][]> {
   const groups = new Map<string, { from: string | null; to: string | null; ids: Set<number> }>();
   for (const key of keys) {
     const id = directory.idOf(key.metric, key.slug);
@@ -68,7 +68,7 @@ async function loadSeriesBatch(db: Queryable, directory: ProjectDirectory, keys:
   const byGroupAndProject = new Map<string, DataPoint[]>();
   await Promise.all(
     [...groups].map(async ([groupKey, group]) => {
-      const rows = await guardUnavailable(() => readSeriesJson(db, { projectIds: [...group.ids], from: group.from, to: group.to }));
+      const rows = await guardUnavailable(() => readSeriesJson(db, { projectIds: [...group.ids], from: group.from, to: group.to }, signal));
       for (const row of rows) byGroupAndProject.set(`${groupKey}\u0000${row.projectId}`, JSON.parse(row.points) as DataPoint[]);
     }),
   );
@@ -82,10 +82,11 @@ async function loadCoverageBatch(
   db: Queryable,
   directory: ProjectDirectory,
   keys: readonly Pick<SeriesKey, 'metric' | 'slug'>[],
+  signal?: AbortSignal,
 ): Promise<Coverage[]> {
   const ids = keys.map((k) => directory.idOf(k.metric, k.slug));
   const known = [...new Set(ids.filter((id): id is number => id !== undefined))];
-  const rows = known.length === 0 ? [] : await guardUnavailable(() => readCoverage(db, known));
+  const rows = known.length === 0 ? [] : await guardUnavailable(() => readCoverage(db, known, signal));
   const byId = new Map(rows.map((r) => [r.projectId, { first: r.first, last: r.last }]));
   return ids.map((id) => (id === undefined ? undefined : byId.get(id)) ?? { first: null, last: null });
 }

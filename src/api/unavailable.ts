@@ -1,4 +1,6 @@
 import { isUnavailableError } from '../db/classify-error.js';
+import type { ProjectDirectory } from '../db/project-directory.js';
+import type { ServiceState } from '../services.js';
 import { ApiError } from './api-error.js';
 
 /** Seconds a client is asked to wait when the database is away or too slow. */
@@ -29,4 +31,17 @@ export async function* guardStream<T>(source: AsyncIterable<T>): AsyncGenerator<
   } catch (cause) {
     throw asUnavailable(cause);
   }
+}
+
+/** The project directory once the database is prepared; until then (or while stopping) the 503. */
+export function readyDirectory(state: ServiceState): ProjectDirectory {
+  if (state.stopping) {
+    throw new ApiError('unavailable', 'the service is shutting down; retry shortly', { headers: { 'retry-after': String(RETRY_AFTER_SECONDS), connection: 'close' } });
+  }
+  if (state.directory === undefined) {
+    throw new ApiError('unavailable', 'the database is not ready yet (starting or reconnecting); retry shortly', {
+      headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
+    });
+  }
+  return state.directory;
 }

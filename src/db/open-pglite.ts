@@ -10,6 +10,7 @@ export async function openPglite(dir: string): Promise<Store> {
   if (!dir.startsWith('memory://')) mkdirSync(dir, { recursive: true });
   const db = await PGlite.create(dir);
   const over = (runner: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
+    // PGlite runs in this process and cannot cancel a statement; `signal` is accepted and ignored.
     query: async <Row extends object>(text: string, params: readonly unknown[] = []) =>
       (await runner.query<Row>(text, params as unknown[])).rows,
     exec: async (script) => {

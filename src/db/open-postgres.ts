@@ -13,7 +13,13 @@ export function openPostgres(options: PostgresOptions): Store {
   const sql = postgres(options.url, {
     max: options.poolSize,
     prepare: true,
+    // Arrays travel as literals (see toParameter), so the driver need not look up array types:
+    // that lookup runs on a fresh connection and its failure would surface as an unhandled rejection.
+    fetch_types: false,
     connect_timeout: options.connectTimeoutSeconds,
+    // The driver's default waits up to 20 s between reconnects after an outage; cap it at 1 s
+    // so service resumes about a second after the database is back.
+    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1) * (0.5 + Math.random() / 2),
     idle_timeout: 60,
     onnotice: () => {},
     connection: {
@@ -22,8 +28,8 @@ export function openPostgres(options: PostgresOptions): Store {
     },
   });
   const over = (runner: postgres.Sql | postgres.TransactionSql): Queryable => ({
-    query: async <Row extends object>(text: string, params: readonly unknown[] = []) =>
-      (await runner.unsafe(text, params.map(toParameter), { prepare: true })) as unknown as Row[],
+    query: async <Row extends object>(text: string, params: readonly unknown[] = [], signal?: AbortSignal) =>
+      (await cancellable(runner.unsafe(text, params.map(toParameter), { prepare: true }), signal)) as unknown as Row[],
     exec: async (script) => {
       await runner.unsafe(script).simple();
     },
@@ -32,11 +38,19 @@ export function openPostgres(options: PostgresOptions): Store {
     kind: 'postgres',
     description: `PostgreSQL at ${describeUrl(options.url)}`,
     ...over(sql),
-    stream: <Row extends object>(text: string, params: readonly unknown[], batchRows: number) =>
-      sql.unsafe(text, params.map(toParameter), { prepare: true }).cursor(batchRows) as unknown as AsyncIterable<Row[]>,
+    stream: <Row extends object>(text: string, params: readonly unknown[], batchRows: number, signal?: AbortSignal) =>
+      cancellable(sql.unsafe(text, params.map(toParameter), { prepare: true }), signal).cursor(batchRows) as unknown as AsyncIterable<Row[]>,
     transaction: async (work) => (await sql.begin((tx) => work(over(tx)))) as Awaited<ReturnType<typeof work>>,
     close: () => sql.end({ timeout: 5 }),
   };
+}
+
+/** Sends PostgreSQL a cancel request for the statement when `signal` aborts. */
+function cancellable<Q extends { cancel(): void }>(query: Q, signal: AbortSignal | undefined): Q {
+  if (signal === undefined) return query;
+  if (signal.aborted) query.cancel();
+  else signal.addEventListener('abort', () => query.cancel(), { once: true });
+  return query;
 }
 
 /**

@@ -8,12 +8,13 @@ export interface CoverageRecord {
 }
 
 /** The stored date coverage of the given projects: two index probes each. */
-export async function readCoverage(db: Queryable, projectIds: readonly number[]): Promise<CoverageRecord[]> {
+export async function readCoverage(db: Queryable, projectIds: readonly number[], signal?: AbortSignal): Promise<CoverageRecord[]> {
   return db.query<CoverageRecord>(
     `select id as "projectId",
        (select min(day) from point where project_id = id)::text as first,
        (select max(day) from point where project_id = id)::text as last
      from unnest($1::integer[]) as id`,
     [projectIds],
+    signal,
   );
 }

@@ -45,11 +45,12 @@ export interface RestSeriesQuery {
 }
 
 /** The REST body's parts, streamed a few projects at a time so a huge answer stays small in memory. */
-export function streamRestSeries(store: Store, q: RestSeriesQuery, batchRows: number): AsyncIterable<RestSeriesRow[]> {
+export function streamRestSeries(store: Store, q: RestSeriesQuery, batchRows: number, signal?: AbortSignal): AsyncIterable<RestSeriesRow[]> {
   return store.stream<RestSeriesRow>(
     REST_SERIES_SQL,
     [q.projects.map((p) => p.id), q.from, q.to, q.projects.map((p) => p.slug)],
     batchRows,
+    signal,
   );
 }
 
@@ -62,6 +63,7 @@ export interface JsonSeriesRow {
 export async function readSeriesJson(
   db: Queryable,
   q: { projectIds: readonly number[]; from: string | null; to: string | null },
+  signal?: AbortSignal,
 ): Promise<JsonSeriesRow[]> {
-  return db.query<JsonSeriesRow>(GRAPHQL_SERIES_SQL, [q.projectIds, q.from, q.to]);
+  return db.query<JsonSeriesRow>(GRAPHQL_SERIES_SQL, [q.projectIds, q.from, q.to], signal);
 }

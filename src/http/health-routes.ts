@@ -9,6 +9,8 @@ export function handleHealth(res: ServerResponse): void {
 
 /** `/readyz`: 200 only when the database answers and every migration is applied. */
 export async function handleReady(services: Services, res: ServerResponse): Promise<void> {
+  if (services.state.stopping) return sendStatus(res, 503, { status: 'stopping' });
+  if (services.state.directory === undefined) return sendStatus(res, 503, { status: 'starting: database not prepared yet' });
   try {
     const pending = await pendingMigrations(services.store);
     if (pending.length > 0) return sendStatus(res, 503, { status: 'migrations pending', pending });

@@ -1,0 +1,280 @@
+import { spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CATALOG } from '../src/catalog/load-catalog.js';
+import { loadConfig } from '../src/config.js';
+import { migrate } from '../src/db/migrate.js';
+import { openPostgres } from '../src/db/open-postgres.js';
+import { createLogger } from '../src/log.js';
+import { seedDatabase } from '../src/seed/seed-database.js';
+import { startService, type RunningService } from '../src/start-service.js';
+import { createPrivatePostgres, POSTGRES_BIN, type PrivatePostgres } from './support/private-postgres.js';
+import { TEST_DATABASE_URL } from './support/stores.js';
+import { Writable } from 'node:stream';
+
+const KEY = 'fault-test-key-0123456789';
+const DATA_PATH = '/v1/metrics/price?project=ethereum,solana&start_date=2026-01-01&end_date=2026-03-31';
+const GRAPHQL_BODY = JSON.stringify({ query: '{ metric(name: price, projects: [ethereum]) { series { points { date } } } }' });
+const available = TEST_DATABASE_URL !== undefined && POSTGRES_BIN !== undefined;
+
+/** A database server of our own that the tests stop, kill and lock, seeded with one year of data. */
+async function seededCluster(): Promise<PrivatePostgres> {
+  const pg = await createPrivatePostgres();
+  const store = openPostgres({ url: pg.url, poolSize: 2, statementTimeoutSeconds: 60, connectTimeoutSeconds: 5 });
+  await migrate(store);
+  await seedDatabase(store, CATALOG, { years: 1, lastDay: Date.parse('2026-06-30T00:00:00Z') / 86_400_000 });
+  await store.close();
+  return pg;
+}
+
+async function startOn(url: string, env: Record<string, string> = {}): Promise<{ service: RunningService; logs: string[] }> {
+  const logs: string[] = [];
+  const sink = new Writable({ write: (chunk, _e, done) => (logs.push(String(chunk)), done()) });
+  const config = loadConfig({ DATABASE_URL: url, PORT: '0', API_KEYS: KEY, CONNECT_TIMEOUT_SECONDS: '2', STATEMENT_TIMEOUT_SECONDS: '2', RATE_LIMIT_PER_MINUTE: '0', ...env });
+  return { service: await startService(config, createLogger(config, sink)), logs };
+}
+
+const get = (base: string, path: string, init: RequestInit = {}) =>
+  fetch(`${base}${path}`, { ...init, headers: { 'x-api-key': KEY, ...init.headers }, signal: init.signal ?? AbortSignal.timeout(15_000) });
+const graphql = (base: string) => get(base, '/graphql', { method: 'POST', body: GRAPHQL_BODY, headers: { 'content-type': 'application/json' } });
+
+/** Sends requests back to back from `workers` loops until `stop` resolves; returns every status seen. */
+async function traffic(base: string, workers: number, stop: Promise<unknown>): Promise<number[]> {
+  const statuses: number[] = [];
+  let done = false;
+  void stop.then(() => (done = true));
+  await Promise.all(
+    Array.from({ length: workers }, async (_, i) => {
+      while (!done) {
+        const res = await (i % 2 === 0 ? get(base, DATA_PATH) : graphql(base));
+        await res.arrayBuffer();
+        statuses.push(res.status);
+      }
+    }),
+  );
+  return statuses;
+}
+
+/** Polls until a data request answers 200; returns how long that took. */
+async function timeUntilServing(base: string, limitMs = 30_000): Promise<number> {
+  const started = Date.now();
+  while (Date.now() - started < limitMs) {
+    const res = await get(base, DATA_PATH);
+    await res.arrayBuffer();
+    if (res.status === 200) return Date.now() - started;
+    await sleep(100);
+  }
+  throw new Error(`not serving again after ${limitMs} ms`);
+}
+
+describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
+  let pg: PrivatePostgres;
+  beforeAll(async () => {
+    pg = await seededCluster();
+  }, 120_000);
+  afterAll(async () => pg?.destroy());
+
+  it('starts with the database down, answers 503 quickly, and serves once it comes back', async () => {
+    await pg.stop();
+    const { service } = await startOn(pg.url);
+    try {
+      expect((await get(service.url, '/healthz')).status).toBe(200);
+      expect((await get(service.url, '/readyz')).status).toBe(503);
+      const started = Date.now();
+      const res = await get(service.url, DATA_PATH);
+      expect(Date.now() - started).toBeLessThan(6_000);
+      expect(res.status).toBe(503);
+      expect(res.headers.get('content-type')).toBe('application/problem+json');
+      expect(res.headers.get('retry-after')).toBe('5');
+      const gql = await graphql(service.url);
+      expect(gql.status).toBe(503);
+      await pg.start();
+      const recovery = await timeUntilServing(service.url);
+      console.log(`faults: served again ${recovery} ms after the database came back (start-up case)`);
+      expect((await get(service.url, '/readyz')).status).toBe(200);
+    } finally {
+      await service.close();
+      await pg.start().catch(() => {});
+    }
+  }, 60_000);
+
+  it('answers only 200 or 503 while its connections are killed, and recovers', async () => {
+    const { service, logs } = await startOn(pg.url);
+    await service.ready;
+    const admin = postgres(pg.url, { max: 1, onnotice: () => {} });
+    try {
+      const killing = (async () => {
+        for (let i = 0; i < 10; i += 1) {
+          await admin`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'metrics-service'`;
+          await sleep(150);
+        }
+      })();
+      const statuses = await traffic(service.url, 6, killing);
+      expect(statuses.length).toBeGreaterThan(20);
+      const unexpected = statuses.filter((s) => s !== 200 && s !== 503);
+      if (unexpected.length > 0) console.log(logs.filter((l) => l.includes('"level":50')).slice(0, 5).join(''));
+      expect(unexpected).toEqual([]);
+      await timeUntilServing(service.url, 10_000);
+      expect(logs.join('')).not.toContain(KEY);
+    } finally {
+      await admin.end();
+      await service.close();
+    }
+  }, 60_000);
+
+  it('answers only 200 or 503 while the server is stopped and started under traffic, and recovers by itself', async () => {
+    const { service } = await startOn(pg.url);
+    await service.ready;
+    try {
+      let restartedAt = 0;
+      const outage = (async () => {
+        await sleep(500);
+        await pg.stop('fast');
+        await sleep(2_000);
+        await pg.start();
+        restartedAt = Date.now();
+        await sleep(500);
+      })();
+      const statuses = await traffic(service.url, 4, outage);
+      expect(statuses.filter((s) => s !== 200 && s !== 503)).toEqual([]);
+      expect(statuses).toContain(503);
+      await timeUntilServing(service.url, 15_000);
+      console.log(`faults: served again ${Date.now() - restartedAt} ms after a restart under traffic`);
+    } finally {
+      await pg.start().catch(() => {});
+      await service.close();
+    }
+  }, 60_000);
+
+  it('gives up on a query blocked by a lock after the statement timeout with a 503, then serves', async () => {
+    const { service } = await startOn(pg.url, { STATEMENT_TIMEOUT_SECONDS: '1' });
+    await service.ready;
+    const locker = postgres(pg.url, { max: 1, onnotice: () => {} });
+    try {
+      const release = await holdLock(locker);
+      const started = Date.now();
+      const res = await get(service.url, DATA_PATH);
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('5');
+      expect(Date.now() - started).toBeLessThan(3_000);
+      await release();
+      expect((await get(service.url, DATA_PATH)).status).toBe(200);
+    } finally {
+      await locker.end();
+      await service.close();
+    }
+  }, 30_000);
+
+  it('cancels the query of a client that aborts its request', async () => {
+    const { service } = await startOn(pg.url, { STATEMENT_TIMEOUT_SECONDS: '30' });
+    await service.ready;
+    const locker = postgres(pg.url, { max: 1, onnotice: () => {} });
+    const watcher = postgres(pg.url, { max: 1, onnotice: () => {} });
+    const waiting = async () =>
+      (await watcher`select count(*)::int as n from pg_stat_activity where application_name = 'metrics-service' and state = 'active' and wait_event_type = 'Lock'`)[0]!.n as number;
+    try {
+      const release = await holdLock(locker);
+      for (const request of [() => get(service.url, DATA_PATH, { signal: controller() }), () => graphqlAborted(service.url)]) {
+        const pending = request().catch((e: Error) => e);
+        await until(async () => (await waiting()) === 1, 5_000);
+        abortAll();
+        await pending;
+        await until(async () => (await waiting()) === 0, 3_000);
+      }
+      await release();
+    } finally {
+      await Promise.all([locker.end(), watcher.end()]);
+      await service.close();
+    }
+  }, 30_000);
+});
+
+describe.skipIf(!available)('graceful shutdown on SIGTERM', () => {
+  let pg: PrivatePostgres;
+  beforeAll(async () => {
+    pg = await seededCluster();
+  }, 120_000);
+  afterAll(async () => pg?.destroy());
+
+  it('turns readiness to 503, refuses new requests, finishes the one in flight and exits 0', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { ...process.env, DATABASE_URL: pg.url, PORT: '0', API_KEYS: KEY, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', STATEMENT_TIMEOUT_SECONDS: '30', SHUTDOWN_GRACE_SECONDS: '20' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    const base = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      child.stderr!.on('data', (chunk: Buffer) => {
+        text += String(chunk);
+        const url = /ready at (http:\/\/[\d.]+:\d+)/.exec(text)?.[1];
+        if (url !== undefined) resolve(url);
+      });
+      child.once('exit', (code) => reject(new Error(`exited ${code}: ${text}`)));
+    });
+    const locker = postgres(pg.url, { max: 1, onnotice: () => {} });
+    try {
+      const release = await holdLock(locker);
+      const inFlight = get(base, DATA_PATH);
+      await sleep(300);
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      child.kill('SIGTERM');
+      await sleep(300);
+      expect((await fetch(`${base}/readyz`)).status).toBe(503);
+      const refused = await get(base, DATA_PATH);
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('connection')).toBe('close');
+      expect(((await refused.json()) as { detail: string }).detail).toContain('shutting down');
+      await release();
+      const answer = await inFlight;
+      expect(answer.status).toBe(200);
+      expect(Object.keys((await answer.json()) as object)).toEqual(['ethereum', 'solana']);
+      expect(await exited).toBe(0);
+      await expect(fetch(`${base}/healthz`)).rejects.toThrow();
+    } finally {
+      child.kill('SIGKILL');
+      await locker.end();
+    }
+  }, 60_000);
+});
+
+// Private
+
+let controllers: AbortController[] = [];
+function controller(): AbortSignal {
+  const c = new AbortController();
+  controllers.push(c);
+  return c.signal;
+}
+function abortAll(): void {
+  for (const c of controllers) c.abort();
+  controllers = [];
+}
+function graphqlAborted(base: string): Promise<Response> {
+  return get(base, '/graphql', { method: 'POST', body: GRAPHQL_BODY, headers: { 'content-type': 'application/json' }, signal: controller() });
+}
+
+async function until(check: () => Promise<boolean>, limitMs: number): Promise<void> {
+  const started = Date.now();
+  while (!(await check())) {
+    if (Date.now() - started > limitMs) throw new Error(`condition not met in ${limitMs} ms`);
+    await sleep(50);
+  }
+}
+
+/** Holds an exclusive lock on `point` in an open transaction until the returned function is called. */
+async function holdLock(sql: postgres.Sql): Promise<() => Promise<void>> {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let locked!: () => void;
+  const isLocked = new Promise<void>((resolve) => (locked = resolve));
+  const transaction = sql.begin(async (tx) => {
+    await tx`lock table point in access exclusive mode`;
+    locked();
+    await released;
+  });
+  await isLocked;
+  return async () => {
+    release();
+    await transaction;
+  };
+}

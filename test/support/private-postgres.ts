@@ -1,0 +1,91 @@
+import { execFile } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { chmod, chown, mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/** The PostgreSQL server binaries of this machine, or undefined where there are none. */
+export const POSTGRES_BIN: string | undefined = (() => {
+  const root = '/usr/lib/postgresql';
+  if (!existsSync(root)) return undefined;
+  const version = readdirSync(root).sort().at(-1);
+  const bin = version === undefined ? undefined : join(root, version, 'bin');
+  return bin !== undefined && existsSync(join(bin, 'initdb')) ? bin : undefined;
+})();
+
+/**
+ * A PostgreSQL cluster of a test's own, in a temporary folder on a free port, that the
+ * test may stop, kill and start at will without touching the shared server.
+ */
+export interface PrivatePostgres {
+  url: string;
+  start(): Promise<void>;
+  /** `fast` disconnects clients and shuts down cleanly; `immediate` is a crash. */
+  stop(mode?: 'fast' | 'immediate'): Promise<void>;
+  destroy(): Promise<void>;
+}
+
+export async function createPrivatePostgres(): Promise<PrivatePostgres> {
+  if (POSTGRES_BIN === undefined) throw new Error('no PostgreSQL server binaries on this machine');
+  const dir = await mkdtemp(join(tmpdir(), 'metrics-pg-'));
+  const data = join(dir, 'data');
+  const port = await freePort();
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) {
+    // initdb refuses to run as root: the cluster belongs to the postgres user.
+    await chown(dir, uidOf('postgres'), gidOf('postgres'));
+    await chmod(dir, 0o700);
+  }
+  const pg = (tool: string, args: string[]) =>
+    asRoot ? run('runuser', ['-u', 'postgres', '--', join(POSTGRES_BIN!, tool), ...args]) : run(join(POSTGRES_BIN!, tool), args);
+  await pg('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
+  const options = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c fsync=off -c max_connections=50`;
+  const start = async () => {
+    await pg('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', '-t', '30', 'start']);
+  };
+  const stop = async (mode: 'fast' | 'immediate' = 'fast') => {
+    await pg('pg_ctl', ['-D', data, '-m', mode, '-w', '-t', '30', 'stop']);
+  };
+  await start();
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    start,
+    stop,
+    destroy: async () => {
+      await stop('immediate').catch(() => {});
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+// Private
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function uidOf(user: string): number {
+  return Number(requireLine(`/etc/passwd`, user)[2]);
+}
+
+function gidOf(user: string): number {
+  return Number(requireLine(`/etc/passwd`, user)[3]);
+}
+
+function requireLine(file: string, name: string): string[] {
+  const line = readFileSync(file, 'utf8').split('\n').find((l) => l.startsWith(`${name}:`));
+  if (line === undefined) throw new Error(`no ${name} in ${file}`);
+  return line.split(':');
+}
