@@ -32,53 +32,66 @@ for (const kind of STORE_KINDS) {
       vi.restoreAllMocks();
     });
 
-    it('accepts every key listed in the environment without asking the database', async () => {
+    it('accepts every key listed in the environment without asking the database, each with its own id', async () => {
       const [db, calls] = countingQueryable(store);
       const verifier = createKeyVerifier(db, ['env-key-one', 'env-key-two']);
 
-      expect(await verifier.verify('env-key-one')).toBe(true);
-      expect(await verifier.verify('env-key-two')).toBe(true);
+      const one = await verifier.verify('env-key-one');
+      const two = await verifier.verify('env-key-two');
+      expect(one).toEqual({ id: expect.stringMatching(/^env:[0-9a-f]{12}$/), name: 'API_KEYS[0]' });
+      expect(two).toEqual({ id: expect.stringMatching(/^env:[0-9a-f]{12}$/), name: 'API_KEYS[1]' });
+      expect(one!.id).not.toBe(two!.id);
+      expect(await verifier.verify('env-key-one')).toEqual(one);
+      expect(JSON.stringify([one, two])).not.toMatch(/env-key/);
       expect(calls).toEqual([]);
     });
 
     it('rejects a missing, empty or unknown key', async () => {
       const verifier = createKeyVerifier(store, ['env-key-one']);
 
-      expect(await verifier.verify(undefined)).toBe(false);
-      expect(await verifier.verify('')).toBe(false);
-      expect(await verifier.verify(generateApiKey())).toBe(false);
-      expect(await verifier.verify('env-key-one ')).toBe(false);
-      expect(await verifier.verify('ENV-KEY-ONE')).toBe(false);
+      expect(await verifier.verify(undefined)).toBeUndefined();
+      expect(await verifier.verify('')).toBeUndefined();
+      expect(await verifier.verify(generateApiKey())).toBeUndefined();
+      expect(await verifier.verify('env-key-one ')).toBeUndefined();
+      expect(await verifier.verify('ENV-KEY-ONE')).toBeUndefined();
     });
 
-    it('accepts a stored key and answers a repeat from its cache', async () => {
-      const { key } = await storedKey();
+    it('accepts a stored key as its row, by name and without limits of its own, and answers a repeat from its cache', async () => {
+      const { name, key } = await storedKey();
       const [db, calls] = countingQueryable(store);
       const verifier = createKeyVerifier(db, []);
 
-      expect(await verifier.verify(key)).toBe(true);
-      expect(await verifier.verify(key)).toBe(true);
+      const identity = await verifier.verify(key);
+      expect(identity).toEqual({ id: expect.stringMatching(/^db:\d+$/), name });
+      expect(await verifier.verify(key)).toEqual(identity);
       expect(calls).toHaveLength(1);
+    });
+
+    it('gives a stored key its own rate limit along with its identity', async () => {
+      const key = generateApiKey();
+      await insertApiKey(store, 'limited', hashApiKey(key), { ratePerMinute: 60, burst: 5 });
+
+      expect(await createKeyVerifier(store, []).verify(key)).toEqual({ id: expect.stringMatching(/^db:\d+$/), name: 'limited', ratePerMinute: 60, burst: 5 });
     });
 
     it('rejects a revoked key at once for a fresh verifier', async () => {
       const { name, key } = await storedKey();
       expect(await revokeApiKey(store, name)).toBe(true);
 
-      expect(await createKeyVerifier(store, []).verify(key)).toBe(false);
+      expect(await createKeyVerifier(store, []).verify(key)).toBeUndefined();
     });
 
     it('a verifier that cached a key as valid rejects it once KEY_CACHE_MS has passed after revocation', async () => {
       const { name, key } = await storedKey();
       const verifier = createKeyVerifier(store, []);
-      expect(await verifier.verify(key)).toBe(true);
+      expect(await verifier.verify(key)).toBeDefined();
 
       await revokeApiKey(store, name);
-      expect(await verifier.verify(key)).toBe(true);
+      expect(await verifier.verify(key)).toBeDefined();
       const now = Date.now();
       vi.spyOn(Date, 'now').mockReturnValue(now + KEY_CACHE_MS + 1);
 
-      expect(await verifier.verify(key)).toBe(false);
+      expect(await verifier.verify(key)).toBeUndefined();
     });
 
     it('rejects keys longer than 256 characters without a database lookup, even when stored', async () => {
@@ -87,10 +100,10 @@ for (const kind of STORE_KINDS) {
       const [db, calls] = countingQueryable(store);
       const verifier = createKeyVerifier(db, []);
 
-      expect(await verifier.verify(tooLong)).toBe(false);
-      expect(await verifier.verify('x'.repeat(100_000))).toBe(false);
+      expect(await verifier.verify(tooLong)).toBeUndefined();
+      expect(await verifier.verify('x'.repeat(100_000))).toBeUndefined();
       expect(calls).toEqual([]);
-      expect(await verifier.verify(longest)).toBe(true);
+      expect(await verifier.verify(longest)).toBeDefined();
       expect(calls).toHaveLength(1);
     });
 

@@ -46,7 +46,7 @@ const TARGETS: readonly Target[] = [
         accepts: async (key) => {
           const store = await openPglite(pgliteDir);
           try {
-            return await createKeyVerifier(store, []).verify(key);
+            return (await createKeyVerifier(store, []).verify(key)) !== undefined;
           } finally {
             await store.close();
           }
@@ -120,6 +120,9 @@ describe('usage errors', () => {
       { args: ['list', 'extra'], says: 'list takes no arguments' },
       { args: ['revoke'], says: 'revoke needs exactly one NAME' },
       { args: ['revoke', 'a/b'], says: 'invalid key name "a/b"' },
+      { args: ['create', '--name', 'ok', '--rate-per-minute', 'fast'], says: '--rate-per-minute expects a whole number from 0' },
+      { args: ['create', '--name', 'ok', '--burst', '0'], says: '--burst expects a whole number from 1' },
+      { args: ['list', '--burst', '5'], says: '--rate-per-minute and --burst go with create only' },
     ];
 
     const runs = await Promise.all(cases.map((c) => runKeys(c.args, env)));
@@ -139,6 +142,29 @@ describe('usage errors', () => {
 
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('usage: npm run keys -- create --name NAME');
+  });
+});
+
+describe('create with a rate limit of its own', () => {
+  let dir: string | undefined;
+
+  afterAll(async () => {
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('stores --rate-per-minute and --burst with the key, where the verifier finds them', { timeout: 90_000 }, async () => {
+    dir = await mkdtemp(join(tmpdir(), 'metrics-keys-limits-'));
+    const pgliteDir = join(dir, 'pglite');
+
+    const run = await runKeys(['create', '--name', 'limited', '--rate-per-minute', '60', '--burst', '5'], { PGLITE_DIR: pgliteDir });
+
+    expect(run.code).toBe(0);
+    const store = await openPglite(pgliteDir);
+    try {
+      expect(await createKeyVerifier(store, []).verify(run.stdout.trim())).toMatchObject({ name: 'limited', ratePerMinute: 60, burst: 5 });
+    } finally {
+      await store.close();
+    }
   });
 });
 

@@ -16,7 +16,7 @@ for (const kind of STORE_KINDS) {
 
     it('applies every migration once and nothing on the second run', async () => {
       const first = await migrate(db.store);
-      expect(first.applied).toEqual(['0001_catalog_and_points.sql', '0002_api_keys.sql', '0003_dataset_version.sql']);
+      expect(first.applied).toEqual(['0001_catalog_and_points.sql', '0002_api_keys.sql', '0003_dataset_version.sql', '0004_key_rate_limits.sql']);
       expect(await migrate(db.store)).toEqual({ applied: [] });
       expect(await pendingMigrations(db.store)).toEqual([]);
       const recorded = await db.store.query<{ version: string }>('select version from schema_migration order by version');
@@ -47,10 +47,10 @@ describe.skipIf(!STORE_KINDS[1]!.available)('migrations on a real server started
     const second = openPostgres({ url: db.url!, poolSize: 2, statementTimeoutSeconds: 30, connectTimeoutSeconds: 5 });
     try {
       const [a, b] = await Promise.all([migrate(db.store), migrate(second)]);
-      expect([...a.applied, ...b.applied].sort()).toEqual(['0001_catalog_and_points.sql', '0002_api_keys.sql', '0003_dataset_version.sql']);
-      expect([a.applied.length, b.applied.length].sort()).toEqual([0, 3]);
+      expect([...a.applied, ...b.applied].sort()).toEqual(['0001_catalog_and_points.sql', '0002_api_keys.sql', '0003_dataset_version.sql', '0004_key_rate_limits.sql']);
+      expect([a.applied.length, b.applied.length].sort()).toEqual([0, 4]);
       const rows = await db.store.query<{ n: number }>('select count(*)::integer as n from schema_migration');
-      expect(rows[0]?.n).toBe(3);
+      expect(rows[0]?.n).toBe(4);
     } finally {
       await second.close();
       await db.dispose();

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { isActiveKeyHash } from '../db/api-key-queries.js';
+import { findActiveKey } from '../db/api-key-queries.js';
 import type { Queryable } from '../db/store.js';
 
 /** The request header that carries the key; the only place a key counts. */
@@ -21,32 +21,56 @@ export function hashApiKey(key: string): Buffer {
   return createHash('sha256').update(key, 'utf8').digest();
 }
 
+/** Who a valid key belongs to: all the service keeps of a caller, never the key itself. */
+export interface KeyIdentity {
+  /** Stable per key: `db:<row id>` for a stored key, `env:<first 12 hex digits of its digest>` for one in `API_KEYS`. */
+  id: string;
+  name: string;
+  /** The key's own RATE_LIMIT_PER_MINUTE, when it has one. */
+  ratePerMinute?: number;
+  /** The key's own RATE_LIMIT_BURST, when it has one. */
+  burst?: number;
+}
+
 export interface KeyVerifier {
-  /** Resolves true for a configured or stored, unrevoked key. Rejects only when the store fails. */
-  verify(key: string | undefined): Promise<boolean>;
+  /**
+   * Resolves the identity of a configured or stored, unrevoked key, and undefined for any
+   * other value. Rejects only when the store fails.
+   */
+  verify(key: string | undefined): Promise<KeyIdentity | undefined>;
 }
 
 /**
  * Checks keys against `API_KEYS` (compared digest to digest in constant time) and the
  * `api_key` table. Results are cached for {@link KEY_CACHE_MS} by digest, so a busy key
- * costs no round trip and a revocation still lands within seconds.
+ * costs no round trip and a revocation (or a changed limit) still lands within seconds.
  */
 export function createKeyVerifier(db: Queryable, plainKeys: readonly string[]): KeyVerifier {
-  const configured = plainKeys.map(hashApiKey);
-  const cache = new Map<string, { active: boolean; until: number }>();
+  const configured = plainKeys.map((key, i) => {
+    const digest = hashApiKey(key);
+    return { digest, identity: { id: `env:${digest.toString('hex').slice(0, 12)}`, name: `API_KEYS[${i}]` } };
+  });
+  const cache = new Map<string, { identity: KeyIdentity | undefined; until: number }>();
 
   return {
     async verify(key) {
-      if (key === undefined || key === '' || key.length > MAX_KEY_LENGTH) return false;
+      if (key === undefined || key === '' || key.length > MAX_KEY_LENGTH) return undefined;
       const digest = hashApiKey(key);
-      if (configured.some((c) => timingSafeEqual(c, digest))) return true;
+      const listed = configured.find((c) => timingSafeEqual(c.digest, digest));
+      if (listed !== undefined) return listed.identity;
       const cacheKey = digest.toString('base64');
       const cached = cache.get(cacheKey);
-      if (cached !== undefined && cached.until > Date.now()) return cached.active;
-      const active = await isActiveKeyHash(db, digest);
+      if (cached !== undefined && cached.until > Date.now()) return cached.identity;
+      const row = await findActiveKey(db, digest);
+      const identity = row === undefined ? undefined : {
+        id: `db:${row.id}`,
+        name: row.name,
+        ...(row.ratePerMinute === null ? {} : { ratePerMinute: row.ratePerMinute }),
+        ...(row.burst === null ? {} : { burst: row.burst }),
+      };
       if (cache.size >= KEY_CACHE_MAX_ENTRIES) cache.clear();
-      cache.set(cacheKey, { active, until: Date.now() + KEY_CACHE_MS });
-      return active;
+      cache.set(cacheKey, { identity, until: Date.now() + KEY_CACHE_MS });
+      return identity;
     },
   };
 }

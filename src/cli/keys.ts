@@ -1,13 +1,14 @@
 /**
- * `npm run keys -- create --name NAME | list | revoke NAME`: manages the API keys of the
- * store the server uses (DATABASE_URL, or the embedded PGlite). `create` prints the new
- * key alone on stdout, once; only its SHA-256 digest is stored.
+ * `npm run keys -- create --name NAME [--rate-per-minute N] [--burst N] | list | revoke NAME`:
+ * manages the API keys of the store the server uses (DATABASE_URL, or the embedded
+ * PGlite). `create` prints the new key alone on stdout, once; only its SHA-256 digest is
+ * stored, with the key's own rate limit when one is given.
  * Exit code 0 on success, 1 when the command could not be carried out, 2 on a usage error.
  */
 import { parseArgs } from 'node:util';
 import { generateApiKey, hashApiKey } from '../auth/api-keys.js';
 import { loadConfig } from '../config.js';
-import { insertApiKey, listApiKeys, revokeApiKey } from '../db/api-key-queries.js';
+import { insertApiKey, listApiKeys, revokeApiKey, type KeyRateLimits } from '../db/api-key-queries.js';
 import { migrate } from '../db/migrate.js';
 import { openStore } from '../db/open-store.js';
 import type { Store } from '../db/store.js';
@@ -16,6 +17,8 @@ const USAGE = `usage: npm run keys -- create --name NAME   print a new key once 
        npm run keys -- list                 show every key's name, creation and revocation time
        npm run keys -- revoke NAME          stop a key from working (within a few seconds)
 
+create also takes --rate-per-minute N and --burst N: the key's own rate limit in cost
+units (--rate-per-minute 0: not limited), instead of RATE_LIMIT_PER_MINUTE / RATE_LIMIT_BURST.
 NAME is 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit.
 The store is the one the server uses: DATABASE_URL, or PGLITE_DIR when it is unset.`;
 
@@ -24,7 +27,7 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /** SQLSTATE unique_violation: the name (or, in theory, the digest) is taken. */
 const UNIQUE_VIOLATION = '23505';
 
-type Command = { kind: 'help' } | { kind: 'create'; name: string } | { kind: 'list' } | { kind: 'revoke'; name: string };
+type Command = { kind: 'help' } | { kind: 'create'; name: string; limits: KeyRateLimits } | { kind: 'list' } | { kind: 'revoke'; name: string };
 
 process.exitCode = await main(process.argv.slice(2));
 
@@ -62,18 +65,35 @@ async function main(args: string[]): Promise<number> {
 function parseCommand(args: string[]): Command | string {
   let parsed;
   try {
-    parsed = parseArgs({ args, allowPositionals: true, options: { name: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        name: { type: 'string' },
+        'rate-per-minute': { type: 'string' },
+        burst: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
   } catch (error) {
     return (error as Error).message;
   }
   const { values, positionals } = parsed;
   if (values.help) return { kind: 'help' };
   const [verb, ...rest] = positionals;
+  const rate = values['rate-per-minute'];
+  if (verb !== 'create' && (rate !== undefined || values.burst !== undefined)) return '--rate-per-minute and --burst go with create only';
   switch (verb) {
-    case 'create':
-      if (rest.length > 0) return `create takes no arguments besides --name; got "${rest.join(' ')}"`;
+    case 'create': {
+      if (rest.length > 0) return `create takes no arguments besides its options; got "${rest.join(' ')}"`;
       if (values.name === undefined) return 'create needs --name NAME';
-      return NAME.test(values.name) ? { kind: 'create', name: values.name } : badName(values.name);
+      if (!NAME.test(values.name)) return badName(values.name);
+      const ratePerMinute = rate === undefined ? undefined : wholeNumber('--rate-per-minute', rate, 0);
+      const burst = values.burst === undefined ? undefined : wholeNumber('--burst', values.burst, 1);
+      if (typeof ratePerMinute === 'string') return ratePerMinute;
+      if (typeof burst === 'string') return burst;
+      return { kind: 'create', name: values.name, limits: { ratePerMinute, burst } };
+    }
     case 'list':
       if (rest.length > 0 || values.name !== undefined) return 'list takes no arguments';
       return { kind: 'list' };
@@ -89,6 +109,12 @@ function parseCommand(args: string[]): Command | string {
   }
 }
 
+/** The option's value as a whole number of at least `min`, or a message saying what was expected. */
+function wholeNumber(option: string, text: string, min: number): number | string {
+  const value = /^\d{1,9}$/.test(text) ? Number(text) : Number.NaN;
+  return value >= min ? value : `${option} expects a whole number from ${min} to 999999999; got ${JSON.stringify(text)}`;
+}
+
 function badName(name: string): string {
   return `invalid key name ${JSON.stringify(name)}: expected 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit`;
 }
@@ -98,7 +124,7 @@ async function run(store: Store, command: Exclude<Command, { kind: 'help' }>): P
     case 'create': {
       const key = generateApiKey();
       try {
-        await insertApiKey(store, command.name, hashApiKey(key));
+        await insertApiKey(store, command.name, hashApiKey(key), command.limits);
       } catch (cause) {
         if ((cause as { code?: unknown }).code === UNIQUE_VIOLATION) {
           throw new Error(`a key named ${command.name} already exists`, { cause });

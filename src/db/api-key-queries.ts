@@ -6,18 +6,37 @@ export interface ApiKeyRecord {
   revokedAt: string | null;
 }
 
-/** Stores a key's digest under a unique name. Throws when the name is taken. */
-export async function insertApiKey(db: Queryable, name: string, keyHash: Buffer): Promise<void> {
-  await db.query('insert into api_key (name, key_hash) values ($1, $2)', [name, keyHash]);
+/** A key's own rate limit; an absent field falls back to RATE_LIMIT_PER_MINUTE or RATE_LIMIT_BURST. */
+export interface KeyRateLimits {
+  ratePerMinute?: number | undefined;
+  burst?: number | undefined;
 }
 
-/** True when a key with this digest exists and is not revoked. */
-export async function isActiveKeyHash(db: Queryable, keyHash: Buffer): Promise<boolean> {
-  const rows = await db.query<{ active: boolean }>(
-    'select revoked_at is null as active from api_key where key_hash = $1',
+/** What a request may know of an active key: its row id, name and own limits (null: the default). */
+export interface ActiveKeyRecord {
+  id: number;
+  name: string;
+  ratePerMinute: number | null;
+  burst: number | null;
+}
+
+/** Stores a key's digest under a unique name, with its own limits if any. Throws when the name is taken. */
+export async function insertApiKey(db: Queryable, name: string, keyHash: Buffer, limits: KeyRateLimits = {}): Promise<void> {
+  await db.query(
+    'insert into api_key (name, key_hash, rate_per_minute, rate_burst) values ($1, $2, $3, $4)',
+    [name, keyHash, limits.ratePerMinute ?? null, limits.burst ?? null],
+  );
+}
+
+/** The key with this digest when it exists and is not revoked. */
+export async function findActiveKey(db: Queryable, keyHash: Buffer): Promise<ActiveKeyRecord | undefined> {
+  const rows = await db.query<ActiveKeyRecord>(
+    `select id, name, rate_per_minute as "ratePerMinute", rate_burst as burst
+     from api_key
+     where key_hash = $1 and revoked_at is null`,
     [keyHash],
   );
-  return rows[0]?.active === true;
+  return rows[0];
 }
 
 export async function listApiKeys(db: Queryable): Promise<ApiKeyRecord[]> {

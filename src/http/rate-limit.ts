@@ -1,0 +1,205 @@
+/**
+ * Per-key rate limiting: a token bucket per API key, shared by REST and GraphQL.
+ *
+ * A bucket holds up to `burst` units and refills at `perMinute / 60` units a second. A
+ * request pays one unit when its key is accepted and the rest of its cost (see
+ * `requestCost`) once it is validated; a charge the bucket cannot cover takes nothing and
+ * is refused with a 429 whose `Retry-After` says when it could be covered. A cost above
+ * the burst is charged as the whole burst, so every request can succeed from a full bucket.
+ *
+ * Response fields follow draft-ietf-httpapi-ratelimit-headers-10 (September 2025),
+ * structured-field syntax: `RateLimit-Policy: "default";q=<burst>;w=<seconds to refill
+ * from empty>` (so q/w is the sustained rate and `r` never exceeds `q`), and
+ * `RateLimit: "default";r=<whole units left>;t=<seconds until full>`. On a 429, `t` is
+ * the `Retry-After` value, because §6 says Retry-After should not point earlier than `t`.
+ *
+ * Deployment: the in-memory store keeps buckets in this process only. With `WORKERS` > 1,
+ * or several instances behind a load balancer, each process has its own buckets, so a
+ * key's effective limit is the configured one times the number of processes. A shared
+ * limit needs a shared {@link RateLimitStore}, e.g. Redis running the refill-and-take
+ * step as one atomic Lua script (`EVALSHA`) keyed by the caller id, with the bucket's
+ * expiry set to its time-to-full so idle keys cost no memory.
+ */
+import { ApiError } from '../api/api-error.js';
+import type { KeyIdentity } from '../auth/api-keys.js';
+
+/** A bucket's shape: `perMinute` 0 means unlimited. */
+export interface RateLimitPolicy {
+  perMinute: number;
+  burst: number;
+}
+
+/** What a store answers for one charge; all durations are whole seconds, rounded up. */
+export interface RateLimitOutcome {
+  allowed: boolean;
+  /** Whole units left after this charge (or, when refused, before it). */
+  remaining: number;
+  /** Until the bucket is full again. */
+  resetSeconds: number;
+  /** Until the refused charge could be covered; 0 when allowed. */
+  retryAfterSeconds: number;
+}
+
+/**
+ * Where buckets live. `take` refills the bucket of `key` up to `now` (ms since the epoch)
+ * and removes `cost` units when it holds them, in one atomic step.
+ */
+export interface RateLimitStore {
+  take(key: string, cost: number, now: number, policy: RateLimitPolicy): RateLimitOutcome | Promise<RateLimitOutcome>;
+}
+
+/** One request's account with its caller's bucket. */
+export interface RateLimitMeter {
+  /**
+   * Charges the request's full cost; the unit paid when the meter was opened counts
+   * towards the first charge. Throws the 429 ApiError (with `Retry-After`, `RateLimit`
+   * and `RateLimit-Policy`) when the bucket cannot cover it.
+   */
+  charge(cost: number): Promise<void>;
+}
+
+/** Called with the `RateLimit` and `RateLimit-Policy` fields after every successful charge. */
+export type RateLimitHeadersListener = (headers: Readonly<Record<string, string>>) => void;
+
+export interface RateLimiter {
+  /**
+   * Opens a meter for one request of `caller`, charging one unit: every request that
+   * got past authentication costs at least that. Throws the 429 ApiError when even that
+   * unit is not there. An unlimited caller gets a meter that charges nothing and reports no fields.
+   */
+  open(caller: KeyIdentity, onHeaders: RateLimitHeadersListener): Promise<RateLimitMeter>;
+}
+
+/**
+ * A limiter applying `defaults` (RATE_LIMIT_PER_MINUTE, RATE_LIMIT_BURST) to every key
+ * without its own `ratePerMinute` / `burst`.
+ */
+export function createRateLimiter(
+  defaults: RateLimitPolicy,
+  options: { store?: RateLimitStore; now?: () => number } = {},
+): RateLimiter {
+  const store = options.store ?? createMemoryRateLimitStore();
+  const now = options.now ?? Date.now;
+
+  return {
+    async open(caller, onHeaders) {
+      const policy = { perMinute: caller.ratePerMinute ?? defaults.perMinute, burst: caller.burst ?? defaults.burst };
+      if (policy.perMinute <= 0) return UNLIMITED;
+      // A refused charge leaves the unit paid at the door spent, so a retry needs that unit again too.
+      const take = async (cost: number, spent: number): Promise<void> => {
+        const outcome = await store.take(caller.id, cost, now(), policy);
+        if (!outcome.allowed) {
+          const retryAfterSeconds = outcome.retryAfterSeconds + wholeSeconds((spent * 60_000) / policy.perMinute);
+          throw rateLimited({ ...outcome, retryAfterSeconds }, policy, cost + spent);
+        }
+        onHeaders(rateLimitHeaders(outcome, policy));
+      };
+      await take(1, 0);
+      let prepaid = 1;
+      return {
+        async charge(cost) {
+          const due = Math.min(cost, policy.burst) - prepaid;
+          const spent = prepaid;
+          prepaid = 0;
+          if (due > 0) await take(due, spent);
+        },
+      };
+    },
+  };
+}
+
+/** Bounds of the in-memory store. */
+export interface MemoryStoreOptions {
+  /** Buckets kept at most; beyond it, full (idle) buckets go first, then the least recently used. */
+  maxKeys?: number;
+}
+
+export interface MemoryRateLimitStore extends RateLimitStore {
+  /** Answers at once: memory needs no round trip. */
+  take(key: string, cost: number, now: number, policy: RateLimitPolicy): RateLimitOutcome;
+  /** Buckets held now. */
+  readonly size: number;
+}
+
+/**
+ * Buckets in a Map, in least-recently-used order. A bucket that has refilled completely
+ * says nothing a fresh one would not, so making room drops those first; memory stays
+ * within `maxKeys` buckets whatever the number of keys.
+ */
+export function createMemoryRateLimitStore(options: MemoryStoreOptions = {}): MemoryRateLimitStore {
+  const maxKeys = options.maxKeys ?? 10_000;
+  const buckets = new Map<string, Bucket>();
+
+  return {
+    get size() {
+      return buckets.size;
+    },
+    take(key, cost, now, policy) {
+      const perMs = policy.perMinute / 60_000;
+      const bucket = buckets.get(key);
+      if (bucket === undefined) makeRoom(buckets, maxKeys, now);
+      else buckets.delete(key);
+      const held = bucket === undefined ? policy.burst : Math.min(policy.burst, bucket.tokens + Math.max(0, now - bucket.updatedAt) * perMs);
+      const allowed = held + EPSILON >= cost;
+      const tokens = allowed ? Math.max(0, held - cost) : held;
+      const fullAt = now + (policy.burst - tokens) / perMs;
+      buckets.set(key, { tokens, updatedAt: now, fullAt });
+      return {
+        allowed,
+        remaining: Math.floor(tokens + EPSILON),
+        resetSeconds: wholeSeconds((policy.burst - tokens) / perMs),
+        retryAfterSeconds: allowed ? 0 : Math.max(1, wholeSeconds((cost - tokens) / perMs)),
+      };
+    },
+  };
+}
+
+// Private
+
+interface Bucket {
+  tokens: number;
+  updatedAt: number;
+  /** When the bucket will hold its whole burst again, if left alone. */
+  fullAt: number;
+}
+
+/** The policy name both fields carry. */
+const POLICY_NAME = 'default';
+
+/** Absorbs floating-point dust from fractional refills (0.1 + 0.2 units and the like). */
+const EPSILON = 1e-9;
+
+const UNLIMITED: RateLimitMeter = { charge: async () => {} };
+
+/** `RateLimit-Policy` and `RateLimit` for one outcome (draft-ietf-httpapi-ratelimit-headers-10 §3, §4). */
+function rateLimitHeaders(outcome: RateLimitOutcome, policy: RateLimitPolicy): Record<string, string> {
+  return {
+    'ratelimit-policy': `"${POLICY_NAME}";q=${policy.burst};w=${Math.max(1, wholeSeconds((policy.burst * 60_000) / policy.perMinute))}`,
+    ratelimit: `"${POLICY_NAME}";r=${outcome.remaining};t=${outcome.resetSeconds}`,
+  };
+}
+
+function rateLimited(outcome: RateLimitOutcome, policy: RateLimitPolicy, cost: number): ApiError {
+  const retryAfter = String(outcome.retryAfterSeconds);
+  const detail = `this request costs ${cost} units and the key has ${outcome.remaining} left `
+    + `(at most ${policy.burst}, refilled at ${policy.perMinute} a minute); retry in ${retryAfter} s`;
+  return new ApiError('rate-limited', detail, {
+    headers: {
+      'retry-after': retryAfter,
+      ...rateLimitHeaders({ ...outcome, resetSeconds: outcome.retryAfterSeconds }, policy),
+    },
+  });
+}
+
+function makeRoom(buckets: Map<string, Bucket>, maxKeys: number, now: number): void {
+  if (buckets.size < maxKeys) return;
+  for (const [key, bucket] of buckets) if (bucket.fullAt <= now) buckets.delete(key);
+  for (const key of buckets.keys()) {
+    if (buckets.size < maxKeys) break;
+    buckets.delete(key);
+  }
+}
+
+function wholeSeconds(ms: number): number {
+  return Math.ceil(ms / 1000 - EPSILON);
+}

@@ -1,0 +1,327 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiError } from '../src/api/api-error.js';
+import { ASSUMED_HISTORY_YEARS, requestCost } from '../src/api/request-cost.js';
+import { hashApiKey } from '../src/auth/api-keys.js';
+import { CATALOG } from '../src/catalog/load-catalog.js';
+import { loadConfig } from '../src/config.js';
+import { fromEpochDay, todayEpochDay } from '../src/dates.js';
+import { insertApiKey } from '../src/db/api-key-queries.js';
+import { createMemoryRateLimitStore, createRateLimiter, type RateLimitPolicy } from '../src/http/rate-limit.js';
+import { startTestService, type TestService } from './support/service.js';
+import { STORE_KINDS } from './support/stores.js';
+
+/** One unit a second, five at most. */
+const POLICY: RateLimitPolicy = { perMinute: 60, burst: 5 };
+const CALLER = { id: 'env:0123456789ab', name: 'API_KEYS[0]' };
+
+describe('rate limit configuration', () => {
+  it('defaults to 600 units a minute with bursts of 1200, takes 0 a minute as no default limit, and names a bad value', () => {
+    expect(loadConfig({})).toMatchObject({ rateLimitPerMinute: 600, rateLimitBurst: 1200 });
+    expect(loadConfig({ RATE_LIMIT_PER_MINUTE: '0' }).rateLimitPerMinute).toBe(0);
+    expect(() => loadConfig({ RATE_LIMIT_PER_MINUTE: '-1', RATE_LIMIT_BURST: '0' })).toThrow(/RATE_LIMIT_PER_MINUTE[\s\S]*RATE_LIMIT_BURST/);
+  });
+});
+
+describe('the in-memory token bucket', () => {
+  it('starts full, lets the whole burst through at once, then refuses', () => {
+    const store = createMemoryRateLimitStore();
+
+    const taken = [1, 1, 1, 1, 1].map((cost) => store.take('k', cost, 0, POLICY));
+    const refused = store.take('k', 1, 0, POLICY);
+
+    expect(taken.map((o) => [o.allowed, o.remaining])).toEqual([[true, 4], [true, 3], [true, 2], [true, 1], [true, 0]]);
+    expect(refused).toEqual({ allowed: false, remaining: 0, resetSeconds: 5, retryAfterSeconds: 1 });
+  });
+
+  it('refills at perMinute / 60 units a second and never beyond the burst', () => {
+    const store = createMemoryRateLimitStore();
+    store.take('k', 5, 0, POLICY);
+
+    expect(store.take('k', 1, 999, POLICY).allowed).toBe(false);
+    expect(store.take('k', 1, 1_000, POLICY)).toMatchObject({ allowed: true, remaining: 0 });
+    expect(store.take('k', 1, 3_500, POLICY)).toMatchObject({ allowed: true, remaining: 1, resetSeconds: 4 });
+    expect(store.take('k', 1, 3_600_000, POLICY)).toMatchObject({ allowed: true, remaining: 4, resetSeconds: 1 });
+  });
+
+  it('asks a refused caller to retry once the missing units have refilled, in whole seconds rounded up', () => {
+    const store = createMemoryRateLimitStore();
+    store.take('k', 5, 0, POLICY);
+
+    expect(store.take('k', 3, 500, POLICY)).toEqual({ allowed: false, remaining: 0, resetSeconds: 5, retryAfterSeconds: 3 });
+    expect(store.take('k', 3, 2_999, POLICY).retryAfterSeconds).toBe(1);
+    expect(store.take('k', 3, 3_000, POLICY)).toMatchObject({ allowed: true, remaining: 0 });
+  });
+
+  it('takes nothing for a refused charge', () => {
+    const store = createMemoryRateLimitStore();
+    store.take('k', 4, 0, POLICY);
+
+    expect(store.take('k', 2, 0, POLICY).allowed).toBe(false);
+    expect(store.take('k', 1, 0, POLICY)).toMatchObject({ allowed: true, remaining: 0 });
+  });
+
+  it('keeps one bucket per key', () => {
+    const store = createMemoryRateLimitStore();
+    store.take('a', 5, 0, POLICY);
+
+    expect(store.take('b', 1, 0, POLICY)).toMatchObject({ allowed: true, remaining: 4 });
+    expect(store.take('a', 1, 0, POLICY).allowed).toBe(false);
+  });
+
+  it('holds at most maxKeys buckets, dropping refilled ones before drained ones', () => {
+    const store = createMemoryRateLimitStore({ maxKeys: 2 });
+    store.take('drained', 5, 0, POLICY);
+    store.take('sipped', 1, 0, POLICY);
+
+    store.take('newcomer', 1, 2_000, POLICY);
+
+    expect(store.size).toBe(2);
+    expect(store.take('drained', 5, 2_000, POLICY).allowed).toBe(false);
+    for (let i = 0; i < 1_000; i += 1) store.take(`key-${i}`, 1, 10_000 + i, POLICY);
+    expect(store.size).toBe(2);
+  });
+});
+
+describe('the rate limiter', () => {
+  const clock = (start = 0) => {
+    const time = { now: start };
+    return [time, () => time.now] as const;
+  };
+  const headersOf = () => {
+    const seen: Record<string, string>[] = [];
+    return [seen, (h: Readonly<Record<string, string>>) => seen.push({ ...h })] as const;
+  };
+
+  it('charges one unit on open and counts it towards the first charge only', async () => {
+    const [, now] = clock();
+    const limiter = createRateLimiter({ perMinute: 60, burst: 10 }, { now });
+    const [seen, onHeaders] = headersOf();
+
+    const meter = await limiter.open(CALLER, onHeaders);
+    await meter.charge(3);
+    await meter.charge(2);
+
+    expect(seen.map((h) => h.ratelimit)).toEqual(['"default";r=9;t=1', '"default";r=7;t=3', '"default";r=5;t=5']);
+  });
+
+  it('describes the bucket as draft-10 fields: q is the burst and w the seconds to refill it from empty', async () => {
+    const [seen, onHeaders] = headersOf();
+
+    await createRateLimiter({ perMinute: 600, burst: 1200 }, { now: () => 0 }).open(CALLER, onHeaders);
+
+    expect(seen[0]).toEqual({ 'ratelimit-policy': '"default";q=1200;w=120', ratelimit: '"default";r=1199;t=1' });
+  });
+
+  it('charges a cost above the burst as the whole burst, so it passes from a full bucket', async () => {
+    const [seen, onHeaders] = headersOf();
+    const meter = await createRateLimiter(POLICY, { now: () => 0 }).open(CALLER, onHeaders);
+
+    await meter.charge(761);
+
+    expect(seen.at(-1)?.ratelimit).toBe('"default";r=0;t=5');
+  });
+
+  it('refuses with a 429 ApiError whose Retry-After covers the whole cost again, and RateLimit whose t matches it', async () => {
+    const [time, now] = clock();
+    const limiter = createRateLimiter(POLICY, { now });
+    await (await limiter.open(CALLER, () => {})).charge(5);
+    time.now = 1_500;
+
+    const meter = await limiter.open(CALLER, () => {});
+    const error = await meter.charge(3).then(() => undefined, (e: unknown) => e);
+
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({
+      kind: 'rate-limited',
+      status: 429,
+      headers: { 'retry-after': '3', ratelimit: '"default";r=0;t=3', 'ratelimit-policy': '"default";q=5;w=5' },
+    });
+    await expect(limiter.open(CALLER, () => {})).rejects.toMatchObject({ kind: 'rate-limited', headers: { 'retry-after': '1' } });
+  });
+
+  it('applies a key\'s own limit instead of the defaults; 0 per minute means no limit and no fields', async () => {
+    const limiter = createRateLimiter({ perMinute: 0, burst: 1 }, { now: () => 0 });
+    const [own, onOwn] = headersOf();
+    const [free, onFree] = headersOf();
+
+    await limiter.open({ ...CALLER, id: 'db:1', ratePerMinute: 6, burst: 3 }, onOwn);
+    const meter = await limiter.open(CALLER, onFree);
+    await meter.charge(1_000_000);
+
+    expect(own).toEqual([{ 'ratelimit-policy': '"default";q=3;w=30', ratelimit: '"default";r=2;t=10' }]);
+    expect(free).toEqual([]);
+  });
+});
+
+describe('request cost', () => {
+  const TODAY = '2026-06-30';
+  const cost = (projects: number, from: string | null, to: string | null) =>
+    requestCost({ slugs: Array.from({ length: projects }, (_, i) => `p${i}`), from, to }, TODAY);
+
+  it('is one unit per project-year asked for, rounded up, and never less than one', () => {
+    expect(cost(1, '2026-06-30', '2026-06-30')).toBe(1);
+    expect(cost(3, '2025-07-01', '2026-06-30')).toBe(3);
+    expect(cost(3, '2025-06-30', '2026-06-30')).toBe(4);
+    expect(cost(76, '2026-01-01', '2026-01-31')).toBe(7);
+    expect(cost(76, '2025-07-01', '2026-06-30')).toBe(76);
+  });
+
+  it(`counts an omitted end as today and an omitted start as ${ASSUMED_HISTORY_YEARS} years before the end`, () => {
+    const tenYearsToToday = 3_653; // 2016-06-30 .. 2026-06-30: 3 652 days apart (two leap days), both ends counted
+    expect(cost(76, null, null)).toBe(Math.ceil((76 * tenYearsToToday) / 365));
+    expect(cost(1, '2026-01-01', null)).toBe(cost(1, '2026-01-01', TODAY));
+    expect(cost(2, null, '2020-12-31')).toBe(cost(2, '2010-12-31', '2020-12-31'));
+  });
+
+  it('prices bounds beyond that span like omitted ones: no point lies in the future or further back', () => {
+    expect(cost(5, '1900-01-01', '2099-12-31')).toBe(cost(5, null, null));
+    expect(cost(5, '2030-01-01', '2031-01-01')).toBe(1);
+  });
+});
+
+for (const kind of STORE_KINDS) {
+  describe.skipIf(!kind.available)(`rate limits over HTTP on ${kind.name}`, () => {
+    // One unit a minute: nothing refills noticeably while a test runs, so counts are exact.
+    const KEYS = ['rl-rest', 'rl-shared', 'rl-other', 'rl-unauthorized'] as const;
+    const SMALL = '/v1/metrics/token-price-usd?project=ethereum&start_date=2026-06-01&end_date=2026-06-30';
+    const BIG = '/v1/metrics/etf-aum-change-pct';
+    let service: TestService;
+
+    beforeAll(async () => {
+      service = await startTestService(kind, { API_KEYS: KEYS.join(','), RATE_LIMIT_PER_MINUTE: '1', RATE_LIMIT_BURST: '5' });
+    });
+
+    afterAll(async () => {
+      await service?.stop();
+    });
+
+    const get = async (path: string, key: string) => {
+      const res = await service.get(path, { key });
+      const body = await res.text();
+      return { res, status: res.status, body, ratelimit: res.headers.get('ratelimit'), policy: res.headers.get('ratelimit-policy') };
+    };
+    const storedKey = async (name: string, limits: { ratePerMinute?: number; burst?: number }) => {
+      const key = `${name}-0123456789abcdef`;
+      await insertApiKey(service.running.services.store, name, hashApiKey(key), limits);
+      return key;
+    };
+    const remaining = (field: string | null) => Number(/;r=(\d+)/.exec(field ?? '')?.[1]);
+
+    it('counts REST requests down in RateLimit, then answers a 429 problem with Retry-After and both fields', async () => {
+      const served = [];
+      for (let i = 0; i < 5; i += 1) served.push(await get(SMALL, 'rl-rest'));
+      const refused = await get(SMALL, 'rl-rest');
+
+      expect(served.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+      expect(served.map((r) => remaining(r.ratelimit))).toEqual([4, 3, 2, 1, 0]);
+      expect(served[0]!.ratelimit).toBe('"default";r=4;t=60');
+      for (const r of served) expect(r.policy).toBe('"default";q=5;w=300');
+
+      expect(refused.status).toBe(429);
+      expect(refused.res.headers.get('content-type')).toBe('application/problem+json');
+      expect(JSON.parse(refused.body)).toMatchObject({ type: '/docs#problem-rate-limited', title: 'Too Many Requests', status: 429 });
+      const retryAfter = refused.res.headers.get('retry-after');
+      expect(retryAfter).toMatch(/^\d+$/);
+      expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
+      expect(Number(retryAfter)).toBeLessThanOrEqual(60);
+      expect(refused.ratelimit).toBe(`"default";r=0;t=${retryAfter}`);
+      expect(refused.policy).toBe('"default";q=5;w=300');
+    });
+
+    it('charges a 400 and an unknown metric one unit each, and carries the fields on them too', async () => {
+      const key = await storedKey('rl-errors', { burst: 10 });
+
+      const bad = await get('/v1/metrics/token-price-usd?start_date=2026-02-30', key);
+      const unknown = await get('/v1/metrics/no-such-metric', key);
+
+      expect([bad.status, unknown.status]).toEqual([400, 404]);
+      expect([bad.ratelimit, unknown.ratelimit]).toEqual(['"default";r=9;t=60', '"default";r=8;t=120']);
+    });
+
+    it('shares the budget with GraphQL: a key used up over REST gets RATE_LIMITED with status 429 there', async () => {
+      for (let i = 0; i < 5; i += 1) expect((await get(SMALL, 'rl-shared')).status).toBe(200);
+
+      const res = await service.graphql('{ metric(name: token_price_usd, projects: [ethereum]) { name } }', undefined, 'rl-shared');
+      const body = (await res.json()) as { data?: unknown; errors?: { extensions?: { code?: string } }[] };
+
+      expect(res.status).toBe(429);
+      expect(body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
+      expect(body.data ?? null).toBeNull();
+      expect(res.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
+      expect(res.headers.get('ratelimit')).toBe(`"default";r=0;t=${res.headers.get('retry-after')}`);
+    });
+
+    it('charges a GraphQL metric field its cost in the resolver, refusing one the bucket cannot cover', async () => {
+      const key = await storedKey('rl-graphql', { burst: 10 });
+      // 76 projects × 31 days: 7 units, 1 of them paid at the door.
+      const january = '{ metric(name: etf_aum_change_pct, from: "2026-01-01", to: "2026-01-31") { name } }';
+
+      const first = await service.graphql(january, undefined, key);
+      await first.arrayBuffer();
+      const second = await service.graphql(january, undefined, key);
+      const body = (await second.json()) as { data?: unknown; errors?: { extensions?: { code?: string } }[] };
+
+      expect(first.status).toBe(200);
+      expect(first.headers.get('ratelimit')).toBe('"default";r=3;t=420');
+      expect(second.status).toBe(429);
+      expect(body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
+      expect(body.data ?? null).toBeNull();
+      // 2 units left after the door; the whole 7 again needs 5 more at one a minute.
+      const retryAfter = Number(second.headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThan(240);
+      expect(retryAfter).toBeLessThanOrEqual(300);
+      expect(second.headers.get('ratelimit')).toBe(`"default";r=2;t=${retryAfter}`);
+    });
+
+    it('charges a request for 76 projects over the whole range more than a small one', async () => {
+      const key = await storedKey('rl-big', { burst: 2_000 });
+      const today = fromEpochDay(todayEpochDay());
+      const allIssuers = CATALOG.byName.get('etf-aum-change-pct')!.projects;
+
+      const small = await get(SMALL, key);
+      const big = await get(BIG, key);
+
+      expect([small.status, big.status]).toEqual([200, 200]);
+      expect(remaining(small.ratelimit)).toBe(1_999);
+      expect(allIssuers).toHaveLength(76);
+      const bigCost = requestCost({ slugs: allIssuers, from: null, to: null }, today);
+      expect(bigCost).toBeGreaterThan(700);
+      expect(remaining(big.ratelimit)).toBe(1_999 - bigCost);
+    });
+
+    it('leaves every other key\'s budget alone', async () => {
+      const other = await get(SMALL, 'rl-other');
+
+      expect(other.status).toBe(200);
+      expect(other.ratelimit).toBe('"default";r=4;t=60');
+    });
+
+    it('applies a key\'s own limit from the database, and exempts a key whose own rate is 0', async () => {
+      const limited = await storedKey('rl-own', { ratePerMinute: 6, burst: 2 });
+      const exempt = await storedKey('rl-exempt', { ratePerMinute: 0 });
+
+      const statuses = [];
+      for (let i = 0; i < 3; i += 1) statuses.push((await get(SMALL, limited)).status);
+      const first = await get(SMALL, exempt);
+      for (let i = 0; i < 10; i += 1) expect((await get(SMALL, exempt)).status).toBe(200);
+
+      expect(statuses).toEqual([200, 200, 429]);
+      expect((await get(SMALL, limited)).policy).toBe('"default";q=2;w=20');
+      expect(first.status).toBe(200);
+      expect([first.ratelimit, first.policy]).toEqual([null, null]);
+    });
+
+    it('never charges a request refused for its key', async () => {
+      for (const key of [null, '', 'rl-unauthorized-not-quite']) {
+        for (let i = 0; i < 6; i += 1) {
+          const res = await service.get(SMALL, { key });
+          expect(res.status).toBe(401);
+          expect(res.headers.get('ratelimit')).toBeNull();
+          await res.arrayBuffer();
+        }
+      }
+
+      expect((await get(SMALL, 'rl-unauthorized')).ratelimit).toBe('"default";r=4;t=60');
+    });
+  });
+}
