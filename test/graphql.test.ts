@@ -384,7 +384,7 @@ for (const kind of STORE_KINDS) {
         const changed = first.body.data!.a.series[0]!;
         const day = changed.points[0]!.date;
         expect(changed.points[0]!.value).not.toBe(12.5);
-        const projectId = service.running.services.directory.idOf('etf-aum-change-pct', changed.slug)!;
+        const projectId = service.running.services.state.directory!.idOf('etf-aum-change-pct', changed.slug)!;
         await upsertPoints(service.running.services.store, [{ projectId, day, value: '12.5', extra: null }]);
         probe.reset();
 

@@ -57,6 +57,9 @@ export function createSeriesRequestSchema(catalog: Catalog) {
 
 // Private
 
+/** Offending projects named one by one in an error; any more are only counted. */
+const MAX_NAMED_PROJECTS = 5;
+
 function resolveSlugs(metric: MetricDefinition, projects: readonly string[] | undefined, ctx: z.RefinementCtx): string[] {
   const allowed = `allowed: ${metric.projects.join(', ')}`;
   if (projects === undefined) {
@@ -68,10 +71,14 @@ function resolveSlugs(metric: MetricDefinition, projects: readonly string[] | un
   if (projects.length === 0) {
     ctx.addIssue({ code: 'custom', path: ['projects'], message: `name at least one project; ${allowed}` });
   }
-  for (const slug of projects) {
+  // Each distinct offending value once, the first few by name: a 1 MB list of bad slugs
+  // must not become an answer of megabytes that repeats the allowed list per item.
+  const distinct = [...new Set(projects)];
+  const offending = distinct.filter((slug) => slug === '' || !metric.projects.includes(slug));
+  for (const slug of offending.slice(0, MAX_NAMED_PROJECTS)) {
     if (slug === '') {
       ctx.addIssue({ code: 'custom', path: ['projects'], message: `empty project name in the list; ${allowed}` });
-    } else if (!metric.projects.includes(slug)) {
+    } else {
       const sameLetters = metric.projects.find((p) => p.toLowerCase() === slug.toLowerCase());
       const hint = sameLetters === undefined ? '' : ` (slugs are case-sensitive: did you mean ${JSON.stringify(sameLetters)}?)`;
       ctx.addIssue({
@@ -81,7 +88,10 @@ function resolveSlugs(metric: MetricDefinition, projects: readonly string[] | un
       });
     }
   }
-  return [...new Set(projects)];
+  if (offending.length > MAX_NAMED_PROJECTS) {
+    ctx.addIssue({ code: 'custom', path: ['projects'], message: `and ${offending.length - MAX_NAMED_PROJECTS} more that are not projects of ${metric.name}` });
+  }
+  return distinct;
 }
 
 /** Keeps hostile inputs from bloating error bodies. */

@@ -3,12 +3,14 @@ import ZodPlugin from '@pothos/plugin-zod';
 import { GraphQLError } from 'graphql';
 import { toParamErrors } from '../api/run-series-request.js';
 import type { SeriesLoaders } from '../api/series-loader.js';
+import type { RateLimitMeter } from '../http/rate-limit.js';
 import type { Services } from '../services.js';
 
-/** What every resolver sees: the shared services and this request's own loaders. */
+/** What every resolver sees: the shared services, this request's own loaders and its rate-limit meter. */
 export interface GraphqlContext {
   services: Services;
   loaders: SeriesLoaders;
+  meter: RateLimitMeter;
 }
 
 /** GraphQL argument names for the fields of the shared series request. */

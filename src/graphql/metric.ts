@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import { requestCost } from '../api/request-cost.js';
 import { createSeriesRequestSchema, type SeriesRequest } from '../api/series-request.js';
 import { CATALOG } from '../catalog/load-catalog.js';
+import { fromEpochDay, todayEpochDay } from '../dates.js';
 import { builder } from './builder.js';
 import { MetricNameEnum, ProjectEnum, ValueKindEnum } from './enums.js';
 import { SeriesRef } from './series.js';
@@ -58,7 +60,12 @@ builder.queryType({
         to: t.arg({ type: 'Date', required: false, description: 'Last day, inclusive; omitted means the latest stored day.' }),
       },
       validate: { schema: metricArgsSchema as unknown as z.ZodType<never> },
-      resolve: (_root, args) => (args as unknown as z.output<typeof metricArgsSchema>).request,
+      // Charged per field, like a REST request each: the unit paid at authentication counts towards the first.
+      resolve: async (_root, args, ctx) => {
+        const { request } = args as unknown as z.output<typeof metricArgsSchema>;
+        await ctx.meter.charge(requestCost(request, fromEpochDay(todayEpochDay())));
+        return request;
+      },
     }),
   }),
 });

@@ -1,45 +1,66 @@
 import { useGraphQlJit } from '@envelop/graphql-jit';
+import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { getOperationAST, GraphQLError } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import { ApiError, ERROR_KINDS } from '../api/api-error.js';
 import { createSeriesLoaders } from '../api/series-loader.js';
 import { API_KEY_HEADER } from '../auth/api-keys.js';
+import type { ProjectDirectory } from '../db/project-directory.js';
+import type { RateLimitMeter } from '../http/rate-limit.js';
 import type { Services } from '../services.js';
+import { useGraphqlArmor } from './armor.js';
 import type { GraphqlContext } from './builder.js';
 import { EXAMPLE_QUERY } from './example-query.js';
 import { schema } from './schema.js';
+import { useVariableCheck } from './variable-check.js';
 
 export const GRAPHQL_PATH = '/graphql';
+
+/** What the router hands Yoga with each request. */
+export interface GraphqlServerContext {
+  directory: ProjectDirectory;
+  signal: AbortSignal;
+  /** The caller's rate-limit account for this request. */
+  meter: RateLimitMeter;
+}
 
 /**
  * The GraphQL endpoint. Every request gets fresh loaders. Errors the client caused keep
  * their message and `extensions.code`; anything else is masked to a generic message and
  * logged, so no stack, SQL text or parameter reaches a client.
  */
-export function createGraphqlServer(services: Services): YogaServerInstance<Record<string, never>, GraphqlContext> {
-  return createYoga<Record<string, never>, GraphqlContext>({
+export function createGraphqlServer(services: Services): YogaServerInstance<GraphqlServerContext, GraphqlContext> {
+  return createYoga<GraphqlServerContext, GraphqlContext>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
     landingPage: false,
     logging: false,
     batching: false,
-    // Compiled execution: a series of thousands of points resolves about three times faster.
-    // Only queries are compiled; anything else takes graphql's own path and its errors.
     plugins: [
+      // A browser sends a custom header only after a CORS preflight, so a request that
+      // carries one cannot be a cross-site "simple" request. The API key is such a header
+      // and the router demands it before Yoga sees a request; naming it here keeps Yoga
+      // refusing simple requests (403) should an operation ever be served without a key.
+      useCSRFPrevention({ requestHeaders: [API_KEY_HEADER, 'x-graphql-yoga-csrf'] }),
+      useGraphqlArmor(),
+      useVariableCheck(),
+      // Compiled execution: a series of thousands of points resolves about three times faster.
+      // Only queries are compiled; anything else takes graphql's own path and its errors.
       useGraphQlJit({}, {
         enableIf: (args) => getOperationAST(args.document, args.operationName)?.operation === 'query',
         onError: () => {},
       }),
     ],
-    context: () => ({ services, loaders: createSeriesLoaders(services.store, services.directory) }),
+    // The router passes the prepared directory and the request's abort signal as server context.
+    context: ({ directory, signal, meter }) => ({ services, meter, loaders: createSeriesLoaders(services.store, directory, signal) }),
     graphiql: services.config.graphiql
-      ? {
+      ? () => ({
           title: 'Metrics GraphiQL',
           defaultQuery: EXAMPLE_QUERY,
-          headers: JSON.stringify({ [API_KEY_HEADER]: services.localKey ?? '' }),
+          headers: JSON.stringify({ [API_KEY_HEADER]: services.state.localKey ?? '' }),
           shouldPersistHeaders: false,
-        }
+        })
       : false,
     renderGraphiQL,
     maskedErrors: {
@@ -72,6 +93,7 @@ function maskError(services: Services, error: unknown): Error {
   services.logger.error({ err: original }, 'unexpected error in a GraphQL resolver');
   return new GraphQLError('Unexpected error.', {
     path: error instanceof GraphQLError ? error.path : undefined,
-    extensions: { code: 'INTERNAL_SERVER_ERROR' },
+    // `unexpected` (never serialized) lets Yoga answer 500 when no execution produced data.
+    extensions: { code: 'INTERNAL_SERVER_ERROR', unexpected: true },
   });
 }

@@ -1,0 +1,84 @@
+import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import { GraphQLError, type ValidationContext } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+
+/**
+ * Document-level bounds every GraphQL request must stay within. They are checked while
+ * the document is parsed (tokens) and validated (the rest), so a refused document never
+ * reaches a resolver or the database.
+ *
+ * graphql-armor rather than Pothos' complexity plugin: Pothos measures depth, breadth and
+ * field cost from inside the root resolvers, once execution has begun, and knows nothing
+ * of tokens, aliases or directives. armor bounds the document itself, before anything
+ * executes: a 10,000-deep `{a{a{…` stops at the token limit inside the parser instead of
+ * overflowing its stack, and every count follows fragments, cycles included.
+ */
+export const GRAPHQL_LIMITS = Object.freeze({
+  /** Nesting of selections in the response shape; fragments are notation and add none. `__schema` is exempt. */
+  maxDepth: 6,
+  maxAliases: 15,
+  /** Lexical tokens in the whole document; GraphiQL's introspection query has under 200. */
+  maxTokens: 1000,
+  maxDirectives: 10,
+  /** armor's cost: 1 per scalar, 2 per object, each level of nesting weighing 1.5 times more. */
+  maxCost: 5000,
+});
+
+/** The `extensions.code` of every refusal by {@link useGraphqlArmor}, like graphql's own validation errors. */
+export const LIMIT_ERROR_CODE = 'GRAPHQL_VALIDATION_FAILED';
+
+/**
+ * graphql-armor with {@link GRAPHQL_LIMITS}. A document over a limit gets a GraphQL error
+ * with `extensions.code` {@link LIMIT_ERROR_CODE} that names the limit and the amount
+ * found, and no data. The status is 400 whatever the client accepts: a limit is the
+ * service's policy, like the body size's 413, so unlike graphql's own validation errors
+ * it is not answered with 200 to `application/json` clients.
+ */
+export function useGraphqlArmor(): Plugin {
+  const report = (context: ValidationContext | null, error: GraphQLError) => context?.reportError(limitError(error));
+  const validated = { onReject: [report], propagateOnRejection: false };
+  const armor = EnvelopArmorPlugin({
+    maxDepth: { n: GRAPHQL_LIMITS.maxDepth, ignoreIntrospection: true, flattenFragments: true, ...validated },
+    maxAliases: { n: GRAPHQL_LIMITS.maxAliases, ...validated },
+    maxDirectives: { n: GRAPHQL_LIMITS.maxDirectives, ...validated },
+    costLimit: { maxCost: GRAPHQL_LIMITS.maxCost, ignoreIntrospection: true, flattenFragments: true, ...validated },
+    // The parser has no validation context to report to: the limit stops it by throwing.
+    maxTokens: {
+      n: GRAPHQL_LIMITS.maxTokens,
+      onReject: [(_context: ValidationContext | null, error: GraphQLError) => {
+        throw limitError(error);
+      }],
+    },
+    // Replaced by useNoSuggestions: armor's pattern misses graphql's enum-value suggestions.
+    blockFieldSuggestion: { enabled: false },
+  }) as Plugin; // an envelop plugin; Yoga's plugin type only adds optional hooks
+  const noSuggestions = useNoSuggestions();
+  return {
+    onPluginInit({ addPlugin }) {
+      addPlugin(armor);
+      addPlugin(noSuggestions);
+    },
+  };
+}
+
+// Private
+
+/** graphql ends a validation message with its guesses: `Did you mean "metric" or "metrics"?`. */
+const SUGGESTION = /\s*Did you mean [^?]*\?$/;
+
+/** Drops graphql's "did you mean" guesses from validation errors, so they never hint at names. */
+function useNoSuggestions(): Plugin {
+  return {
+    onValidate: () => ({ valid, result }) => {
+      if (valid) return;
+      for (const error of result) error.message = error.message.replace(SUGGESTION, '');
+    },
+  };
+}
+
+/** armor words every refusal as a "Syntax Error: …", which a depth or cost limit is not. */
+function limitError(error: GraphQLError): GraphQLError {
+  return new GraphQLError(error.message.replace(/^Syntax Error: /, ''), {
+    extensions: { code: LIMIT_ERROR_CODE, http: { status: 400, spec: false } },
+  });
+}
