@@ -15,7 +15,10 @@ const envSchema = z.object({
   API_KEYS: commaList.default([]),
   CACHE_MAX_AGE_SECONDS: z.coerce.number().int().min(0).default(60),
   CORS_ORIGINS: commaList.default([]),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
+  RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(1200),
   GRAPHIQL: onOff.default(true),
+  SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).max(600).default(10),
   SEED_YEARS: z.coerce.number().int().min(1).max(30).default(3),
   WORKERS: z.union([z.literal('auto'), z.coerce.number().int().min(1).max(64)]).default(1),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -34,8 +37,14 @@ export type Config = Readonly<{
   apiKeys: readonly string[];
   cacheMaxAgeSeconds: number;
   corsOrigins: readonly string[];
+  /** Cost units each key regains per minute; 0 turns the default limit off. */
+  rateLimitPerMinute: number;
+  /** Most cost units a key can spend at once (its bucket's size). */
+  rateLimitBurst: number;
   graphiql: boolean;
   seedYears: number;
+  /** How long a graceful shutdown waits for requests in flight. */
+  shutdownGraceSeconds: number;
   /** Server processes sharing the port; more than one needs DATABASE_URL. */
   workers: number;
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
@@ -68,8 +77,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiKeys: Object.freeze(e.API_KEYS),
     cacheMaxAgeSeconds: e.CACHE_MAX_AGE_SECONDS,
     corsOrigins: Object.freeze(e.CORS_ORIGINS),
+    rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    rateLimitBurst: e.RATE_LIMIT_BURST,
     graphiql: e.GRAPHIQL,
     seedYears: e.SEED_YEARS,
+    shutdownGraceSeconds: e.SHUTDOWN_GRACE_SECONDS,
     workers: e.WORKERS === 'auto' ? availableParallelism() : e.WORKERS,
     logLevel: e.LOG_LEVEL,
     production: e.NODE_ENV === 'production',

@@ -24,6 +24,14 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Nod
       redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]', '*.parameters', 'parameters'], censor: '[redacted]' },
       serializers: { err: describeError },
     },
-    destination as pino.DestinationStream | undefined,
+    destination === undefined ? defaultDestination() : (destination as pino.DestinationStream),
   );
+}
+
+// Private
+
+/** Readable colored lines for a person at a terminal; JSON lines for everything else. */
+function defaultDestination(): pino.DestinationStream {
+  if (!process.stdout.isTTY) return pino.destination(1);
+  return pino.transport({ target: 'pino-pretty', options: { colorize: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' } }) as pino.DestinationStream;
 }

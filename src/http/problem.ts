@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, ERROR_KINDS } from '../api/api-error.js';
 
 /** The `type` URI of each kind of problem: stable, documented at /docs#problems. */
@@ -27,4 +27,20 @@ export function sendProblem(res: ServerResponse, error: ApiError, head = false):
   res.setHeader('cache-control', 'no-store');
   res.setHeader('content-length', Buffer.byteLength(body));
   res.end(head ? undefined : body);
+}
+
+/**
+ * Writes an ApiError raised before Yoga ran (a rate limit refused at the door of
+ * `/graphql`) as Yoga writes a resolver's: a GraphQL response with no data and the
+ * error's `extensions.code`, under its own status and headers.
+ */
+export function sendGraphqlError(req: IncomingMessage, res: ServerResponse, error: ApiError): void {
+  const body = JSON.stringify({ errors: [{ message: error.message, extensions: { code: ERROR_KINDS[error.kind].graphqlCode } }] });
+  const accept = req.headers.accept ?? '';
+  res.statusCode = error.status;
+  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  res.setHeader('content-type', accept.includes('application/graphql-response+json') ? 'application/graphql-response+json; charset=utf-8' : 'application/json; charset=utf-8');
+  res.setHeader('cache-control', 'no-store');
+  res.setHeader('content-length', Buffer.byteLength(body));
+  res.end(req.method === 'HEAD' ? undefined : body);
 }

@@ -6,11 +6,12 @@ import { handleCatalog } from '../rest/catalog-route.js';
 import { handleDocsPage, handleOpenApi } from '../rest/openapi-route.js';
 import { handleMetric } from '../rest/metric-route.js';
 import type { Services } from '../services.js';
-import { requireApiKey } from './auth-check.js';
+import { readyDirectory } from '../api/unavailable.js';
+import { admitRequest } from './auth-check.js';
 import { applyCors } from './cors.js';
 import { readBody, sendFetchResponse, toFetchRequest } from './fetch-bridge.js';
 import { handleHealth, handleReady } from './health-routes.js';
-import { sendProblem } from './problem.js';
+import { sendGraphqlError, sendProblem } from './problem.js';
 
 const METRIC_PATH = /^\/v1\/metrics\/([^/]+)$/;
 const READ_METHODS = 'GET, HEAD';
@@ -18,12 +19,12 @@ const READ_METHODS = 'GET, HEAD';
 /**
  * The service's only request listener. Each request takes one path: health checks and
  * the GraphiQL page need no key; every `/v1` and `/graphql` operation is authenticated
- * first, then routed to the REST adapter or to Yoga.
+ * and charged a unit of its key's rate limit first, then routed to the REST adapter or to Yoga.
  */
 export function createRequestListener(services: Services): (req: IncomingMessage, res: ServerResponse) => void {
   const yoga = createGraphqlServer(services);
 
-  async function route(req: IncomingMessage, res: ServerResponse, path: string, query: string): Promise<void> {
+  async function route(req: IncomingMessage, res: ServerResponse, path: string, query: string, signal: AbortSignal): Promise<void> {
     if (path === '/healthz') return handleHealth(res);
     if (path === '/readyz') return handleReady(services, res);
     if (path === '/docs') return handleDocsPage(services, res);
@@ -31,20 +32,22 @@ export function createRequestListener(services: Services): (req: IncomingMessage
 
     if (path === GRAPHQL_PATH) {
       const head = req.method === 'HEAD';
-      if (!isGraphiqlPageRequest(req, query)) await requireApiKey(services, req);
+      if (isGraphiqlPageRequest(req, query)) return sendFetchResponse(res, await yoga.fetch(toFetchRequest(req, Buffer.alloc(0))), head);
+      const meter = await admitRequest(services, req, res);
+      const directory = readyDirectory(services.state);
       const body = await readBody(req);
-      return sendFetchResponse(res, await yoga.fetch(toFetchRequest(req, body)), head);
+      return sendFetchResponse(res, await yoga.fetch(toFetchRequest(req, body), { directory, signal, meter }), head);
     }
     if (!path.startsWith('/v1/')) throw new ApiError('not-found', `nothing is served at ${truncate(path)}`);
 
-    await requireApiKey(services, req);
+    const meter = await admitRequest(services, req, res);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       throw new ApiError('method-not-allowed', `${req.method} is not allowed; use GET or HEAD`, { headers: { allow: READ_METHODS } });
     }
-    if (path === '/v1/metrics') return handleCatalog(services, req, res);
     if (path === '/v1/openapi.json') return handleOpenApi(services, req, res);
+    if (path === '/v1/metrics') return handleCatalog(services, readyDirectory(services.state), req, res, signal);
     const metric = METRIC_PATH.exec(path)?.[1];
-    if (metric !== undefined) return handleMetric(services, req, res, safeDecode(metric), query);
+    if (metric !== undefined) return handleMetric(services, readyDirectory(services.state), req, res, { name: safeDecode(metric), rawQuery: query, signal, meter });
     throw new ApiError('not-found', `nothing is served at ${truncate(path)}`);
   }
 
@@ -54,6 +57,16 @@ export function createRequestListener(services: Services): (req: IncomingMessage
     res.setHeader('x-request-id', requestId);
     res.setHeader('x-content-type-options', 'nosniff');
     const [path = '/', query = ''] = (req.url ?? '/').split(/\?(.*)/s, 2);
+    // A client that leaves before its answer is complete cancels the query working for it.
+    const gone = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
+    if (services.state.stopping) res.setHeader('connection', 'close');
+    services.state.inFlight += 1;
+    res.once('close', () => {
+      services.state.inFlight -= 1;
+    });
     res.on('finish', () => {
       services.logger.info({
         requestId,
@@ -63,16 +76,17 @@ export function createRequestListener(services: Services): (req: IncomingMessage
         ms: Number(process.hrtime.bigint() - started) / 1e6,
       }, 'request');
     });
-    route(req, res, path, query).catch((error: unknown) => {
+    route(req, res, path, query, gone.signal).catch((error: unknown) => {
       if (res.headersSent) {
         services.logger.error({ requestId, err: error }, 'failed after the response started');
         res.destroy();
         return;
       }
       const problem = error instanceof ApiError ? error : new ApiError('internal', 'an unexpected error occurred', { cause: error });
-      if (problem.kind === 'internal' || problem.kind === 'unavailable') {
-        services.logger.error({ requestId, err: problem.cause ?? problem }, problem.message);
-      }
+      if (problem.kind === 'internal') services.logger.error({ requestId, err: problem.cause ?? problem }, problem.message);
+      // Expected during an outage and answered with a retry hint: worth a warning, not an error.
+      if (problem.kind === 'unavailable') services.logger.warn({ requestId, err: problem.cause ?? problem }, problem.message);
+      if (path === GRAPHQL_PATH && problem.kind === 'rate-limited') return sendGraphqlError(req, res, problem);
       sendProblem(res, problem, req.method === 'HEAD');
     });
   };

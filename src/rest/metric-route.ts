@@ -1,8 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../api/api-error.js';
+import { requestCost } from '../api/request-cost.js';
 import { validateSeriesRequest } from '../api/run-series-request.js';
 import { guardStream } from '../api/unavailable.js';
 import { streamRestSeries } from '../db/read-series.js';
+import type { ProjectDirectory } from '../db/project-directory.js';
+import { fromEpochDay, todayEpochDay } from '../dates.js';
+import type { RateLimitMeter } from '../http/rate-limit.js';
 import type { Services } from '../services.js';
 import { parseMetricQuery, REST_PARAMS } from './parse-query.js';
 import { sendSeriesBody } from './send-series.js';
@@ -11,16 +15,25 @@ import { sendSeriesBody } from './send-series.js';
 const STREAM_BATCH_PROJECTS = 4;
 
 /**
- * `GET /v1/metrics/<name>`: parse → validate (shared with GraphQL) → one SQL statement
- * that builds each project's points as JSON text → write them in request order.
+ * `GET /v1/metrics/<name>`: parse → validate (shared with GraphQL) → charge the request's
+ * cost to the key → one SQL statement that builds each project's points as JSON text →
+ * write them in request order.
  */
-export async function handleMetric(services: Services, req: IncomingMessage, res: ServerResponse, name: string, rawQuery: string): Promise<void> {
+export async function handleMetric(
+  services: Services,
+  directory: ProjectDirectory,
+  req: IncomingMessage,
+  res: ServerResponse,
+  call: { name: string; rawQuery: string; signal: AbortSignal; meter: RateLimitMeter },
+): Promise<void> {
+  const { name, rawQuery, signal, meter } = call;
   if (!services.catalog.byName.has(name)) {
     throw new ApiError('not-found', `unknown metric ${JSON.stringify(name.slice(0, 64))}; GET /v1/metrics lists them`);
   }
   const request = validateSeriesRequest(services, parseMetricQuery(name, rawQuery), REST_PARAMS);
+  await meter.charge(requestCost(request, fromEpochDay(todayEpochDay())));
   // A slug of the catalog always has a project row after the start-up sync; -1 would just read no points.
-  const projects = request.slugs.map((slug) => ({ slug, id: services.directory.idOf(request.metric.name, slug) ?? -1 }));
-  const rows = streamRestSeries(services.store, { projects, from: request.from, to: request.to }, STREAM_BATCH_PROJECTS);
+  const projects = request.slugs.map((slug) => ({ slug, id: directory.idOf(request.metric.name, slug) ?? -1 }));
+  const rows = streamRestSeries(services.store, { projects, from: request.from, to: request.to }, STREAM_BATCH_PROJECTS, signal);
   await sendSeriesBody(req, res, request, guardStream(rows), services.config.cacheMaxAgeSeconds);
 }

@@ -25,7 +25,7 @@ export function createOpenApiDocument(catalog: Catalog): Record<string, unknown>
         get: {
           operationId: 'listMetrics',
           summary: 'The catalog: metrics, value kinds, allowed projects and their date coverage',
-          responses: { '200': { description: 'The catalog', content: { 'application/json': { schema: { $ref: '#/components/schemas/Catalog' } } } }, ...errorResponses(['unauthorized', 'unavailable']) },
+          responses: { '200': { description: 'The catalog', content: { 'application/json': { schema: { $ref: '#/components/schemas/Catalog' } } } }, ...errorResponses(['unauthorized', 'rate-limited', 'unavailable']) },
         },
       },
       ...Object.fromEntries(catalog.metrics.map((m) => [`/v1/metrics/${m.name}`, { get: metricOperation(m) }])),
@@ -125,6 +125,7 @@ function metricOperation(metric: MetricDefinition): Record<string, unknown> {
         headers: {
           ETag: { schema: { type: 'string' } },
           'Cache-Control': { schema: { type: 'string' } },
+          ...RATE_LIMIT_HEADERS,
         },
         content: {
           'application/json': {
@@ -142,12 +143,27 @@ function metricOperation(metric: MetricDefinition): Record<string, unknown> {
   };
 }
 
+/** IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers-10) sent on every authenticated answer. */
+const RATE_LIMIT_HEADERS = {
+  RateLimit: { description: 'Remaining budget and seconds until it is full, e.g. "default";r=1190;t=2', schema: { type: 'string' } },
+  'RateLimit-Policy': { description: 'The key\'s budget: burst q over refill window w seconds', schema: { type: 'string' } },
+};
+
+/** Headers that come with particular errors. */
+const ERROR_HEADERS: Partial<Record<ErrorKind, Record<string, unknown>>> = {
+  unauthorized: { 'WWW-Authenticate': { schema: { type: 'string', const: 'ApiKey header="x-api-key"' } } },
+  'method-not-allowed': { Allow: { schema: { type: 'string', const: 'GET, HEAD' } } },
+  'rate-limited': { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } }, ...RATE_LIMIT_HEADERS },
+  unavailable: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } },
+};
+
 function errorResponses(kinds: readonly ErrorKind[]): Record<string, unknown> {
   return Object.fromEntries(
     kinds.map((kind) => [
       String(ERROR_KINDS[kind].status),
       {
         description: `${ERROR_KINDS[kind].title} (problem type ${problemType(kind)})`,
+        ...(ERROR_HEADERS[kind] === undefined ? {} : { headers: ERROR_HEADERS[kind] }),
         content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
       },
     ]),

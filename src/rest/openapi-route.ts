@@ -30,6 +30,11 @@ in request order, each an array of <code>{date, value}</code> ascending by date.
 Omitted <code>project</code> means every project of the metric, except where it is required. <code>GET /v1/metrics</code> lists the catalog with date coverage.
 The machine-readable contract is <code>GET /v1/openapi.json</code> (OpenAPI 3.1; needs the key).</p>
 <ul>${metrics}</ul>
+<h2 id="limits">Limits</h2>
+<p>Each key has a budget (a token bucket shared by REST and GraphQL). A request costs one unit per started 365 project-days it asks for
+(at least one); every answer carries <code>RateLimit</code> and <code>RateLimit-Policy</code> headers, and a request over the budget gets
+429 with <code>Retry-After</code>. GraphQL documents are limited in depth, aliases, tokens, directives and cost; bodies over 1 MB get 413.
+When the database is away or too slow, requests get 503 with <code>Retry-After</code>.</p>
 <h2 id="problems">Errors</h2>
 <p>Every error is <code>application/problem+json</code> (RFC 9457) with <code>type</code>, <code>title</code>, <code>status</code>, <code>detail</code>,
 and for 400s <code>errors: [{param, message}]</code>.</p>

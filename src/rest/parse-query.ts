@@ -28,7 +28,7 @@ export function parseMetricQuery(metric: string, rawQuery: string): SeriesReques
       seen.set(name, value);
     }
   }
-  if (errors.length > 0) throw new ApiError('bad-request', describe(errors), { errors });
+  if (errors.length > 0) throw new ApiError('bad-request', describe(errors), { errors: capped(errors) });
   const project = seen.get('project');
   return {
     metric,
@@ -47,6 +47,15 @@ export function describe(errors: readonly ParamError[]): string {
 }
 
 // Private
+
+/** At most this many parameter errors are itemised, so a hostile URL cannot inflate the answer. */
+const MAX_REPORTED_ERRORS = 5;
+
+function capped(errors: ParamError[]): ParamError[] {
+  if (errors.length <= MAX_REPORTED_ERRORS) return errors;
+  const rest = errors.length - MAX_REPORTED_ERRORS;
+  return [...errors.slice(0, MAX_REPORTED_ERRORS), { param: 'query', message: `and ${rest} more problem${rest > 1 ? 's' : ''} with the parameters` }];
+}
 
 function shorten(text: string): string {
   return text.length > 64 ? `${text.slice(0, 64)}…` : text;

@@ -22,6 +22,6 @@ const server = createServer(async (req, res) => {
 });
 server.listen(0, '127.0.0.1', () => {
   const address = server.address();
-  process.stdout.write(`${JSON.stringify({ port: typeof address === 'object' && address ? address.port : 0 })}\n`);
+  process.stderr.write(`floor listening on ${typeof address === 'object' && address ? address.port : 0}\n`);
 });
 process.on('SIGTERM', () => server.close(() => void sql.end().then(() => process.exit(0))));

@@ -14,10 +14,10 @@ export interface Shape {
 export const BENCH_METRIC = 'etf-aum-change-pct';
 
 export const SHAPES: Shape[] = [
-  { name: '1x365', projects: 1, days: 365, connections: [1, 8, 32], seconds: 8 },
-  { name: '3x365', projects: 3, days: 365, connections: [1, 8, 32], seconds: 10 },
-  { name: '30x365', projects: 30, days: 365, connections: [1, 8, 32], seconds: 8 },
-  { name: '76x3650', projects: 76, days: 3650, connections: [1, 8, 32], seconds: 10, trackMemory: true },
+  { name: '1x365', projects: 1, days: 365, connections: [1, 8, 32], seconds: 6 },
+  { name: '3x365', projects: 3, days: 365, connections: [1, 8, 32], seconds: 8 },
+  { name: '30x365', projects: 30, days: 365, connections: [1, 8, 32], seconds: 6 },
+  { name: '76x3650', projects: 76, days: 3650, connections: [1, 8, 32], seconds: 8, trackMemory: true },
 ];
 
 export interface Target {

@@ -45,7 +45,8 @@ export async function startTestService(
   await migrate(store);
   await seedDatabase(store, CATALOG, { years: 1, lastDay: Date.parse(`${TEST_LAST_DAY}T00:00:00Z`) / 86_400_000 });
   await store.exec('analyze');
-  const config = loadConfig({ PORT: '0', API_KEYS: TEST_KEY, LOG_LEVEL: 'info', ...env });
+  // Suites send many requests with the one test key: no rate limit unless a test asks for one.
+  const config = loadConfig({ PORT: '0', API_KEYS: TEST_KEY, LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0', ...env });
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk, _enc, done) {
@@ -54,6 +55,7 @@ export async function startTestService(
     },
   });
   const running = await startService(config, createLogger(config, sink), options.wrapStore?.(store) ?? store);
+  await running.ready;
   const withKey = (init: RequestInit & { key?: string | null } = {}): RequestInit => {
     const { key = TEST_KEY, ...rest } = init;
     const headers = new Headers(rest.headers);

@@ -1,0 +1,109 @@
+import autocannon from 'autocannon';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CATALOG } from '../src/catalog/load-catalog.js';
+import { migrate } from '../src/db/migrate.js';
+import { openPostgres } from '../src/db/open-postgres.js';
+import { seedDatabase } from '../src/seed/seed-database.js';
+import { startChild, type Child } from './bench/processes.js';
+import { createScratchDatabase, TEST_DATABASE_URL, type ScratchDatabase } from './support/stores.js';
+
+const KEY = 'load-test-key-0123456789';
+const SECONDS = 30;
+const CONNECTIONS = 64;
+const VALID_REST = '/v1/metrics/token-price-usd?project=ethereum,solana&start_date=2026-01-01&end_date=2026-03-31';
+const VALID_GRAPHQL = JSON.stringify({ query: '{ metric(name: price, projects: [ethereum, solana], from: "2026-01-01", to: "2026-01-31") { series { slug points { date value } } } }' });
+
+describe(`a ${SECONDS} s load of mixed valid and invalid requests at ${CONNECTIONS} connections`, () => {
+  let service: Child;
+  let scratch: ScratchDatabase | undefined;
+  let pgliteDir: string | undefined;
+  let base: string;
+
+  beforeAll(async () => {
+    const env: Record<string, string> = { PORT: '0', API_KEYS: KEY, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', SEED_YEARS: '1' };
+    if (TEST_DATABASE_URL !== undefined) {
+      scratch = await createScratchDatabase(TEST_DATABASE_URL);
+      const store = openPostgres({ url: scratch.url, poolSize: 2, statementTimeoutSeconds: 60, connectTimeoutSeconds: 5 });
+      await migrate(store);
+      await seedDatabase(store, CATALOG, { years: 1, lastDay: Date.parse('2026-06-30T00:00:00Z') / 86_400_000 });
+      await store.close();
+      env.DATABASE_URL = scratch.url;
+    } else {
+      pgliteDir = await mkdtemp(join(tmpdir(), 'metrics-load-'));
+      env.PGLITE_DIR = pgliteDir;
+    }
+    service = await startChild('src/main.ts', env, (line) => {
+      const port = /ready at http:\/\/[\d.]+:(\d+)/.exec(line)?.[1];
+      return port === undefined ? undefined : Number(port);
+    });
+    base = `http://127.0.0.1:${service.port}`;
+  }, 120_000);
+
+  afterAll(async () => {
+    await service?.stop();
+    await scratch?.drop();
+    if (pgliteDir !== undefined) await rm(pgliteDir, { recursive: true, force: true });
+  });
+
+  it('answers every request without a 5xx, with correct bodies, and keeps its memory flat', async () => {
+    const expectedRest = await (await fetch(`${base}${VALID_REST}`, { headers: { 'x-api-key': KEY } })).text();
+    const expectedGraphql = await (await fetch(`${base}/graphql`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: VALID_GRAPHQL })).text();
+    expect(JSON.parse(expectedRest)).toHaveProperty('ethereum');
+    expect(JSON.parse(expectedGraphql)).toHaveProperty('data.metric.series');
+
+    const statuses = new Map<number, number>();
+    let wrongBodies = 0;
+    let sampled = 0;
+    const check = (expected: string | undefined) => (status: number, body: string) => {
+      statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      if (expected !== undefined && status === 200) {
+        sampled += 1;
+        if (body !== expected) wrongBodies += 1;
+      }
+    };
+    const json = { 'x-api-key': KEY, 'content-type': 'application/json' };
+    const requests: autocannon.Request[] = [
+      { method: 'GET', path: VALID_REST, headers: { 'x-api-key': KEY }, onResponse: check(expectedRest) },
+      { method: 'POST', path: '/graphql', headers: json, body: VALID_GRAPHQL, onResponse: check(expectedGraphql) },
+      { method: 'GET', path: '/v1/metrics/price?project=dogecoin', headers: { 'x-api-key': KEY }, onResponse: check(undefined) },
+      { method: 'GET', path: '/v1/metrics/price?project=ethereum&start_date=2024-02-30', headers: { 'x-api-key': KEY }, onResponse: check(undefined) },
+      { method: 'GET', path: '/v1/metrics/nope', headers: { 'x-api-key': KEY }, onResponse: check(undefined) },
+      { method: 'GET', path: VALID_REST, headers: { 'x-api-key': 'wrong' }, onResponse: check(undefined) },
+      { method: 'POST', path: '/graphql', headers: json, body: '{"query":"{ metric(name: price) { name } }"}', onResponse: check(undefined) },
+      { method: 'POST', path: '/graphql', headers: json, body: '{"query":"{ metric(', onResponse: check(undefined) },
+      { method: 'DELETE', path: VALID_REST, headers: { 'x-api-key': KEY }, onResponse: check(undefined) },
+      { method: 'GET', path: '/v1/metrics/etf-aum-change-pct', headers: { 'x-api-key': KEY }, onResponse: check(undefined) },
+    ];
+
+    // Warm up at full concurrency so the heap reaches its working size, then take the baseline:
+    // what must stay flat is the memory over the measured run, not the first growth to steady state.
+    await autocannon({ url: base, connections: CONNECTIONS, duration: 8, requests, timeout: 10 });
+    await sleep(500);
+    const rssBefore = service.rss();
+    statuses.clear();
+    wrongBodies = 0;
+    sampled = 0;
+    const result = await autocannon({ url: base, connections: CONNECTIONS, duration: SECONDS, requests, timeout: 10 });
+    await sleep(1_000);
+    const rssAfter = service.rss();
+
+    const fiveHundreds = [...statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0);
+    console.log(
+      `load: ${result.requests.total} requests in ${SECONDS} s (${result.requests.average.toFixed(0)} req/s), ` +
+        `statuses ${JSON.stringify(Object.fromEntries(statuses))}, 5xx ${fiveHundreds}, errors ${result.errors}, timeouts ${result.timeouts}, ` +
+        `bodies checked ${sampled} wrong ${wrongBodies}, RSS ${(rssBefore / 2 ** 20).toFixed(0)} MB → ${(rssAfter / 2 ** 20).toFixed(0)} MB`,
+    );
+    expect(result.requests.total).toBeGreaterThan(1_000);
+    expect(fiveHundreds).toBe(0);
+    expect(result.errors + result.timeouts).toBe(0);
+    expect(sampled).toBeGreaterThan(100);
+    expect(wrongBodies).toBe(0);
+    expect([...statuses.keys()].sort()).toEqual([200, 400, 401, 404, 405]);
+    expect(rssAfter - rssBefore).toBeLessThan(96 * 2 ** 20);
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+  }, 120_000);
+});
