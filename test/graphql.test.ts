@@ -422,12 +422,12 @@ function createStoreProbe() {
       return {
         kind: store.kind,
         description: store.description,
-        query: <Row extends object>(text: string, params?: readonly unknown[]): Promise<Row[]> => {
+        query: <Row extends object>(text: string, params?: readonly unknown[], signal?: AbortSignal): Promise<Row[]> => {
           statements.push(text);
           if (failure !== undefined && readsPoints(text)) return Promise.reject(failure);
-          return store.query<Row>(text, params);
+          return store.query<Row>(text, params, signal);
         },
-        stream: <Row extends object>(text: string, params: readonly unknown[], batchRows: number): AsyncIterable<Row[]> => {
+        streamRaw: (text: string, params: readonly unknown[], batchRows: number) => {
           statements.push(text);
           const error = failure;
           if (error !== undefined && readsPoints(text)) {
@@ -435,7 +435,7 @@ function createStoreProbe() {
               throw error;
             })();
           }
-          return store.stream<Row>(text, params, batchRows);
+          return store.streamRaw(text, params, batchRows);
         },
         exec: (script) => store.exec(script),
         transaction: (work) => store.transaction(work),

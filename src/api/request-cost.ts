@@ -20,11 +20,15 @@ const DAYS_PER_UNIT = 365;
  * @param today the current UTC day as `YYYY-MM-DD`; passed in so the function stays pure.
  */
 export function requestCost(request: Pick<SeriesRequest, 'slugs' | 'from' | 'to'>, today: string): number {
+  return Math.max(1, Math.ceil((request.slugs.length * requestedDays(request, today)) / DAYS_PER_UNIT));
+}
+
+/** The days a request can return per project once clamped as described for {@link requestCost}. */
+export function requestedDays(request: Pick<SeriesRequest, 'from' | 'to'>, today: string): number {
   const last = Math.min(toEpochDay(request.to ?? today), toEpochDay(today));
   const earliest = toEpochDay(yearsBefore(fromEpochDay(last), ASSUMED_HISTORY_YEARS));
   const first = Math.max(request.from === null ? earliest : toEpochDay(request.from), earliest);
-  const days = Math.max(0, last - first + 1);
-  return Math.max(1, Math.ceil((request.slugs.length * days) / DAYS_PER_UNIT));
+  return Math.max(0, last - first + 1);
 }
 
 // Private

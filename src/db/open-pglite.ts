@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
-import type { Queryable, Store } from './store.js';
+import type { ColumnText, Queryable, Store } from './store.js';
 
 /**
  * Opens the embedded PostgreSQL. `dir` is a folder (created if missing) or `memory://`.
@@ -22,8 +22,8 @@ export async function openPglite(dir: string): Promise<Store> {
     description: dir.startsWith('memory://') ? 'embedded PGlite in memory' : `embedded PGlite in ${dir}`,
     ...over(db),
     // PGlite answers in-process, so there is no network to overlap with: one batch holds every row.
-    stream: async function* <Row extends object>(text: string, params: readonly unknown[]) {
-      yield (await db.query<Row>(text, params as unknown[])).rows;
+    streamRaw: async function* (text: string, params: readonly unknown[]) {
+      yield (await db.query<ColumnText[]>(text, params as unknown[], { rowMode: 'array' })).rows;
     },
     transaction: (work) => db.transaction((tx) => work(over(tx))),
     close: () => db.close(),

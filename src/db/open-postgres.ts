@@ -1,5 +1,5 @@
 import postgres from 'postgres';
-import type { Queryable, Store } from './store.js';
+import type { ColumnText, Queryable, Store } from './store.js';
 
 export interface PostgresOptions {
   url: string;
@@ -38,8 +38,14 @@ export function openPostgres(options: PostgresOptions): Store {
     kind: 'postgres',
     description: `PostgreSQL at ${describeUrl(options.url)}`,
     ...over(sql),
-    stream: <Row extends object>(text: string, params: readonly unknown[], batchRows: number, signal?: AbortSignal) =>
-      cancellable(sql.unsafe(text, params.map(toParameter), { prepare: true }), signal).cursor(batchRows) as unknown as AsyncIterable<Row[]>,
+    streamRaw: async function* (text: string, params: readonly unknown[], batchRows: number, signal?: AbortSignal) {
+      const query = cancellable(sql.unsafe(text, params.map(toParameter), { prepare: true }).raw(), signal);
+      if (!Number.isFinite(batchRows)) {
+        yield (await query) as unknown as ColumnText[][];
+        return;
+      }
+      yield* query.cursor(batchRows) as unknown as AsyncIterable<ColumnText[][]>;
+    },
     transaction: async (work) => (await sql.begin((tx) => work(over(tx)))) as Awaited<ReturnType<typeof work>>,
     close: () => sql.end({ timeout: 5 }),
   };

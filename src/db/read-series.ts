@@ -1,4 +1,4 @@
-import type { Queryable, Store } from './store.js';
+import type { ColumnText, Queryable, Store } from './store.js';
 
 /**
  * Series built as JSON text by PostgreSQL: the driver hands over one string per project
@@ -31,12 +31,8 @@ export const REST_SERIES_SQL = `select r.slug, (select version::text from datase
 export const GRAPHQL_SERIES_SQL = `select r.project_id as "projectId", ${POINTS_IN_RANGE(GRAPHQL_POINT)} as points
   from unnest($1::integer[]) as r (project_id)`;
 
-export interface RestSeriesRow {
-  slug: string;
-  version: string;
-  /** A JSON array of points, ready to be written into the response. */
-  points: string;
-}
+/** One project of the REST body: its slug, the dataset version (for the ETag), its points as a JSON array. */
+export type RestSeriesRow = [slug: ColumnText, version: ColumnText, points: ColumnText];
 
 export interface RestSeriesQuery {
   projects: readonly { id: number; slug: string }[];
@@ -44,14 +40,15 @@ export interface RestSeriesQuery {
   to: string | null;
 }
 
-/** The REST body's parts, streamed a few projects at a time so a huge answer stays small in memory. */
+/**
+ * The REST body's parts, undecoded, `batchRows` projects per round trip so a huge answer
+ * stays small in memory; when every project fits one batch, one plain statement (no
+ * cursor, which costs about 15% more) reads them all.
+ */
 export function streamRestSeries(store: Store, q: RestSeriesQuery, batchRows: number, signal?: AbortSignal): AsyncIterable<RestSeriesRow[]> {
-  return store.stream<RestSeriesRow>(
-    REST_SERIES_SQL,
-    [q.projects.map((p) => p.id), q.from, q.to, q.projects.map((p) => p.slug)],
-    batchRows,
-    signal,
-  );
+  const params = [q.projects.map((p) => p.id), q.from, q.to, q.projects.map((p) => p.slug)];
+  const batch = q.projects.length <= batchRows ? Infinity : batchRows;
+  return store.streamRaw(REST_SERIES_SQL, params, batch, signal) as AsyncIterable<RestSeriesRow[]>;
 }
 
 export interface JsonSeriesRow {

@@ -1,3 +1,6 @@
+/** A column value as the store sent it: bytes from the PostgreSQL driver, text from PGlite. */
+export type ColumnText = string | Uint8Array;
+
 /** Something SQL can be sent to: the store itself, or a transaction on it. */
 export interface Queryable {
   /**
@@ -18,10 +21,13 @@ export interface Store extends Queryable {
   /** A description safe to log: never a password. */
   readonly description: string;
   /**
-   * Runs one statement and yields its rows in batches of about `batchRows`, so a large
-   * result never sits in memory whole. Leaving the loop early stops the query.
+   * Runs one statement and yields its rows as arrays of column texts, undecoded, for
+   * answers that are passed through: bytes from the server store (no string is made of
+   * them), text from PGlite. With a finite `batchRows` a cursor fetches that many rows
+   * per round trip, so a large result never sits in memory whole; `Infinity` reads it in
+   * one statement. Leaving the loop early stops the query; aborting `signal` cancels it.
    */
-  stream<Row extends object>(text: string, params: readonly unknown[], batchRows: number, signal?: AbortSignal): AsyncIterable<Row[]>;
+  streamRaw(text: string, params: readonly unknown[], batchRows: number, signal?: AbortSignal): AsyncIterable<ColumnText[][]>;
   /** Runs `work` in one transaction; it commits when `work` resolves and rolls back when it throws. */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;

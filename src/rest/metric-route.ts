@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../api/api-error.js';
-import { requestCost } from '../api/request-cost.js';
+import { requestCost, requestedDays } from '../api/request-cost.js';
 import { validateSeriesRequest } from '../api/run-series-request.js';
 import { guardStream } from '../api/unavailable.js';
 import { streamRestSeries } from '../db/read-series.js';
@@ -12,7 +12,12 @@ import { parseMetricQuery, REST_PARAMS } from './parse-query.js';
 import { sendSeriesBody } from './send-series.js';
 
 /** Projects fetched per round trip when a body streams: bounds memory for the largest answers. */
-const STREAM_BATCH_PROJECTS = 4;
+/**
+ * Points fetched per round trip (about 40 bytes each as JSON). An answer that fits is
+ * read in one statement; a larger one streams a few projects at a time so memory stays
+ * bounded. A cursor costs about 15% per statement, so small answers do not use one.
+ */
+const POINTS_PER_BATCH = 20_000;
 
 /**
  * `GET /v1/metrics/<name>`: parse → validate (shared with GraphQL) → charge the request's
@@ -31,9 +36,11 @@ export async function handleMetric(
     throw new ApiError('not-found', `unknown metric ${JSON.stringify(name.slice(0, 64))}; GET /v1/metrics lists them`);
   }
   const request = validateSeriesRequest(services, parseMetricQuery(name, rawQuery), REST_PARAMS);
-  await meter.charge(requestCost(request, fromEpochDay(todayEpochDay())));
+  const today = fromEpochDay(todayEpochDay());
+  await meter.charge(requestCost(request, today));
   // A slug of the catalog always has a project row after the start-up sync; -1 would just read no points.
   const projects = request.slugs.map((slug) => ({ slug, id: directory.idOf(request.metric.name, slug) ?? -1 }));
-  const rows = streamRestSeries(services.store, { projects, from: request.from, to: request.to }, STREAM_BATCH_PROJECTS, signal);
+  const projectsPerBatch = Math.max(1, Math.floor(POINTS_PER_BATCH / Math.max(1, requestedDays(request, today))));
+  const rows = streamRestSeries(services.store, { projects, from: request.from, to: request.to }, projectsPerBatch, signal);
   await sendSeriesBody(req, res, request, guardStream(rows), services.config.cacheMaxAgeSeconds);
 }

@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { constants as zlib, createBrotliCompress, createGzip } from 'node:zlib';
 import type { SeriesRequest } from '../api/series-request.js';
 import type { RestSeriesRow } from '../db/read-series.js';
+import type { ColumnText } from '../db/store.js';
 import { appendVary, chooseEncoding, matchesEtag } from '../http/negotiate.js';
 import { sendBytes } from '../http/send-json.js';
 
@@ -26,7 +27,7 @@ export async function sendSeriesBody(
   try {
     const first = await iterator.next();
     const rows = first.done ? [] : first.value;
-    const etag = `W/"${rows[0]?.version ?? '0'}-${requestHash(request)}"`;
+    const etag = `W/"${rows[0] === undefined ? '0' : String(rows[0][1])}-${requestHash(request)}"`;
     res.setHeader('etag', etag);
     res.setHeader('cache-control', `private, max-age=${maxAgeSeconds}`);
     res.setHeader('vary', appendVary(res.getHeader('vary'), 'Accept-Encoding'));
@@ -37,7 +38,8 @@ export async function sendSeriesBody(
     }
     const second = first.done ? first : await iterator.next();
     if (second.done) {
-      await sendBytes(req, res, Buffer.from(`{${rows.map(part).join(',')}}`, 'utf8'));
+      const parts = rows.flatMap((row, i) => [Buffer.from(`${i === 0 ? '{' : ','}${key(row)}`), bytes(row[2])]);
+      await sendBytes(req, res, Buffer.concat([...(parts.length === 0 ? [Buffer.from('{')] : parts), Buffer.from('}')]));
       return;
     }
     await streamBody(req, res, rows, second.value, iterator);
@@ -54,8 +56,13 @@ async function* chain<T>(first: T, second: T, rest: AsyncIterator<T>): AsyncGene
   for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
 }
 
-function part(row: RestSeriesRow): string {
-  return `${JSON.stringify(row.slug)}:${row.points}`;
+/** `"slug":` for a row; slugs are checked catalog values, quoted as JSON all the same. */
+function key(row: RestSeriesRow): string {
+  return `${JSON.stringify(String(row[0]))}:`;
+}
+
+function bytes(value: ColumnText): Buffer {
+  return typeof value === 'string' ? Buffer.from(value, 'utf8') : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
 }
 
 function requestHash(request: SeriesRequest): string {
@@ -86,15 +93,16 @@ async function streamBody(
 
   const gone = new AbortController();
   res.once('close', () => gone.abort());
-  const write = async (text: string) => {
-    if (!sink.write(text)) await once(sink, 'drain', { signal: gone.signal });
+  const write = async (chunk: ColumnText) => {
+    if (!sink.write(chunk)) await once(sink, 'drain', { signal: gone.signal });
   };
   try {
     let separator = '';
     await write('{');
     for await (const batch of chain(first, second, rest)) {
       for (const row of batch) {
-        await write(`${separator}${part(row)}`);
+        await write(`${separator}${key(row)}`);
+        await write(row[2]);
         separator = ',';
       }
     }
