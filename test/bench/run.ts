@@ -6,6 +6,7 @@
  */
 import autocannon from 'autocannon';
 import { writeFileSync, mkdirSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { ensureBenchDatabase } from './bench-database.js';
 import { sampleRss, startChild, type Child } from './processes.js';
@@ -26,6 +27,8 @@ interface Row {
   p99: number;
   errors: number;
   non2xx: number;
+  /** Status codes other than 200 seen, if any. */
+  statuses: string;
   bytes: number;
   peakRssGrowthMb?: number;
 }
@@ -50,6 +53,7 @@ try {
     const connectionCounts = QUICK ? [8] : shape.connections;
     for (const connections of connectionCounts) {
       const targets = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: service.port }, BENCH_KEY);
+      await sleep(2_000); // let requests still running from the previous shape finish
       const reference = await fetchPoints(targets[0]!, shape);
       for (const target of targets) {
         if (JSON.stringify(await fetchPoints(target, shape)) !== JSON.stringify(reference)) {
@@ -73,9 +77,13 @@ try {
 }
 
 const report = [
-  `| shape | conns | target | req/s | p50 ms | p99 ms | errors | non-2xx | bytes/resp | peak RSS growth MB |`,
-  `|---|---|---|---|---|---|---|---|---|---|`,
-  ...rows.map((r) => `| ${r.shape} | ${r.connections} | ${r.target} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${r.bytes} | ${r.peakRssGrowthMb?.toFixed(1) ?? ''} |`),
+  `| shape | conns | target | req/s | × floor | p50 ms | p99 ms | errors | non-2xx | bytes/resp | peak RSS growth MB |`,
+  `|---|---|---|---|---|---|---|---|---|---|---|`,
+  ...rows.map((r) => {
+    const floorRps = rows.find((f) => f.shape === r.shape && f.connections === r.connections && f.target === 'floor')?.rps ?? NaN;
+    const non2xx = r.non2xx === 0 ? '0' : `${r.non2xx} (${r.statuses})`;
+    return `| ${r.shape} | ${r.connections} | ${r.target} | ${r.rps.toFixed(0)} | ${(r.rps / floorRps).toFixed(2)} | ${r.p50} | ${r.p99} | ${r.errors} | ${non2xx} | ${r.bytes} | ${r.peakRssGrowthMb?.toFixed(1) ?? ''} |`;
+  }),
 ].join('\n');
 const ratio = (target: string, connections: number) => {
   const of = (name: string) => rows.find((r) => r.shape === '3x365' && r.connections === connections && r.target === name)?.rps ?? NaN;
@@ -113,6 +121,7 @@ async function measure(target: Target, shape: Shape, connections: number): Promi
     p99: result.latency.p99,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
+    statuses: Object.keys(result.statusCodeStats ?? {}).filter((code) => code !== '200').join(' '),
     bytes: Math.round(result.throughput.total / Math.max(1, result.requests.total)),
     ...(shape.trackMemory ? { peakRssGrowthMb: (peak - rssBefore) / 2 ** 20 } : {}),
   };
@@ -133,12 +142,13 @@ function medianRow(runs: Row[]): Row {
     p99: median((r) => r.p99),
     errors: runs.reduce((n, r) => n + r.errors, 0),
     non2xx: runs.reduce((n, r) => n + r.non2xx, 0),
+    statuses: [...new Set(runs.flatMap((r) => r.statuses.split(' ').filter(Boolean)))].join(' '),
     ...(first.peakRssGrowthMb === undefined ? {} : { peakRssGrowthMb: Math.max(...runs.map((r) => r.peakRssGrowthMb ?? 0)) }),
   };
 }
 
 function formatRow(r: Row): string {
-  return `${r.shape.padEnd(8)} c=${String(r.connections).padEnd(3)} ${r.target.padEnd(8)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  errors ${r.errors} non2xx ${r.non2xx}${r.peakRssGrowthMb === undefined ? '' : `  peak RSS +${r.peakRssGrowthMb.toFixed(1)} MB`}`;
+  return `${r.shape.padEnd(8)} c=${String(r.connections).padEnd(3)} ${r.target.padEnd(8)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  errors ${r.errors} non2xx ${r.non2xx} ${r.statuses}${r.peakRssGrowthMb === undefined ? '' : `  peak RSS +${r.peakRssGrowthMb.toFixed(1)} MB`}`;
 }
 
 /** Before timing: the target answers 200; its points are compared with the floor's. */

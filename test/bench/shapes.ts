@@ -62,9 +62,11 @@ export function targetsFor(shape: Shape, lastDay: string, projectIds: number[], 
       method: 'POST',
       headers: { 'x-api-key': key, 'content-type': 'application/json', accept: 'application/graphql-response+json' },
       body: JSON.stringify({ query: graphqlQuery, variables: { projects: slugs.map((s) => s.replaceAll('-', '_')), from, to } }),
-      pointsOf: (body) => Object.fromEntries(
-        (JSON.parse(body) as { data: { metric: { series: { slug: string; points: unknown[] }[] } } }).data.metric.series.map((s) => [s.slug, s.points]),
-      ),
+      pointsOf: (body) => {
+        const result = JSON.parse(body) as { data?: { metric: { series: { slug: string; points: unknown[] }[] } }; errors?: unknown };
+        if (!result.data) throw new Error(`graphql answered errors: ${JSON.stringify(result.errors).slice(0, 300)}`);
+        return Object.fromEntries(result.data.metric.series.map((s) => [s.slug, s.points]));
+      },
     },
   ];
 }
