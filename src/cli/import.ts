@@ -6,12 +6,10 @@
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { CATALOG } from '../catalog/load-catalog.js';
-import { loadConfig } from '../config.js';
-import { migrate } from '../db/migrate.js';
-import { openStore } from '../db/open-store.js';
 import type { Store } from '../db/store.js';
 import { importFile, type ImportProgress, type ImportResult } from '../import/import-files.js';
 import { formatOf } from '../import/parse-rows.js';
+import { withCliStore } from './open-cli-store.js';
 
 const USAGE = `usage: npm run import -- FILE...
 
@@ -36,20 +34,7 @@ async function main(args: string[]): Promise<number> {
     console.error(`\n${USAGE}`);
     return 2;
   }
-  try {
-    const store = await openStore(loadConfig());
-    try {
-      await migrate(store).catch((cause: Error) => {
-        throw new Error(`cannot prepare ${store.description}: ${cause.message}`, { cause });
-      });
-      return await importAll(store, args);
-    } finally {
-      await store.close();
-    }
-  } catch (error) {
-    console.error((error as Error).message);
-    return 1;
-  }
+  return withCliStore((store) => importAll(store, args));
 }
 
 /** Checked before the store is opened, so a typo in the last name does not leave the first files imported alone. */

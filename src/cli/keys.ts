@@ -7,11 +7,9 @@
  */
 import { parseArgs } from 'node:util';
 import { generateApiKey, hashApiKey } from '../auth/api-keys.js';
-import { loadConfig } from '../config.js';
 import { insertApiKey, listApiKeys, revokeApiKey, type KeyRateLimits } from '../db/api-key-queries.js';
-import { migrate } from '../db/migrate.js';
-import { openStore } from '../db/open-store.js';
 import type { Store } from '../db/store.js';
+import { withCliStore } from './open-cli-store.js';
 
 const USAGE = `usage: npm run keys -- create --name NAME   print a new key once and store its digest
        npm run keys -- list                 show every key's name, creation and revocation time
@@ -43,22 +41,8 @@ async function main(args: string[]): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  try {
-    const store = await openStore(loadConfig());
-    try {
-      await migrate(store).catch((cause: Error) => {
-        throw new Error(`cannot prepare ${store.description}: ${cause.message}`, { cause });
-      });
-      await run(store, command);
-      return 0;
-    } finally {
-      await store.close();
-    }
-  } catch (error) {
-    // Expected failures (a taken name, an unknown name, an unreachable database) are one line, no stack.
-    console.error((error as Error).message);
-    return 1;
-  }
+  // Expected failures (a taken name, an unknown name, an unreachable database) print one line, no stack.
+  return withCliStore((store) => run(store, command));
 }
 
 /** The command, or a message saying what was expected and what arrived. */

@@ -3,7 +3,7 @@ import { CATALOG } from '../catalog/load-catalog.js';
 import { syncCatalog } from '../db/sync-catalog.js';
 import { withCliStore } from './open-cli-store.js';
 
-await withCliStore(async (store) => {
+process.exitCode = await withCliStore(async (store) => {
   await syncCatalog(store, CATALOG);
   process.stderr.write(`${store.description}: schema and catalog are up to date\n`);
 });

@@ -20,7 +20,7 @@ try {
   process.exit(2);
 }
 
-await withCliStore(async (store, config) => {
+process.exitCode = await withCliStore(async (store, config) => {
   const progress = createProgressLine(process.stderr);
   const started = Date.now();
   const result = await seedDatabase(store, CATALOG, {

@@ -11,7 +11,22 @@ const UNAVAILABLE_DRIVER_CODES = new Set([
   'CONNECTION_CLOSED',
   'CONNECTION_ENDED',
   'CONNECTION_DESTROYED',
+  'INCOMPLETE_RESULT',
 ]);
+
+/**
+ * A result that arrived with rows missing: seen from the driver's cursor when a statement
+ * is cancelled (timeout or a client leaving) in the middle of a batch. Treated like the
+ * database going away: the answer cannot be completed.
+ */
+export class IncompleteResultError extends Error {
+  readonly code = 'INCOMPLETE_RESULT';
+
+  constructor() {
+    super('the database ended a result early');
+    this.name = 'IncompleteResultError';
+  }
+}
 
 /**
  * True when a store error should be answered with 503 and a retry hint: the server is

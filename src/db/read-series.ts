@@ -1,3 +1,4 @@
+import { IncompleteResultError } from './classify-error.js';
 import type { ColumnText, Queryable, Store } from './store.js';
 
 /**
@@ -48,7 +49,15 @@ export interface RestSeriesQuery {
 export function streamRestSeries(store: Store, q: RestSeriesQuery, batchRows: number, signal?: AbortSignal): AsyncIterable<RestSeriesRow[]> {
   const params = [q.projects.map((p) => p.id), q.from, q.to, q.projects.map((p) => p.slug)];
   const batch = q.projects.length <= batchRows ? Infinity : batchRows;
-  return store.streamRaw(REST_SERIES_SQL, params, batch, signal) as AsyncIterable<RestSeriesRow[]>;
+  return completeRows(store.streamRaw(REST_SERIES_SQL, params, batch, signal) as AsyncIterable<RestSeriesRow[]>);
+}
+
+/** Passes batches on, refusing one with holes so a cut-short result is never served as data. */
+async function* completeRows(batches: AsyncIterable<RestSeriesRow[]>): AsyncGenerator<RestSeriesRow[]> {
+  for await (const batch of batches) {
+    for (let i = 0; i < batch.length; i += 1) if (!Array.isArray(batch[i])) throw new IncompleteResultError();
+    yield batch;
+  }
 }
 
 export interface JsonSeriesRow {

@@ -57,15 +57,14 @@ export function createRequestListener(services: Services): (req: IncomingMessage
     res.setHeader('x-request-id', requestId);
     res.setHeader('x-content-type-options', 'nosniff');
     const [path = '/', query = ''] = (req.url ?? '/').split(/\?(.*)/s, 2);
-    // A client that leaves before its answer is complete cancels the query working for it.
-    const gone = new AbortController();
-    res.once('close', () => {
-      if (!res.writableFinished) gone.abort();
-    });
     if (services.state.stopping) res.setHeader('connection', 'close');
+    // Counted for graceful shutdown; a client that leaves before its answer is complete
+    // cancels the query working for it.
+    const gone = new AbortController();
     services.state.inFlight += 1;
     res.once('close', () => {
       services.state.inFlight -= 1;
+      if (!res.writableFinished) gone.abort();
     });
     res.on('finish', () => {
       services.logger.info({
@@ -77,6 +76,7 @@ export function createRequestListener(services: Services): (req: IncomingMessage
       }, 'request');
     });
     route(req, res, path, query, gone.signal).catch((error: unknown) => {
+      if (gone.signal.aborted) return; // the client left; its query was cancelled and nobody waits for an answer
       if (res.headersSent) {
         services.logger.error({ requestId, err: error }, 'failed after the response started');
         res.destroy();

@@ -13,11 +13,14 @@ import { sendSeriesBody } from './send-series.js';
 
 /** Projects fetched per round trip when a body streams: bounds memory for the largest answers. */
 /**
- * Points fetched per round trip (about 40 bytes each as JSON). An answer that fits is
- * read in one statement; a larger one streams a few projects at a time so memory stays
- * bounded. A cursor costs about 15% per statement, so small answers do not use one.
+ * Points fetched per round trip (about 40 bytes each as JSON, so about 1.2 MB of bytes
+ * that never become strings). An answer that fits is read in one statement; a larger one
+ * streams a few projects at a time so memory stays bounded. A cursor costs about 15% per
+ * statement, so small answers do not use one. Measured on 76 projects x 3,650 days at
+ * one and eight connections: 20,000 points per batch took 185 ms (RSS growth 2 / 26 MB),
+ * 30,000 took 177 ms (3 / 28 MB), 60,000 took 166 ms (2 / 47 MB).
  */
-const POINTS_PER_BATCH = 20_000;
+const POINTS_PER_BATCH = 30_000;
 
 /**
  * `GET /v1/metrics/<name>`: parse → validate (shared with GraphQL) → charge the request's

@@ -12,7 +12,10 @@ import { ensureBenchDatabase } from './bench-database.js';
 import { sampleRss, startChild, type Child } from './processes.js';
 import { SHAPES, type Shape, type Target, targetsFor } from './shapes.js';
 
-const { values: args } = parseArgs({ options: { quick: { type: 'boolean', default: false }, workers: { type: 'string' } }, strict: true });
+const { values: args } = parseArgs({
+  options: { quick: { type: 'boolean', default: false }, workers: { type: 'string' }, shape: { type: 'string' } },
+  strict: true,
+});
 const QUICK = args.quick === true;
 const SERVER_URL = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const BENCH_KEY = 'bench-key-not-secret-0123456789';
@@ -48,7 +51,8 @@ const service = await startChild('src/main.ts', env, (line) => {
 const ROUNDS = QUICK ? 3 : 2;
 const rows: Row[] = [];
 try {
-  const shapes = QUICK ? SHAPES.filter((s) => s.name === '3x365') : SHAPES;
+  const only = args.shape ?? (QUICK ? '3x365' : undefined);
+  const shapes = SHAPES.filter((s) => only === undefined || s.name === only);
   for (const shape of shapes) {
     const connectionCounts = QUICK ? [8] : shape.connections;
     for (const connections of connectionCounts) {
@@ -76,6 +80,31 @@ try {
   await Promise.all([floor.stop(), service.stop()]);
 }
 
+// Memory of the largest REST answer, on a fresh service so no earlier run's heap hides it.
+const memoryLines: string[] = [];
+if (!QUICK && (args.shape === undefined || args.shape === '76x3650')) {
+  const probe = await startChild('src/main.ts', env, (line) => {
+    const port = /ready at http:\/\/[\d.]+:(\d+)/.exec(line)?.[1];
+    return port === undefined ? undefined : Number(port);
+  });
+  try {
+    const largest = SHAPES.find((s) => s.name === '76x3650')!;
+    const rest = targetsFor(largest, db.lastDay, db.projectIds, { floor: floor.port, service: probe.port }, BENCH_KEY)[1]!;
+    const small = targetsFor(SHAPES[1]!, db.lastDay, db.projectIds, { floor: floor.port, service: probe.port }, BENCH_KEY)[1]!;
+    await autocannon({ url: small.url, headers: small.headers, connections: 8, duration: 3 });
+    for (const connections of [1, 8]) {
+      const before = probe.rss();
+      const sampler = sampleRss(probe);
+      const result = await autocannon({ url: rest.url, headers: rest.headers, connections, duration: 8 });
+      const growth = (sampler.stop() - before) / 2 ** 20;
+      memoryLines.push(`76x3650 rest on a fresh service, ${connections} connection(s): ${result.requests.total} answers of ${(result.throughput.total / Math.max(1, result.requests.total) / 2 ** 20).toFixed(1)} MB, RSS ${(before / 2 ** 20).toFixed(0)} MB before, peak growth ${growth.toFixed(1)} MB`);
+      log(memoryLines.at(-1)!);
+    }
+  } finally {
+    await probe.stop();
+  }
+}
+
 const report = [
   `| shape | conns | target | req/s | × floor | p50 ms | p99 ms | errors | non-2xx | bytes/resp | peak RSS growth MB |`,
   `|---|---|---|---|---|---|---|---|---|---|---|`,
@@ -92,8 +121,9 @@ const ratio = (target: string, connections: number) => {
 const ratiosAt32 = QUICK ? '' : ` (32 connections: rest/floor=${ratio('rest', 32)} graphql/floor=${ratio('graphql', 32)})`;
 const summary = `ratios: rest/floor=${ratio('rest', 8)} graphql/floor=${ratio('graphql', 8)}`;
 mkdirSync('.data', { recursive: true });
-writeFileSync(`.data/bench-${QUICK ? 'quick' : 'full'}.md`, `${report}\n\n${summary}${ratiosAt32}\n`);
+writeFileSync(`.data/bench-${QUICK ? 'quick' : 'full'}.md`, `${report}\n\n${memoryLines.join('\n')}\n\n${summary}${ratiosAt32}\n`);
 console.log(`\n${report}\n`);
+for (const line of memoryLines) console.log(line);
 if (!QUICK) console.log(`3x365 at 32 connections:${ratiosAt32}`);
 console.log(summary);
 
