@@ -28,8 +28,14 @@ export function openPostgres(options: PostgresOptions): Store {
     },
   });
   const over = (runner: postgres.Sql | postgres.TransactionSql): Queryable => ({
-    query: async <Row extends object>(text: string, params: readonly unknown[] = [], signal?: AbortSignal) =>
-      (await cancellable(runner.unsafe(text, params.map(toParameter), { prepare: true }), signal)) as unknown as Row[],
+    query: async <Row extends object>(text: string, params: readonly unknown[] = [], signal?: AbortSignal) => {
+      const guard = cancelOnAbort(runner.unsafe(text, params.map(toParameter), { prepare: true }), signal);
+      try {
+        return (await guard.query) as unknown as Row[];
+      } finally {
+        guard.done();
+      }
+    },
     exec: async (script) => {
       await runner.unsafe(script).simple();
     },
@@ -39,24 +45,43 @@ export function openPostgres(options: PostgresOptions): Store {
     description: `PostgreSQL at ${describeUrl(options.url)}`,
     ...over(sql),
     streamRaw: async function* (text: string, params: readonly unknown[], batchRows: number, signal?: AbortSignal) {
-      const query = cancellable(sql.unsafe(text, params.map(toParameter), { prepare: true }).raw(), signal);
-      if (!Number.isFinite(batchRows)) {
-        yield (await query) as unknown as ColumnText[][];
-        return;
+      const guard = cancelOnAbort(sql.unsafe(text, params.map(toParameter), { prepare: true }).raw(), signal);
+      try {
+        if (!Number.isFinite(batchRows)) yield (await guard.query) as unknown as ColumnText[][];
+        else yield* guard.query.cursor(batchRows) as unknown as AsyncIterable<ColumnText[][]>;
+      } finally {
+        guard.done();
       }
-      yield* query.cursor(batchRows) as unknown as AsyncIterable<ColumnText[][]>;
     },
     transaction: async (work) => (await sql.begin((tx) => work(over(tx)))) as Awaited<ReturnType<typeof work>>,
     close: () => sql.end({ timeout: 5 }),
   };
 }
 
-/** Sends PostgreSQL a cancel request for the statement when `signal` aborts. */
-function cancellable<Q extends { cancel(): void }>(query: Q, signal: AbortSignal | undefined): Q {
-  if (signal === undefined) return query;
-  if (signal.aborted) query.cancel();
-  else signal.addEventListener('abort', () => query.cancel(), { once: true });
-  return query;
+/** How long an abandoned statement may still finish on its own before it is cancelled. */
+const CANCEL_GRACE_MS = 250;
+
+/**
+ * Cancels the statement on the server when `signal` aborts and it is still running
+ * {@link CANCEL_GRACE_MS} later. PostgreSQL cancels whatever the connection runs when the
+ * request arrives, so cancelling a statement that is about to finish could hit the next
+ * one on that connection; the grace leaves short statements alone and stops long ones.
+ */
+function cancelOnAbort<Q extends { cancel(): void }>(query: Q, signal: AbortSignal | undefined): { query: Q; done(): void } {
+  if (signal === undefined) return { query, done: () => {} };
+  let timer: NodeJS.Timeout | undefined;
+  const onAbort = () => {
+    timer = setTimeout(() => query.cancel(), CANCEL_GRACE_MS);
+  };
+  if (signal.aborted) onAbort();
+  else signal.addEventListener('abort', onAbort, { once: true });
+  return {
+    query,
+    done: () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    },
+  };
 }
 
 /**
