@@ -1,6 +1,5 @@
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { getOperationAST, GraphQLError } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import { ApiError, ERROR_KINDS } from '../api/api-error.js';
@@ -62,7 +61,8 @@ export function createGraphqlServer(services: Services): YogaServerInstance<Grap
           shouldPersistHeaders: false,
         })
       : false,
-    renderGraphiQL,
+    // The page is a 9 MB bundle (no CDN needed); it is loaded the first time someone opens it.
+    renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     maskedErrors: {
       maskError: (error) => maskError(services, error),
     },
