@@ -45,10 +45,14 @@ export function openPostgres(options: PostgresOptions): Store {
     description: `PostgreSQL at ${describeUrl(options.url)}`,
     ...over(sql),
     streamRaw: async function* (text: string, params: readonly unknown[], batchRows: number, signal?: AbortSignal) {
-      const guard = cancelOnAbort(sql.unsafe(text, params.map(toParameter), { prepare: true }).raw(), signal);
+      const cursor = Number.isFinite(batchRows);
+      // A cursor keeps its connection until it is read to the end: one left behind by a client
+      // that went away held that connection for good (the pool ran dry under load), so it is
+      // cancelled at once. It is still that connection's statement, so the cancel cannot hit another.
+      const guard = cancelOnAbort(sql.unsafe(text, params.map(toParameter), { prepare: true }).raw(), signal, cursor ? 0 : CANCEL_GRACE_MS);
       try {
-        if (!Number.isFinite(batchRows)) yield (await guard.query) as unknown as ColumnText[][];
-        else yield* guard.query.cursor(batchRows) as unknown as AsyncIterable<ColumnText[][]>;
+        if (cursor) yield* guard.query.cursor(batchRows) as unknown as AsyncIterable<ColumnText[][]>;
+        else yield (await guard.query) as unknown as ColumnText[][];
       } finally {
         guard.done();
       }
@@ -67,11 +71,16 @@ const CANCEL_GRACE_MS = 250;
  * request arrives, so cancelling a statement that is about to finish could hit the next
  * one on that connection; the grace leaves short statements alone and stops long ones.
  */
-function cancelOnAbort<Q extends { cancel(): void }>(query: Q, signal: AbortSignal | undefined): { query: Q; done(): void } {
+function cancelOnAbort<Q extends { cancel(): void }>(
+  query: Q,
+  signal: AbortSignal | undefined,
+  graceMs = CANCEL_GRACE_MS,
+): { query: Q; done(): void } {
   if (signal === undefined) return { query, done: () => {} };
   let timer: NodeJS.Timeout | undefined;
   const onAbort = () => {
-    timer = setTimeout(() => query.cancel(), CANCEL_GRACE_MS);
+    if (graceMs === 0) query.cancel();
+    else timer = setTimeout(() => query.cancel(), graceMs);
   };
   if (signal.aborted) onAbort();
   else signal.addEventListener('abort', onAbort, { once: true });
