@@ -9,10 +9,7 @@ export const RETRY_AFTER_SECONDS = 5;
 /** The client-facing 503 for a store error that means "away or too slow"; any other error as it was. */
 export function asUnavailable(cause: unknown): unknown {
   if (!isUnavailableError(cause)) return cause;
-  return new ApiError('unavailable', 'the database is unavailable or too slow; retry shortly', {
-    headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
-    cause,
-  });
+  return unavailable('the database is unavailable or too slow; retry shortly', { cause });
 }
 
 /** Runs store work, turning availability failures into the 503 ApiError. */
@@ -35,13 +32,17 @@ export async function* guardStream<T>(source: AsyncIterable<T>): AsyncGenerator<
 
 /** The project directory once the database is prepared; until then (or while stopping) the 503. */
 export function readyDirectory(state: ServiceState): ProjectDirectory {
-  if (state.stopping) {
-    throw new ApiError('unavailable', 'the service is shutting down; retry shortly', { headers: { 'retry-after': String(RETRY_AFTER_SECONDS), connection: 'close' } });
-  }
-  if (state.directory === undefined) {
-    throw new ApiError('unavailable', 'the database is not ready yet (starting or reconnecting); retry shortly', {
-      headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
-    });
-  }
+  if (state.stopping) throw unavailable('the service is shutting down; retry shortly', { headers: { connection: 'close' } });
+  if (state.directory === undefined) throw unavailable('the database is not ready yet (starting or reconnecting); retry shortly');
   return state.directory;
+}
+
+// Private
+
+/** Every 503 the service gives: a retry hint, plus any headers of its own. */
+function unavailable(detail: string, options: { headers?: Record<string, string>; cause?: unknown } = {}): ApiError {
+  return new ApiError('unavailable', detail, {
+    headers: { 'retry-after': String(RETRY_AFTER_SECONDS), ...options.headers },
+    cause: options.cause,
+  });
 }
