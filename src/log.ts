@@ -28,18 +28,40 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Nod
   );
 }
 
+/**
+ * Writes out the log lines still buffered for standard output; call it before
+ * `process.exit`, which would otherwise drop them (the last "stopped" line, say).
+ */
+export function flushLogs(): void {
+  try {
+    buffered?.flushSync();
+  } catch {
+    // standard output is gone or busy; nothing more can be said there
+  }
+}
+
 // Private
+
+let buffered: pino.DestinationStream & { flushSync(): void } | undefined;
 
 /**
  * Readable colored lines for a person at a terminal; JSON lines for everything else,
  * written in blocks of about 4 KB (a system call per request line cost 5–10% of
- * throughput) and flushed at least every second and at exit.
+ * throughput) and flushed at least every second and at exit. When the reader of standard
+ * output goes away (a closed pipe), the process stops as on SIGTERM instead of living on
+ * unheard.
  */
 function defaultDestination(): pino.DestinationStream {
-  if (!process.stdout.isTTY) {
-    const stream = pino.destination({ dest: 1, sync: false, minLength: 4096 });
-    setInterval(() => stream.flush(), 1000).unref();
-    return stream;
+  if (process.stdout.isTTY) {
+    return pino.transport({ target: 'pino-pretty', options: { colorize: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' } }) as pino.DestinationStream;
   }
-  return pino.transport({ target: 'pino-pretty', options: { colorize: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' } }) as pino.DestinationStream;
+  const stream = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  buffered = stream;
+  setInterval(() => flushLogs(), 1000).unref();
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') return;
+    buffered = undefined;
+    process.kill(process.pid, 'SIGTERM');
+  });
+  return stream;
 }

@@ -1,43 +1,63 @@
 import type { Logger } from 'pino';
-import { createSeriesRequestSchema } from './api/series-request.js';
 import { createKeyVerifier, type KeyVerifier } from './auth/api-keys.js';
 import type { Catalog } from './catalog/load-catalog.js';
 import type { Config } from './config.js';
 import type { ProjectDirectory } from './db/project-directory.js';
 import type { Store } from './db/store.js';
-import { createRateLimiter, type RateLimiter } from './http/rate-limit.js';
+import { createMemoryRateLimitStore } from './limits/memory-bucket-store.js';
+import { createRateLimiter, type RateLimiter } from './limits/rate-limiter.js';
 
 /** Everything a request handler needs, built once at start-up and shared by REST and GraphQL. */
 export interface Services {
   config: Config;
   catalog: Catalog;
   store: Store;
-  /** What start-up has prepared so far and whether shutdown has begun; see `readyDirectory`. */
+  logger: Logger;
+  /** The current time; injected so tests do not depend on today's date. */
+  clock: () => Date;
+  /** What start-up has prepared so far and whether shutdown has begun. */
   state: ServiceState;
   keys: KeyVerifier;
-  /** One bucket per key, shared by REST and GraphQL; per process (see src/http/rate-limit.ts). */
+  /** One bucket per key, shared by REST and GraphQL. */
   rateLimiter: RateLimiter;
-  logger: Logger;
-  requestSchema: ReturnType<typeof createSeriesRequestSchema>;
 }
 
 /** Mutable start-up, traffic and shutdown state, shared by every request. */
 export interface ServiceState {
   /** Set once migrations, catalog and directory are in place. */
   directory: ProjectDirectory | undefined;
-  /** The key created at first start on the embedded store, shown in GraphiQL during this run. */
-  localKey: string | undefined;
+  /** A month of stored data for examples (GraphiQL's first query, the welcome message); set with the directory. */
+  example: ExampleRange | undefined;
   /** True from the moment a graceful shutdown begins. */
   stopping: boolean;
   /** Requests being answered, which a graceful shutdown waits for. */
   inFlight: number;
 }
 
-export function createServices(parts: Omit<Services, 'keys' | 'rateLimiter' | 'requestSchema'>): Services {
+/** The last 30 stored days of a series everyone has (token-price-usd for ethereum). */
+export interface ExampleRange {
+  from: string;
+  to: string;
+}
+
+export interface ServiceParts {
+  config: Config;
+  catalog: Catalog;
+  store: Store;
+  logger: Logger;
+  clock?: () => Date;
+}
+
+export function createServices(parts: ServiceParts): Services {
+  const clock = parts.clock ?? (() => new Date());
   return {
     ...parts,
+    clock,
+    state: { directory: undefined, example: undefined, stopping: false, inFlight: 0 },
     keys: createKeyVerifier(parts.store, parts.config.apiKeys),
-    rateLimiter: createRateLimiter({ perMinute: parts.config.rateLimitPerMinute, burst: parts.config.rateLimitBurst }),
-    requestSchema: createSeriesRequestSchema(parts.catalog),
+    rateLimiter: createRateLimiter(
+      { perMinute: parts.config.rateLimitPerMinute, burst: parts.config.rateLimitBurst },
+      { store: createMemoryRateLimitStore(), now: () => clock().getTime() },
+    ),
   };
 }

@@ -131,6 +131,7 @@ function countingQueryable(db: Queryable): [Queryable, string[]] {
         calls.push(text);
         return db.query(text, params);
       },
+      copyCsv: (table, columns, csv) => db.copyCsv(table, columns, csv),
       exec: (script) => {
         calls.push(script);
         return db.exec(script);

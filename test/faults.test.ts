@@ -8,7 +8,7 @@ import { migrate } from '../src/db/migrate.js';
 import { openPostgres } from '../src/db/open-postgres.js';
 import { createLogger } from '../src/log.js';
 import { seedDatabase } from '../src/seed/seed-database.js';
-import { startService, type RunningService } from '../src/start-service.js';
+import { startService, type RunningService } from '../src/start/start-service.js';
 import { createPrivatePostgres, POSTGRES_BIN, type PrivatePostgres } from './support/private-postgres.js';
 import { TEST_DATABASE_URL } from './support/stores.js';
 import { Writable } from 'node:stream';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readyDirectory } from '../src/api/unavailable.js';
 import { CATALOG } from '../src/catalog/load-catalog.js';
 import { GRAPHQL_LIMITS, LIMIT_ERROR_CODE } from '../src/graphql/armor.js';
-import { EXAMPLE_QUERY } from '../src/graphql/example-query.js';
+import { exampleQuery } from '../src/graphql/example-query.js';
 import { createGraphqlServer } from '../src/graphql/yoga.js';
 import { MAX_BODY_BYTES } from '../src/http/fetch-bridge.js';
 import { startTestService, TEST_KEY, type TestService } from './support/service.js';
@@ -162,7 +162,7 @@ describe('GraphQL document limits', () => {
     });
 
     it('answers the query GraphiQL opens with', async () => {
-      expectAnswered(await ask(EXAMPLE_QUERY, { accept: GRAPHIQL_ACCEPT }));
+      expectAnswered(await ask(exampleQuery({ from: '2026-06-01', to: '2026-06-30' }), { accept: GRAPHIQL_ACCEPT }));
     });
   });
 
@@ -230,7 +230,10 @@ describe('GraphQL document limits', () => {
       });
 
       expect(res.status).toBe(413);
-      expect(res.headers.get('content-type')).toBe('application/problem+json');
+      expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      const body = (await res.json()) as { errors: { message: string; extensions: { code: string } }[] };
+      expect(body).not.toHaveProperty('data');
+      expect(body.errors).toEqual([{ message: `request bodies are limited to ${MAX_BODY_BYTES} bytes`, extensions: { code: 'PAYLOAD_TOO_LARGE' } }]);
     });
 
     it('refuses a batched (array) body with 400', async () => {

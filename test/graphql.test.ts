@@ -221,17 +221,22 @@ for (const kind of STORE_KINDS) {
         ['no key', null],
         ['an empty key', ''],
         ['a wrong key', 'not-the-key'],
-      ] as const)('answers %s with a 401 problem and no data, before the document is parsed', async (_label, key) => {
-        const res = await service.get('/graphql', { method: 'POST', key, headers: { 'content-type': 'application/json' }, body: typoQuery });
-        const text = await res.text();
+      ] as const)('answers %s with a 401 GraphQL error (UNAUTHENTICATED) and no data, before the document is parsed', async (_label, key) => {
+        for (const accept of [undefined, 'application/graphql-response+json']) {
+          const headers = { 'content-type': 'application/json', ...(accept === undefined ? {} : { accept }) };
+          const res = await service.get('/graphql', { method: 'POST', key, headers, body: typoQuery });
+          const text = await res.text();
 
-        expect(res.status).toBe(401);
-        expect(res.headers.get('content-type')).toBe('application/problem+json');
-        expect(res.headers.get('www-authenticate')).toBe('ApiKey header="x-api-key"');
-        const problem = JSON.parse(text) as Record<string, unknown>;
-        expect(problem).toMatchObject({ status: 401, title: 'Unauthorized' });
-        expect(problem).not.toHaveProperty('data');
-        expect(text).not.toMatch(/did you mean/i);
+          expect(res.status).toBe(401);
+          expect(res.headers.get('content-type')).toBe(`${accept ?? 'application/json'}; charset=utf-8`);
+          expect(res.headers.get('www-authenticate')).toBe('ApiKey header="x-api-key"');
+          const body = JSON.parse(text) as { errors: { message: string; extensions: { code: string } }[] };
+          expect(body).not.toHaveProperty('data');
+          expect(body.errors).toHaveLength(1);
+          expect(body.errors[0]!.extensions.code).toBe('UNAUTHENTICATED');
+          expect(body.errors[0]!.message).toMatch(/x-api-key header (is missing|does not hold a valid key)/);
+          expect(text).not.toMatch(/did you mean/i);
+        }
       });
 
       it('does not count a key sent in the query string or a cookie', async () => {
@@ -427,6 +432,7 @@ function createStoreProbe() {
           if (failure !== undefined && readsPoints(text)) return Promise.reject(failure);
           return store.query<Row>(text, params, signal);
         },
+        copyCsv: (table, columns, csv) => store.copyCsv(table, columns, csv),
         streamRaw: (text: string, params: readonly unknown[], batchRows: number) => {
           statements.push(text);
           const error = failure;

@@ -254,6 +254,7 @@ function failingOnSecondUpsert(store: Store): Store {
         let upserts = 0;
         return work({
           exec: (script) => tx.exec(script),
+          copyCsv: (table, columns, csv) => tx.copyCsv(table, columns, csv),
           query: async (text, params) => {
             if (text.includes('insert into point') && ++upserts === 2) throw new Error('simulated failure');
             return tx.query(text, params);

@@ -10,7 +10,7 @@ import { createKeyVerifier, hashApiKey, KEY_CACHE_MS } from '../src/auth/api-key
 import { loadConfig } from '../src/config.js';
 import { openPglite } from '../src/db/open-pglite.js';
 import { createLogger } from '../src/log.js';
-import { startService, type RunningService } from '../src/start-service.js';
+import { startService, type RunningService } from '../src/start/start-service.js';
 import { createScratchDatabase, TEST_DATABASE_URL, type ScratchDatabase } from './support/stores.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -208,8 +208,8 @@ for (const target of TARGETS) {
 
       expect(run.code).toBe(0);
       const [header, ...rows] = run.stdout.trimEnd().split('\n');
-      expect(header!.split(/\s+/)).toEqual(['NAME', 'CREATED', 'REVOKED']);
-      expect(rows.map((r) => r.split(/\s+/))).toEqual([['alice', expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/), '-']]);
+      expect(header!.split(/\s+/)).toEqual(['NAME', 'CREATED', 'REVOKED', 'RATE/MIN', 'BURST']);
+      expect(rows.map((r) => r.split(/\s+/))).toEqual([['alice', expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/), '-', 'default', 'default']]);
       expect(`${run.stdout}${run.stderr}`).not.toContain(key);
       for (const digest of [hashApiKey(key).toString('hex'), hashApiKey(key).toString('base64')]) {
         expect(`${run.stdout}${run.stderr}`).not.toContain(digest);
@@ -239,7 +239,7 @@ for (const target of TARGETS) {
     it('list then shows when the key was revoked', async () => {
       const run = await keys('list');
 
-      expect(run.stdout).toMatch(/^alice\s+\S+Z\s+\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/m);
+      expect(run.stdout).toMatch(/^alice\s+\S+Z\s+\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z\s+default\s+default$/m);
     });
 
     it('revoking an unknown name, or a revoked key again, exits 1 and says no active key has that name', async () => {

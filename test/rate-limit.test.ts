@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../src/api/api-error.js';
-import { ASSUMED_HISTORY_YEARS, requestCost } from '../src/api/request-cost.js';
+import { ASSUMED_HISTORY_YEARS, requestCost } from '../src/limits/request-cost.js';
 import { hashApiKey } from '../src/auth/api-keys.js';
 import { CATALOG } from '../src/catalog/load-catalog.js';
 import { loadConfig } from '../src/config.js';
 import { fromEpochDay, todayEpochDay } from '../src/dates.js';
 import { insertApiKey } from '../src/db/api-key-queries.js';
-import { createMemoryRateLimitStore, createRateLimiter, type RateLimitPolicy } from '../src/http/rate-limit.js';
+import { createMemoryRateLimitStore } from '../src/limits/memory-bucket-store.js';
+import { createRateLimiter, type RateLimitPolicy } from '../src/limits/rate-limiter.js';
 import { startTestService, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 
@@ -94,7 +95,7 @@ describe('the rate limiter', () => {
 
   it('charges one unit on open and counts it towards the first charge only', async () => {
     const [, now] = clock();
-    const limiter = createRateLimiter({ perMinute: 60, burst: 10 }, { now });
+    const limiter = createRateLimiter({ perMinute: 60, burst: 10 }, { store: createMemoryRateLimitStore(), now });
     const [seen, onHeaders] = headersOf();
 
     const meter = await limiter.open(CALLER, onHeaders);
@@ -107,14 +108,14 @@ describe('the rate limiter', () => {
   it('describes the bucket as draft-10 fields: q is the burst and w the seconds to refill it from empty', async () => {
     const [seen, onHeaders] = headersOf();
 
-    await createRateLimiter({ perMinute: 600, burst: 1200 }, { now: () => 0 }).open(CALLER, onHeaders);
+    await createRateLimiter({ perMinute: 600, burst: 1200 }, { store: createMemoryRateLimitStore(), now: () => 0 }).open(CALLER, onHeaders);
 
     expect(seen[0]).toEqual({ 'ratelimit-policy': '"default";q=1200;w=120', ratelimit: '"default";r=1199;t=1' });
   });
 
   it('charges a cost above the burst as the whole burst, so it passes from a full bucket', async () => {
     const [seen, onHeaders] = headersOf();
-    const meter = await createRateLimiter(POLICY, { now: () => 0 }).open(CALLER, onHeaders);
+    const meter = await createRateLimiter(POLICY, { store: createMemoryRateLimitStore(), now: () => 0 }).open(CALLER, onHeaders);
 
     await meter.charge(761);
 
@@ -123,7 +124,7 @@ describe('the rate limiter', () => {
 
   it('refuses with a 429 ApiError whose Retry-After covers the whole cost again, and RateLimit whose t matches it', async () => {
     const [time, now] = clock();
-    const limiter = createRateLimiter(POLICY, { now });
+    const limiter = createRateLimiter(POLICY, { store: createMemoryRateLimitStore(), now });
     await (await limiter.open(CALLER, () => {})).charge(5);
     time.now = 1_500;
 
@@ -140,7 +141,7 @@ describe('the rate limiter', () => {
   });
 
   it('applies a key\'s own limit instead of the defaults; 0 per minute means no limit and no fields', async () => {
-    const limiter = createRateLimiter({ perMinute: 0, burst: 1 }, { now: () => 0 });
+    const limiter = createRateLimiter({ perMinute: 0, burst: 1 }, { store: createMemoryRateLimitStore(), now: () => 0 });
     const [own, onOwn] = headersOf();
     const [free, onFree] = headersOf();
 

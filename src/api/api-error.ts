@@ -1,12 +1,15 @@
-/** The kinds of failure a client can see, each with its status and a stable problem type. */
+/**
+ * The kinds of failure a client can see, each with its HTTP status, a title for
+ * problem+json (`/v1`) and the `extensions.code` of a GraphQL error (`/graphql`).
+ */
 export const ERROR_KINDS = {
   'bad-request': { status: 400, title: 'Bad Request', graphqlCode: 'BAD_USER_INPUT' },
   unauthorized: { status: 401, title: 'Unauthorized', graphqlCode: 'UNAUTHENTICATED' },
   'not-found': { status: 404, title: 'Not Found', graphqlCode: 'NOT_FOUND' },
   'method-not-allowed': { status: 405, title: 'Method Not Allowed', graphqlCode: 'METHOD_NOT_ALLOWED' },
   'payload-too-large': { status: 413, title: 'Content Too Large', graphqlCode: 'PAYLOAD_TOO_LARGE' },
-  'uri-too-long': { status: 414, title: 'URI Too Long', graphqlCode: 'BAD_REQUEST' },
   'rate-limited': { status: 429, title: 'Too Many Requests', graphqlCode: 'RATE_LIMITED' },
+  'header-too-large': { status: 431, title: 'Request Header Fields Too Large', graphqlCode: 'REQUEST_HEADER_FIELDS_TOO_LARGE' },
   internal: { status: 500, title: 'Internal Server Error', graphqlCode: 'INTERNAL_SERVER_ERROR' },
   unavailable: { status: 503, title: 'Service Unavailable', graphqlCode: 'SERVICE_UNAVAILABLE' },
 } as const;
@@ -21,7 +24,8 @@ export interface ParamError {
 
 /**
  * An error meant for the client: its `detail` and `errors` are safe to show. The
- * `cause` (a driver error, say) is kept for logs and never serialized.
+ * `cause` (a driver error, say) is kept for logs and never serialized. Both APIs render
+ * it: `/v1` as problem+json, `/graphql` as a GraphQL error with `extensions.code`.
  */
 export class ApiError extends Error {
   readonly kind: ErrorKind;

@@ -1,6 +1,5 @@
 import { isUnavailableError } from '../db/classify-error.js';
 import type { ProjectDirectory } from '../db/project-directory.js';
-import type { ServiceState } from '../services.js';
 import { ApiError } from './api-error.js';
 
 /** Seconds a client is asked to wait when the database is away or too slow. */
@@ -31,7 +30,7 @@ export async function* guardStream<T>(source: AsyncIterable<T>): AsyncGenerator<
 }
 
 /** The project directory once the database is prepared; until then (or while stopping) the 503. */
-export function readyDirectory(state: ServiceState): ProjectDirectory {
+export function readyDirectory(state: { readonly stopping: boolean; readonly directory: ProjectDirectory | undefined }): ProjectDirectory {
   if (state.stopping) throw unavailable('the service is shutting down; retry shortly', { headers: { connection: 'close' } });
   if (state.directory === undefined) throw unavailable('the database is not ready yet (starting or reconnecting); retry shortly');
   return state.directory;

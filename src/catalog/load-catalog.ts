@@ -64,6 +64,8 @@ export interface MetricDefinition {
 export interface Catalog {
   readonly metrics: readonly MetricDefinition[];
   readonly byName: ReadonlyMap<string, MetricDefinition>;
+  /** The metric of a name the catalog has (a GraphQL enum value); throws for any other. */
+  metric(name: string): MetricDefinition;
   /** Every distinct slug of every metric, in first-seen order. */
   readonly allProjects: readonly string[];
 }
@@ -115,9 +117,15 @@ export function parseCatalog(input: unknown): Catalog {
   }
   if (problems.length > 0) throw new Error(`catalog is invalid:\n- ${problems.join('\n- ')}`);
 
+  const byName = new Map(metrics.map((m) => [m.name, m]));
   return Object.freeze({
     metrics: Object.freeze(metrics),
-    byName: new Map(metrics.map((m) => [m.name, m])),
+    byName,
+    metric: (name: string) => {
+      const metric = byName.get(name);
+      if (metric === undefined) throw new Error(`the catalog has no metric named ${JSON.stringify(name)}`);
+      return metric;
+    },
     allProjects: Object.freeze(allProjects),
   });
 }

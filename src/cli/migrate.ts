@@ -1,9 +1,10 @@
 /** `npm run db:migrate`: applies pending migrations to DATABASE_URL (or the embedded store) and syncs the catalog. */
-import { CATALOG } from '../catalog/load-catalog.js';
-import { syncCatalog } from '../db/sync-catalog.js';
-import { withCliStore } from './open-cli-store.js';
+import { migrateCommand } from '../commands/migrate-command.js';
+import { runCommand } from '../commands/run-command.js';
 
-process.exitCode = await withCliStore(async (store) => {
-  await syncCatalog(store, CATALOG);
-  process.stderr.write(`${store.description}: schema and catalog are up to date\n`);
-});
+if (process.argv.length > 2) {
+  console.error(`db:migrate takes no arguments; got "${process.argv.slice(2).join(' ')}"`);
+  process.exitCode = 2;
+} else {
+  process.exitCode = await runCommand(migrateCommand, {});
+}

@@ -4,6 +4,9 @@ export interface ApiKeyRecord {
   name: string;
   createdAt: string;
   revokedAt: string | null;
+  /** The key's own limits; null falls back to RATE_LIMIT_PER_MINUTE / RATE_LIMIT_BURST. */
+  ratePerMinute: number | null;
+  burst: number | null;
 }
 
 /** A key's own rate limit; an absent field falls back to RATE_LIMIT_PER_MINUTE or RATE_LIMIT_BURST. */
@@ -42,7 +45,8 @@ export async function findActiveKey(db: Queryable, keyHash: Buffer): Promise<Act
 export async function listApiKeys(db: Queryable): Promise<ApiKeyRecord[]> {
   return db.query<ApiKeyRecord>(
     `select name, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as "createdAt",
-       to_char(revoked_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as "revokedAt"
+       to_char(revoked_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as "revokedAt",
+       rate_per_minute as "ratePerMinute", rate_burst as burst
      from api_key order by created_at, name`,
   );
 }

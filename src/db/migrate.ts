@@ -1,8 +1,9 @@
 import { readdir, readFile } from 'node:fs/promises';
+import { PACKAGE_ROOT } from '../package-root.js';
 import type { Queryable, Store } from './store.js';
 
 /** Where the ordered `NNNN_name.sql` files live. */
-export const MIGRATIONS_DIR = new URL('../../db/migrations/', import.meta.url);
+export const MIGRATIONS_DIR = new URL('db/migrations/', PACKAGE_ROOT);
 
 /** An arbitrary constant shared by every instance, so they take turns applying migrations. */
 const MIGRATION_LOCK_KEY = 7_264_001;

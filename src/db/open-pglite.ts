@@ -16,6 +16,10 @@ export async function openPglite(dir: string): Promise<Store> {
     exec: async (script) => {
       await runner.exec(script);
     },
+    // PGlite reads COPY input from a Blob mounted as /dev/blob.
+    copyCsv: async (table, columns, csv) => {
+      await runner.query(`copy ${table} (${columns.join(', ')}) from '/dev/blob' with (format csv)`, [], { blob: new Blob([...csv]) });
+    },
   });
   return {
     kind: 'pglite',

@@ -1,3 +1,5 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import postgres from 'postgres';
 import type { ColumnText, Queryable, Store } from './store.js';
 
@@ -38,6 +40,10 @@ export function openPostgres(options: PostgresOptions): Store {
     },
     exec: async (script) => {
       await runner.unsafe(script).simple();
+    },
+    copyCsv: async (table, columns, csv) => {
+      const input = await runner.unsafe(`copy ${table} (${columns.join(', ')}) from stdin with (format csv)`).writable();
+      await pipeline(Readable.from(csv), input);
     },
   });
   return {

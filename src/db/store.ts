@@ -10,6 +10,12 @@ export interface Queryable {
   query<Row extends object>(text: string, params?: readonly unknown[], signal?: AbortSignal): Promise<Row[]>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(script: string): Promise<void>;
+  /**
+   * Loads CSV rows (no header) into `table`'s `columns` with COPY, the fastest way in:
+   * about three times faster than inserting the same rows from parameter arrays. Table
+   * and column names are the caller's constants, never input.
+   */
+  copyCsv(table: string, columns: readonly string[], csv: Iterable<string>): Promise<void>;
 }
 
 /**

@@ -8,19 +8,51 @@ export interface PointRow {
   extra: string | null;
 }
 
+/** The point table's columns in the order CSV loads give them. */
+export const POINT_COLUMNS = ['project_id', 'day', 'value', 'extra'] as const;
+
 /**
  * Inserts or replaces points, one statement for the whole batch. A batch must not hold
  * the same (project, day) twice: PostgreSQL refuses to update one row twice in a statement.
+ * Values are stored canonical (`trim_scale`: 42.0 is kept as 42, 1.50 as 1.5), so both APIs
+ * serve integers as integers and decimals without trailing zeros.
  */
 export async function upsertPoints(db: Queryable, rows: readonly PointRow[]): Promise<void> {
   if (rows.length === 0) return;
   await db.query(
     `insert into point (project_id, day, value, extra)
-     select x.project_id, x.day, x.value, x.extra::jsonb
+     select x.project_id, x.day, trim_scale(x.value), x.extra::jsonb
      from unnest($1::integer[], $2::date[], $3::numeric[], $4::text[]) as x (project_id, day, value, extra)
      on conflict (project_id, day) do update set value = excluded.value, extra = excluded.extra`,
     [rows.map((r) => r.projectId), rows.map((r) => r.day), rows.map((r) => String(r.value)), rows.map((r) => r.extra)],
   );
+}
+
+/**
+ * Loads points in bulk through a staging table that `fill` writes (by COPY), then upserts
+ * them into the point table in one statement, canonical like {@link upsertPoints}. Runs in
+ * the caller's transaction; the staging table is dropped at commit.
+ */
+export async function upsertStagedPoints(tx: Queryable, fill: (staging: string) => Promise<void>): Promise<void> {
+  await tx.exec('create temporary table staged_point (like point) on commit drop');
+  await fill('staged_point');
+  await tx.exec(`insert into point (project_id, day, value, extra)
+    select project_id, day, trim_scale(value), extra from staged_point
+    on conflict (project_id, day) do update set value = excluded.value, extra = excluded.extra`);
+}
+
+/**
+ * Fills the empty point table from `fill` (COPY into `point`) the way PostgreSQL's manual
+ * advises for a bulk load ("Populating a Database"): without its primary key and foreign
+ * key, which are built once afterwards, set-based. Checking them row by row made the
+ * first start's 413,000 sample points take 5.9 s instead of 2.3 s on the embedded store.
+ * Runs in the caller's transaction, so no one sees the table without its keys.
+ */
+export async function bulkLoadPoints(tx: Queryable, fill: (table: string) => Promise<void>): Promise<void> {
+  await tx.exec('alter table point drop constraint point_pkey, drop constraint point_project_id_fkey');
+  await fill('point');
+  await tx.exec(`alter table point add constraint point_pkey primary key (project_id, day),
+    add constraint point_project_id_fkey foreign key (project_id) references project (id)`);
 }
 
 /** True when at least one point is stored: tells an empty database from a loaded one. */

@@ -1,8 +1,15 @@
-/** The query GraphiQL opens with: it runs as is and shows every kind of field. */
-export const EXAMPLE_QUERY = `# Daily values of two chains' token prices for a month.
-# Add your key in the Headers tab below, then press the run button.
+import type { ExampleRange } from '../services.js';
+
+/**
+ * The query GraphiQL opens with: it runs as is and shows every kind of field. Its range is
+ * the last stored month (read at start-up), so it shows data whatever today's date is.
+ */
+export function exampleQuery(range: ExampleRange | undefined): string {
+  const bounds = range === undefined ? '' : `, from: "${range.from}", to: "${range.to}"`;
+  return `# Daily values of two chains' token prices over the last stored month.
+# Type your key into the Headers tab below ({"x-api-key": "…"}), then press the run button.
 query TokenPrices {
-  metric(name: token_price_usd, projects: [ethereum, solana], from: "2025-01-01", to: "2025-01-31") {
+  metric(name: token_price_usd, projects: [ethereum, solana]${bounds}) {
     name
     valueKind
     series {
@@ -18,3 +25,4 @@ query TokenPrices {
   }
 }
 `;
+}

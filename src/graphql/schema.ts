@@ -1,10 +1,22 @@
-import { builder } from './builder.js';
-import './scalars.js';
-import './enums.js';
-import './data-point.js';
-import './series.js';
-import './metric.js';
-import './metric-info.js';
+import type { GraphQLSchema } from 'graphql';
+import type { Catalog } from '../catalog/load-catalog.js';
+import { createBuilder } from './builder.js';
+import { addDataPoint } from './data-point.js';
+import { addEnums } from './enums.js';
+import { addMetricQuery } from './metric.js';
+import { addMetricsQuery } from './metric-info.js';
+import { addScalars } from './scalars.js';
+import { addSeries } from './series.js';
 
-/** The GraphQL schema, built once from the catalog. */
-export const schema = builder.toSchema({ sortSchema: false });
+/** The GraphQL schema of a catalog: its metrics and slugs become enums. */
+export function createGraphqlSchema(catalog: Catalog): GraphQLSchema {
+  const builder = createBuilder();
+  builder.queryType({ description: 'Daily metric time series.' });
+  addScalars(builder);
+  const enums = addEnums(builder, catalog);
+  const DataPoint = addDataPoint(builder);
+  const Series = addSeries(builder, { DataPoint, enums });
+  addMetricQuery(builder, { enums, Series });
+  addMetricsQuery(builder, { enums, Series });
+  return builder.toSchema({ sortSchema: false });
+}

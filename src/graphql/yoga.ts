@@ -1,22 +1,20 @@
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { getOperationAST, GraphQLError } from 'graphql';
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, type GraphiQLOptions, type YogaServerInstance } from 'graphql-yoga';
 import { ApiError, ERROR_KINDS } from '../api/api-error.js';
-import { createSeriesLoaders } from '../api/series-loader.js';
 import { API_KEY_HEADER } from '../auth/api-keys.js';
 import type { ProjectDirectory } from '../db/project-directory.js';
-import type { RateLimitMeter } from '../http/rate-limit.js';
+import type { RateLimitMeter } from '../limits/rate-limiter.js';
+import { createSeriesLoaders } from '../series/series-loader.js';
 import type { Services } from '../services.js';
 import { useGraphqlArmor } from './armor.js';
 import type { GraphqlContext } from './builder.js';
-import { EXAMPLE_QUERY } from './example-query.js';
-import { schema } from './schema.js';
+import { exampleQuery } from './example-query.js';
+import { createGraphqlSchema } from './schema.js';
 import { useVariableCheck } from './variable-check.js';
 
-export const GRAPHQL_PATH = '/graphql';
-
-/** What the router hands Yoga with each request. */
+/** What the route hands Yoga with each request. */
 export interface GraphqlServerContext {
   directory: ProjectDirectory;
   signal: AbortSignal;
@@ -25,21 +23,21 @@ export interface GraphqlServerContext {
 }
 
 /**
- * The GraphQL endpoint. Every request gets fresh loaders. Errors the client caused keep
- * their message and `extensions.code`; anything else is masked to a generic message and
- * logged, so no stack, SQL text or parameter reaches a client.
+ * The GraphQL executor of the catalog's schema. Every request gets fresh loaders. Errors
+ * the client caused keep their message and `extensions.code`; anything else is masked to
+ * a generic message and logged, so no stack, SQL text or parameter reaches a client.
  */
 export function createGraphqlServer(services: Services): YogaServerInstance<GraphqlServerContext, GraphqlContext> {
   return createYoga<GraphqlServerContext, GraphqlContext>({
-    schema,
-    graphqlEndpoint: GRAPHQL_PATH,
+    schema: createGraphqlSchema(services.catalog),
+    graphqlEndpoint: '/graphql',
     landingPage: false,
     logging: false,
     batching: false,
     plugins: [
       // A browser sends a custom header only after a CORS preflight, so a request that
       // carries one cannot be a cross-site "simple" request. The API key is such a header
-      // and the router demands it before Yoga sees a request; naming it here keeps Yoga
+      // and the app demands it before Yoga sees a request; naming it here keeps Yoga
       // refusing simple requests (403) should an operation ever be served without a key.
       useCSRFPrevention({ requestHeaders: [API_KEY_HEADER, 'x-graphql-yoga-csrf'] }),
       useGraphqlArmor(),
@@ -51,16 +49,8 @@ export function createGraphqlServer(services: Services): YogaServerInstance<Grap
         onError: () => {},
       }),
     ],
-    // The router passes the prepared directory and the request's abort signal as server context.
-    context: ({ directory, signal, meter }) => ({ services, meter, loaders: createSeriesLoaders(services.store, directory, signal) }),
-    graphiql: services.config.graphiql
-      ? () => ({
-          title: 'Metrics GraphiQL',
-          defaultQuery: EXAMPLE_QUERY,
-          headers: JSON.stringify({ [API_KEY_HEADER]: services.state.localKey ?? '' }),
-          shouldPersistHeaders: false,
-        })
-      : false,
+    context: ({ directory, signal, meter }) => ({ services, directory, meter, loaders: createSeriesLoaders(services.store, directory, signal) }),
+    graphiql: services.config.graphiql ? () => graphiqlOptions(services) : false,
     // The page is a 9 MB bundle (no CDN needed); it is loaded the first time someone opens it.
     renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     maskedErrors: {
@@ -71,6 +61,21 @@ export function createGraphqlServer(services: Services): YogaServerInstance<Grap
 
 // Private
 
+/**
+ * GraphiQL's page never holds a key: its headers editor starts with the header name and an
+ * empty value (GraphiQL's `defaultHeaders`, passed through by Yoga's renderer), the user
+ * types the key, and GraphiQL keeps the headers in the browser's own storage.
+ */
+function graphiqlOptions(services: Services): GraphiQLOptions {
+  const options: GraphiQLOptions & { defaultHeaders: string } = {
+    title: 'Metrics GraphiQL',
+    defaultQuery: exampleQuery(services.state.example),
+    defaultHeaders: JSON.stringify({ [API_KEY_HEADER]: '' }),
+    shouldPersistHeaders: true,
+  };
+  return options;
+}
+
 function maskError(services: Services, error: unknown): Error {
   const original = error instanceof GraphQLError && error.originalError !== undefined ? error.originalError : error;
   if (original instanceof ApiError) {
@@ -78,6 +83,7 @@ function maskError(services: Services, error: unknown): Error {
       path: error instanceof GraphQLError ? error.path : undefined,
       extensions: {
         code: ERROR_KINDS[original.kind].graphqlCode,
+        ...(original.errors.length > 0 ? { errors: original.errors } : {}),
         http: { status: original.status, headers: original.headers },
       },
     });

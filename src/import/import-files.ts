@@ -16,6 +16,8 @@ export interface ImportProgress {
 export interface ImportOptions {
   /** Called about every 100,000 records and once at the end of each phase. */
   onProgress?: (progress: ImportProgress) => void;
+  /** Aborting stops the import between records; nothing of the file is written. */
+  signal?: AbortSignal;
 }
 
 export interface RowError {
@@ -48,7 +50,7 @@ export const BATCH_ROWS = 10_000;
  */
 export async function importFile(store: Store, catalog: Catalog, file: string, options: ImportOptions = {}): Promise<ImportResult> {
   const started = performance.now();
-  const progress = progressReporter(file, options.onProgress);
+  const progress = progressReporter(file, options.onProgress, options.signal);
   try {
     const check = await validateFile(catalog, file, progress);
     if (check.errorCount > 0) return { file, ok: false, errors: check.errors, errorCount: check.errorCount };
@@ -76,8 +78,9 @@ const PROGRESS_EVERY = 100_000;
 
 type Report = (phase: ImportProgress['phase'], rows: number, final?: boolean) => void;
 
-function progressReporter(file: string, onProgress: ImportOptions['onProgress']): Report {
+function progressReporter(file: string, onProgress: ImportOptions['onProgress'], signal: AbortSignal | undefined): Report {
   return (phase, rows, final = false) => {
+    if (rows % 1000 === 0) signal?.throwIfAborted();
     // The closing report is skipped when the last periodic one already gave the same count.
     const due = final ? rows === 0 || rows % PROGRESS_EVERY !== 0 : rows % PROGRESS_EVERY === 0;
     if (onProgress !== undefined && due) onProgress({ file, phase, rows });

@@ -1,21 +1,14 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createSeriesLoaders } from '../api/series-loader.js';
+import { readyDirectory } from '../api/unavailable.js';
+import type { RouteCall } from '../http/route.js';
 import { sendJson } from '../http/send-json.js';
-import type { ProjectDirectory } from '../db/project-directory.js';
-import type { Services } from '../services.js';
+import { createSeriesLoaders } from '../series/series-loader.js';
 
 /**
  * `GET /v1/metrics`: every metric with its value kind, whether `project` is required,
  * its allowed slugs, and the stored date coverage of each slug.
  */
-export async function handleCatalog(
-  services: Services,
-  directory: ProjectDirectory,
-  req: IncomingMessage,
-  res: ServerResponse,
-  signal: AbortSignal,
-): Promise<void> {
-  const loaders = createSeriesLoaders(services.store, directory, signal);
+export async function handleCatalog({ req, res, services, signal }: RouteCall): Promise<void> {
+  const loaders = createSeriesLoaders(services.store, readyDirectory(services.state), signal);
   const metrics = await Promise.all(
     services.catalog.metrics.map(async (metric) => {
       const coverage = await Promise.all(metric.projects.map((slug) => loaders.coverage.load({ metric: metric.name, slug })));

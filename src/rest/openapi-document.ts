@@ -1,6 +1,6 @@
 import type { Catalog, MetricDefinition } from '../catalog/load-catalog.js';
 import { ERROR_KINDS, type ErrorKind } from '../api/api-error.js';
-import { problemType } from '../http/problem.js';
+import { problemType } from '../http/render-error.js';
 
 /** Error responses a metric endpoint can give, per DECISIONS.md. */
 const METRIC_ERRORS: readonly ErrorKind[] = ['bad-request', 'unauthorized', 'not-found', 'method-not-allowed', 'rate-limited', 'unavailable'];

@@ -1,9 +1,9 @@
 import { ApiError, type ParamError } from '../api/api-error.js';
-import type { SeriesRequestField, SeriesRequestInput } from '../api/series-request.js';
+import type { MetricDefinition } from '../catalog/load-catalog.js';
+import type { SeriesRequestField, SeriesRequestInput } from '../series/series-request.js';
 
 /** The REST parameter behind each field of the shared request, as interface-v1.md names them. */
 export const REST_PARAMS: Readonly<Record<SeriesRequestField, string>> = {
-  metric: 'metric',
   projects: 'project',
   from: 'start_date',
   to: 'end_date',
@@ -15,7 +15,7 @@ const KNOWN = new Set(['project', 'start_date', 'end_date']);
  * repeated parameters are refused; `project` is split on commas with empty segments
  * kept, so the shared validation can name them.
  */
-export function parseMetricQuery(metric: string, rawQuery: string): SeriesRequestInput {
+export function parseMetricQuery(metric: MetricDefinition, rawQuery: string): SeriesRequestInput {
   const params = new URLSearchParams(rawQuery);
   const errors: ParamError[] = [];
   const seen = new Map<string, string>();

@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { once } from 'node:events';
 import { constants as zlib, createBrotliCompress, createGzip } from 'node:zlib';
-import type { SeriesRequest } from '../api/series-request.js';
-import type { RestSeriesRow } from '../db/read-series.js';
 import type { ColumnText } from '../db/store.js';
+import type { RawSeriesRow } from '../series/read-series.js';
+import type { SeriesPlan } from '../series/series-plan.js';
 import { appendVary, chooseEncoding, matchesEtag } from '../http/negotiate.js';
 import { sendBytes } from '../http/send-json.js';
 
@@ -19,15 +19,15 @@ import { sendBytes } from '../http/send-json.js';
 export async function sendSeriesBody(
   req: IncomingMessage,
   res: ServerResponse,
-  request: SeriesRequest,
-  batches: AsyncIterable<RestSeriesRow[]>,
+  plan: SeriesPlan,
+  batches: AsyncIterable<RawSeriesRow[]>,
   maxAgeSeconds: number,
 ): Promise<void> {
   const iterator = batches[Symbol.asyncIterator]();
   try {
     const first = await iterator.next();
     const rows = first.done ? [] : first.value;
-    const etag = `W/"${rows[0] === undefined ? '0' : String(rows[0][1])}-${requestHash(request)}"`;
+    const etag = `W/"${rows[0] === undefined ? '0' : String(rows[0].version)}-${planHash(plan)}"`;
     res.setHeader('etag', etag);
     res.setHeader('cache-control', `private, max-age=${maxAgeSeconds}`);
     res.setHeader('vary', appendVary(res.getHeader('vary'), 'Accept-Encoding'));
@@ -38,7 +38,7 @@ export async function sendSeriesBody(
     }
     const second = first.done ? first : await iterator.next();
     if (second.done) {
-      const parts = rows.flatMap((row, i) => [Buffer.from(`${i === 0 ? '{' : ','}${key(row)}`), bytes(row[2])]);
+      const parts = rows.flatMap((row, i) => [Buffer.from(`${i === 0 ? '{' : ','}${key(row)}`), bytes(row.points)]);
       await sendBytes(req, res, Buffer.concat([...(parts.length === 0 ? [Buffer.from('{')] : parts), Buffer.from('}')]));
       return;
     }
@@ -57,25 +57,25 @@ async function* chain<T>(first: T, second: T, rest: AsyncIterator<T>): AsyncGene
 }
 
 /** `"slug":` for a row; slugs are checked catalog values, quoted as JSON all the same. */
-function key(row: RestSeriesRow): string {
-  return `${JSON.stringify(String(row[0]))}:`;
+function key(row: RawSeriesRow): string {
+  return `${JSON.stringify(String(row.slug))}:`;
 }
 
 function bytes(value: ColumnText): Buffer {
   return typeof value === 'string' ? Buffer.from(value, 'utf8') : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
 }
 
-function requestHash(request: SeriesRequest): string {
-  const key = [request.metric.name, request.slugs.join(','), request.from ?? '', request.to ?? ''].join('\u0000');
+function planHash(plan: SeriesPlan): string {
+  const key = `${plan.batchKey}\u0000${plan.projects.map((p) => p.slug).join(',')}`;
   return createHash('sha1').update(key).digest('base64url').slice(0, 22);
 }
 
 async function streamBody(
   req: IncomingMessage,
   res: ServerResponse,
-  first: RestSeriesRow[],
-  second: RestSeriesRow[],
-  rest: AsyncIterator<RestSeriesRow[]>,
+  first: RawSeriesRow[],
+  second: RawSeriesRow[],
+  rest: AsyncIterator<RawSeriesRow[]>,
 ): Promise<void> {
   const encoding = chooseEncoding(req.headers['accept-encoding']);
   res.statusCode = 200;
@@ -102,7 +102,7 @@ async function streamBody(
     for await (const batch of chain(first, second, rest)) {
       for (const row of batch) {
         await write(`${separator}${key(row)}`);
-        await write(row[2]);
+        await write(row.points);
         separator = ',';
       }
     }

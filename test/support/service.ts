@@ -3,7 +3,8 @@ import { CATALOG } from '../../src/catalog/load-catalog.js';
 import { migrate } from '../../src/db/migrate.js';
 import { createLogger } from '../../src/log.js';
 import { seedDatabase } from '../../src/seed/seed-database.js';
-import { startService, type RunningService } from '../../src/start-service.js';
+import { startService, type RunningService } from '../../src/start/start-service.js';
+import { requestInProcess } from './in-process.js';
 import type { Store } from '../../src/db/store.js';
 import type { StoreKind } from './stores.js';
 import { Writable } from 'node:stream';
@@ -14,6 +15,16 @@ export const TEST_KEY = 'test-key-0123456789abcdef';
 /** The fixed last day of test data, so expectations do not move with the calendar. */
 export const TEST_LAST_DAY = '2026-06-30';
 
+/**
+ * The service's clock in tests: noon of {@link TEST_LAST_DAY} when the service starts, then
+ * running with real time, so no request's meaning (its cost, an open range) depends on today.
+ */
+export function testClock(): () => Date {
+  const started = Date.now();
+  const noon = Date.parse(`${TEST_LAST_DAY}T12:00:00Z`);
+  return () => new Date(noon + (Date.now() - started));
+}
+
 export interface TestService {
   running: RunningService;
   url: string;
@@ -21,8 +32,11 @@ export interface TestService {
   logs: Record<string, unknown>[];
   /** Raw log text, for "never contains" checks. */
   logText(): string;
-  /** fetch against the service with the test key unless `key` says otherwise (null: no header). */
+  /** A request to the app in-process, with the test key unless `key` says otherwise (null: no header). */
   get(path: string, init?: RequestInit & { key?: string | null }): Promise<Response>;
+  /** The same over a real socket, for what only a socket shows (streaming, a client that leaves). */
+  fetch(path: string, init?: RequestInit & { key?: string | null }): Promise<Response>;
+  /** A GraphQL POST in-process, accepting application/graphql-response+json. */
   graphql(query: string, variables?: Record<string, unknown>, key?: string | null): Promise<Response>;
   stop(): Promise<void>;
 }
@@ -54,7 +68,7 @@ export async function startTestService(
       done();
     },
   });
-  const running = await startService(config, createLogger(config, sink), options.wrapStore?.(store) ?? store);
+  const running = await startService(config, createLogger(config, sink), { store: options.wrapStore?.(store) ?? store, clock: testClock() });
   await running.ready;
   const withKey = (init: RequestInit & { key?: string | null } = {}): RequestInit => {
     const { key = TEST_KEY, ...rest } = init;
@@ -67,9 +81,10 @@ export async function startTestService(
     url: running.url,
     logs: new Proxy([], { get: (_t, p) => Reflect.get(lines.flatMap((l) => l.trim().split('\n')).map((l) => JSON.parse(l)), p) }),
     logText: () => lines.join(''),
-    get: (path, init) => fetch(`${running.url}${path}`, withKey(init)),
+    get: (path, init) => requestInProcess(running.app, path, withKey(init)),
+    fetch: (path, init) => fetch(`${running.url}${path}`, withKey(init)),
     graphql: (query, variables, key) =>
-      fetch(`${running.url}/graphql`, withKey({
+      requestInProcess(running.app, '/graphql', withKey({
         method: 'POST',
         key,
         headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },

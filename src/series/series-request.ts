@@ -1,21 +1,22 @@
 import { z } from 'zod';
-import type { Catalog, MetricDefinition } from '../catalog/load-catalog.js';
+import type { MetricDefinition } from '../catalog/load-catalog.js';
+import { ApiError, type ParamError } from '../api/api-error.js';
 import { isIsoDate } from '../dates.js';
 
 /**
- * The one validation of a series request, shared by REST and GraphQL. Field names are
- * neutral; each adapter maps them to its own parameter names (`project`/`projects`,
- * `start_date`/`from`, `end_date`/`to`).
+ * A series request as an adapter read it, before any check. The metric is already known
+ * (REST answers 404 for an unknown name, GraphQL's enum admits only catalog metrics); the
+ * other fields hold what the caller sent.
  */
 export interface SeriesRequestInput {
-  metric: string;
+  metric: MetricDefinition;
   /** Undefined when the caller named no project; segments are kept as sent (`''` for `a,,b`). */
   projects?: readonly string[] | undefined;
   from?: string | undefined;
   to?: string | undefined;
 }
 
-/** A request every later step can trust: known metric, allowed distinct slugs, ordered bounds. */
+/** A request every later step can trust: allowed distinct slugs and ordered bounds. */
 export interface SeriesRequest {
   metric: MetricDefinition;
   /** Distinct slugs in the order first requested. */
@@ -25,40 +26,50 @@ export interface SeriesRequest {
   to: string | null;
 }
 
-export type SeriesRequestField = 'metric' | 'projects' | 'from' | 'to';
+/** The fields a caller can get wrong; each adapter names them in its own vocabulary. */
+export type SeriesRequestField = 'projects' | 'from' | 'to';
 
 /** `YYYY-MM-DD` naming a real calendar day. */
 export const isoDateSchema = z.string().refine(isIsoDate, {
   error: (issue) => `expected a real calendar date as YYYY-MM-DD, got ${JSON.stringify(issue.input)}`,
 });
 
-/** Builds the request schema for a catalog; its output is a {@link SeriesRequest}. */
-export function createSeriesRequestSchema(catalog: Catalog) {
-  return z
-    .object({
-      metric: z.string(),
-      projects: z.array(z.string()).optional(),
-      from: isoDateSchema.optional(),
-      to: isoDateSchema.optional(),
-    })
-    .transform((input, ctx): SeriesRequest => {
-      const metric = catalog.byName.get(input.metric);
-      if (metric === undefined) {
-        ctx.addIssue({ code: 'custom', path: ['metric'], message: `unknown metric ${JSON.stringify(input.metric)}` });
-        return z.NEVER;
-      }
-      const slugs = resolveSlugs(metric, input.projects, ctx);
-      if (input.from !== undefined && input.to !== undefined && input.from > input.to) {
-        ctx.addIssue({ code: 'custom', path: ['from'], message: `start date ${input.from} is after end date ${input.to}` });
-      }
-      return { metric, slugs, from: input.from ?? null, to: input.to ?? null };
-    });
+/**
+ * The one validation of a series request, shared by REST and GraphQL: the rules of
+ * DECISIONS.md for projects (required where the catalog says so, allowed slugs only,
+ * case-sensitive, duplicates collapsed, no empty segment) and dates (real days, start not
+ * after end). Throws one 400 ApiError whose `errors` name each parameter as the caller
+ * calls it (`names`), so REST says `start_date` where GraphQL says `from`.
+ */
+export function validateSeriesRequest(input: SeriesRequestInput, names: Readonly<Record<SeriesRequestField, string>>): SeriesRequest {
+  const result = SERIES_REQUEST_SCHEMA.safeParse(input);
+  if (result.success) return result.data;
+  const errors = result.error.issues.map((issue): ParamError => {
+    const field = issue.path[0];
+    return { param: typeof field === 'string' && field in names ? names[field as SeriesRequestField] : 'request', message: issue.message };
+  });
+  throw new ApiError('bad-request', errors.map((e) => `${e.param}: ${e.message}`).join('; '), { errors });
 }
 
 // Private
 
 /** Offending projects named one by one in an error; any more are only counted. */
 const MAX_NAMED_PROJECTS = 5;
+
+const SERIES_REQUEST_SCHEMA = z
+  .object({
+    metric: z.custom<MetricDefinition>(),
+    projects: z.array(z.string()).optional(),
+    from: isoDateSchema.optional(),
+    to: isoDateSchema.optional(),
+  })
+  .transform((input, ctx): SeriesRequest => {
+    const slugs = resolveSlugs(input.metric, input.projects, ctx);
+    if (input.from !== undefined && input.to !== undefined && input.from > input.to) {
+      ctx.addIssue({ code: 'custom', path: ['from'], message: `start date ${input.from} is after end date ${input.to}` });
+    }
+    return { metric: input.metric, slugs, from: input.from ?? null, to: input.to ?? null };
+  });
 
 function resolveSlugs(metric: MetricDefinition, projects: readonly string[] | undefined, ctx: z.RefinementCtx): string[] {
   const allowed = `allowed: ${metric.projects.join(', ')}`;

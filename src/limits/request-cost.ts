@@ -1,5 +1,5 @@
 import { fromEpochDay, toEpochDay } from '../dates.js';
-import type { SeriesRequest } from './series-request.js';
+import type { SeriesRequest } from '../series/series-request.js';
 
 /**
  * How far back an omitted (or earlier) start date is assumed to reach: a cheap stand-in

@@ -13,12 +13,8 @@
  * `RateLimit: "default";r=<whole units left>;t=<seconds until full>`. On a 429, `t` is
  * the `Retry-After` value, because §6 says Retry-After should not point earlier than `t`.
  *
- * Deployment: the in-memory store keeps buckets in this process only. With `WORKERS` > 1,
- * or several instances behind a load balancer, each process has its own buckets, so a
- * key's effective limit is the configured one times the number of processes. A shared
- * limit needs a shared {@link RateLimitStore}, e.g. Redis running the refill-and-take
- * step as one atomic Lua script (`EVALSHA`) keyed by the caller id, with the bucket's
- * expiry set to its time-to-full so idle keys cost no memory.
+ * Where buckets live is a {@link RateLimitStore}: in this process's memory
+ * (`memory-bucket-store.ts`) unless a shared store is configured.
  */
 import { ApiError } from '../api/api-error.js';
 import type { KeyIdentity } from '../auth/api-keys.js';
@@ -74,11 +70,8 @@ export interface RateLimiter {
  * A limiter applying `defaults` (RATE_LIMIT_PER_MINUTE, RATE_LIMIT_BURST) to every key
  * without its own `ratePerMinute` / `burst`.
  */
-export function createRateLimiter(
-  defaults: RateLimitPolicy,
-  options: { store?: RateLimitStore; now?: () => number } = {},
-): RateLimiter {
-  const store = options.store ?? createMemoryRateLimitStore();
+export function createRateLimiter(defaults: RateLimitPolicy, options: { store: RateLimitStore; now?: () => number }): RateLimiter {
+  const { store } = options;
   const now = options.now ?? Date.now;
 
   return {
@@ -108,66 +101,18 @@ export function createRateLimiter(
   };
 }
 
-/** Bounds of the in-memory store. */
-export interface MemoryStoreOptions {
-  /** Buckets kept at most; beyond it, full (idle) buckets go first, then the least recently used. */
-  maxKeys?: number;
-}
+/** Absorbs floating-point dust from fractional refills (0.1 + 0.2 units and the like). */
+export const EPSILON = 1e-9;
 
-export interface MemoryRateLimitStore extends RateLimitStore {
-  /** Answers at once: memory needs no round trip. */
-  take(key: string, cost: number, now: number, policy: RateLimitPolicy): RateLimitOutcome;
-  /** Buckets held now. */
-  readonly size: number;
-}
-
-/**
- * Buckets in a Map, in least-recently-used order. A bucket that has refilled completely
- * says nothing a fresh one would not, so making room drops those first; memory stays
- * within `maxKeys` buckets whatever the number of keys.
- */
-export function createMemoryRateLimitStore(options: MemoryStoreOptions = {}): MemoryRateLimitStore {
-  const maxKeys = options.maxKeys ?? 10_000;
-  const buckets = new Map<string, Bucket>();
-
-  return {
-    get size() {
-      return buckets.size;
-    },
-    take(key, cost, now, policy) {
-      const perMs = policy.perMinute / 60_000;
-      const bucket = buckets.get(key);
-      if (bucket === undefined) makeRoom(buckets, maxKeys, now);
-      else buckets.delete(key);
-      const held = bucket === undefined ? policy.burst : Math.min(policy.burst, bucket.tokens + Math.max(0, now - bucket.updatedAt) * perMs);
-      const allowed = held + EPSILON >= cost;
-      const tokens = allowed ? Math.max(0, held - cost) : held;
-      const fullAt = now + (policy.burst - tokens) / perMs;
-      buckets.set(key, { tokens, updatedAt: now, fullAt });
-      return {
-        allowed,
-        remaining: Math.floor(tokens + EPSILON),
-        resetSeconds: wholeSeconds((policy.burst - tokens) / perMs),
-        retryAfterSeconds: allowed ? 0 : Math.max(1, wholeSeconds((cost - tokens) / perMs)),
-      };
-    },
-  };
+/** A duration in milliseconds as whole seconds, rounded up. */
+export function wholeSeconds(ms: number): number {
+  return Math.ceil(ms / 1000 - EPSILON);
 }
 
 // Private
 
-interface Bucket {
-  tokens: number;
-  updatedAt: number;
-  /** When the bucket will hold its whole burst again, if left alone. */
-  fullAt: number;
-}
-
 /** The policy name both fields carry. */
 const POLICY_NAME = 'default';
-
-/** Absorbs floating-point dust from fractional refills (0.1 + 0.2 units and the like). */
-const EPSILON = 1e-9;
 
 const UNLIMITED: RateLimitMeter = { charge: async () => {} };
 
@@ -191,15 +136,3 @@ function rateLimited(outcome: RateLimitOutcome, policy: RateLimitPolicy, cost: n
   });
 }
 
-function makeRoom(buckets: Map<string, Bucket>, maxKeys: number, now: number): void {
-  if (buckets.size < maxKeys) return;
-  for (const [key, bucket] of buckets) if (bucket.fullAt <= now) buckets.delete(key);
-  for (const key of buckets.keys()) {
-    if (buckets.size < maxKeys) break;
-    buckets.delete(key);
-  }
-}
-
-function wholeSeconds(ms: number): number {
-  return Math.ceil(ms / 1000 - EPSILON);
-}

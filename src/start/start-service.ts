@@ -2,20 +2,24 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { CATALOG } from './catalog/load-catalog.js';
-import type { Config } from './config.js';
-import { describeError } from './log.js';
-import { openStore } from './db/open-store.js';
-import { prepareDatabase } from './db/prepare-database.js';
-import type { Store } from './db/store.js';
-import { createRequestListener } from './http/router.js';
-import { createServices, type Services } from './services.js';
+import { createApp, MAX_HEADER_BYTES, type App } from '../app.js';
+import { CATALOG } from '../catalog/load-catalog.js';
+import type { Config } from '../config.js';
+import { claimEmbeddedStore, type StoreClaim } from '../db/embedded-lock.js';
+import { openStore } from '../db/open-store.js';
+import type { Store } from '../db/store.js';
+import { describeError } from '../log.js';
+import { createServices, type Services } from '../services.js';
+import { startControlServer, type ControlServer } from './control-server.js';
+import { prepareDatabase } from './prepare-database.js';
 
-/** Waits between attempts to reach the database: doubling from half a second, capped. */
+/** Waits between attempts to reach the database: doubling from half a second, capped at five. */
 const RETRY_DELAYS_MS = [500, 1000, 2000, 4000, 5000];
 
 export interface RunningService {
   server: Server;
+  /** The app the server runs, for requests made in-process. */
+  app: App;
   services: Services;
   /** Base URL the server listens on, e.g. http://127.0.0.1:4000. */
   url: string;
@@ -23,22 +27,42 @@ export interface RunningService {
   ready: Promise<void>;
   /**
    * Graceful stop: readiness and new requests get 503 (with `Connection: close`),
-   * requests in flight finish (up to the grace period), then the listener and the pool close.
+   * requests in flight finish (up to the grace period), then the listener and the store close.
    */
   close(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** A store opened by the caller (tests); otherwise the configured one is opened. */
+  store?: Store;
+  /** The current time; tests pin it. */
+  clock?: () => Date;
 }
 
 /**
  * Listens at once, then prepares the database in the background, retrying with capped
  * backoff for as long as it takes: until then `/healthz` is 200, `/readyz` 503 and data
- * requests get a 503 problem with Retry-After.
+ * requests get a 503 with Retry-After.
+ *
+ * An embedded store folder is claimed first (one process at a time; a StoreHeldError
+ * names the holder) and a loopback command port is opened, so CLI commands run while the
+ * server holds the folder are handed to it instead of writing to a copy of their own.
  */
-export async function startService(config: Config, logger: Logger, store?: Store): Promise<RunningService> {
-  const db = store ?? (await openStore(config));
-  logger.info({ store: db.kind }, `store: ${db.description}`);
-  const services = createServices({ config, catalog: CATALOG, store: db, logger, state: { directory: undefined, localKey: undefined, stopping: false, inFlight: 0 } });
+export async function startService(config: Config, logger: Logger, options: StartOptions = {}): Promise<RunningService> {
+  const claim = options.store === undefined ? claimFolder(config) : undefined;
+  let store: Store;
+  try {
+    store = options.store ?? (await openStore(config));
+  } catch (error) {
+    claim?.release();
+    throw error;
+  }
+  logger.info({ store: store.kind }, `store: ${store.description}`);
+  const services = createServices({ config, catalog: CATALOG, store, logger, clock: options.clock });
+  const app = createApp(services);
 
-  const server = createServer(createRequestListener(services));
+  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app.listener);
+  server.on('clientError', app.clientError);
   server.headersTimeout = 10_000;
   server.requestTimeout = 60_000;
   server.keepAliveTimeout = 5_000;
@@ -52,8 +76,14 @@ export async function startService(config: Config, logger: Logger, store?: Store
   const stopPreparing = new AbortController();
   const ready = keepPreparing(services, stopPreparing.signal);
   ready.catch(() => {});
+  let control: ControlServer | undefined;
+  if (claim?.holder.secret !== undefined) {
+    control = await startControlServer(services, ready, claim.holder.secret);
+    claim.announce(control.port);
+  }
   return {
     server,
+    app,
     services,
     url: `http://${host}:${port}`,
     ready,
@@ -65,12 +95,20 @@ export async function startService(config: Config, logger: Logger, store?: Store
         server.close(() => resolve());
         server.closeAllConnections();
       });
-      await db.close();
+      await control?.close();
+      await store.close();
+      claim?.release();
     },
   };
 }
 
 // Private
+
+/** The embedded folder for this server, unless the store is a PostgreSQL server or in memory. */
+function claimFolder(config: Config): StoreClaim | undefined {
+  if (config.databaseUrl !== undefined || config.pgliteDir.startsWith('memory://')) return undefined;
+  return claimEmbeddedStore(config.pgliteDir, 'server', process.env.npm_lifecycle_event === 'start' ? 'npm start' : 'a metrics server');
+}
 
 async function keepPreparing(services: Services, signal: AbortSignal): Promise<void> {
   for (let attempt = 0; ; attempt += 1) {

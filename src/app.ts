@@ -1,0 +1,161 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { ApiError } from './api/api-error.js';
+import { authenticate } from './auth/authenticate.js';
+import { createGraphqlRoute } from './graphql/graphql-route.js';
+import { applyCors } from './http/cors.js';
+import { handleHealth, handleReady } from './http/health-routes.js';
+import { rawHeaderTooLarge, renderProblem } from './http/render-error.js';
+import type { Access, Route, RouteCall } from './http/route.js';
+import type { RateLimitMeter } from './limits/rate-limiter.js';
+import { handleCatalog } from './rest/catalog-route.js';
+import { handleDocsPage } from './rest/docs-page.js';
+import { handleMetric } from './rest/metric-route.js';
+import { handleOpenApi } from './rest/openapi-route.js';
+import type { Services } from './services.js';
+
+/** The whole HTTP service, independent of any socket: `main.ts` listens, tests call it in-process. */
+export interface App {
+  /** The `node:http` request listener: every route, its key check, rate limit, logging and errors. */
+  listener(req: IncomingMessage, res: ServerResponse): void;
+  /**
+   * For the server's `clientError` event: Node refuses a request whose header fields (the
+   * URL included) exceed `maxHeaderSize` before any listener runs; this answers it with a
+   * 431 in the error format of its path instead of an empty body.
+   */
+  clientError(error: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex): void;
+}
+
+/** Node's default `maxHeaderSize`: a URL longer than this cannot be read. */
+export const MAX_HEADER_BYTES = 16 * 1024;
+
+/**
+ * Builds the app: one route table, and one lifecycle for every request: a request id,
+ * security headers, CORS, the key check and one unit of its rate limit on keyed routes,
+ * the handler, one log line, and errors rendered by the route's API (problem+json on
+ * `/v1`, GraphQL errors on `/graphql`).
+ */
+export function createApp(services: Services): App {
+  const routes = createRouteTable(createRoutes(services));
+  return {
+    listener: (req, res) => serve(services, routes, req, res),
+    clientError: (error, socket) => {
+      if (!socket.writable) return;
+      if (error.code === 'HPE_HEADER_OVERFLOW') socket.end(rawHeaderTooLarge(error.rawPacket, MAX_HEADER_BYTES));
+      else socket.end('HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+    },
+  };
+}
+
+// Private
+
+const READ = ['GET', 'HEAD'] as const;
+
+/** The service's routes. A new route is one line here. */
+function createRoutes(services: Services): Route[] {
+  return [
+    { path: '/healthz', access: 'public', methods: READ, errors: renderProblem, handle: handleHealth },
+    { path: '/readyz', access: 'public', methods: READ, errors: renderProblem, handle: handleReady },
+    { path: '/docs', access: 'public', methods: READ, errors: renderProblem, handle: handleDocsPage },
+    createGraphqlRoute(services),
+    { path: '/v1/openapi.json', access: 'keyed', methods: READ, errors: renderProblem, handle: handleOpenApi },
+    { path: '/v1/metrics', access: 'keyed', methods: READ, errors: renderProblem, handle: handleCatalog },
+    { path: '/v1/metrics/:name', access: 'keyed', methods: READ, errors: renderProblem, handle: handleMetric },
+  ];
+}
+
+/** Any other `/v1` path: still keyed (nothing about the API is told to a caller without a key), then 404. */
+const UNKNOWN_V1: Route = { path: 'unmatched', access: 'keyed', errors: renderProblem, handle: notFound };
+const UNKNOWN: Route = { path: 'unmatched', access: 'public', errors: renderProblem, handle: notFound };
+
+interface RouteTable {
+  /** The route for a path and the value of its `:name` segment. */
+  match(path: string): { route: Route; param: string };
+}
+
+function createRouteTable(routes: readonly Route[]): RouteTable {
+  const fixed = new Map(routes.filter((r) => !r.path.endsWith('/:name')).map((r) => [r.path, r]));
+  const named = new Map(routes.filter((r) => r.path.endsWith('/:name')).map((r) => [r.path.slice(0, -':name'.length), r]));
+  return {
+    match(path) {
+      const route = fixed.get(path);
+      if (route !== undefined) return { route, param: '' };
+      const slash = path.lastIndexOf('/');
+      const parent = named.get(path.slice(0, slash + 1));
+      if (parent !== undefined && slash < path.length - 1) return { route: parent, param: safeDecode(path.slice(slash + 1)) };
+      return { route: path.startsWith('/v1/') ? UNKNOWN_V1 : UNKNOWN, param: '' };
+    },
+  };
+}
+
+function serve(services: Services, routes: RouteTable, req: IncomingMessage, res: ServerResponse): void {
+  const started = process.hrtime.bigint();
+  const requestId = randomUUID();
+  res.setHeader('x-request-id', requestId);
+  res.setHeader('x-content-type-options', 'nosniff');
+  if (services.state.stopping) res.setHeader('connection', 'close');
+  const [path = '/', query = ''] = (req.url ?? '/').split(/\?(.*)/s, 2);
+  const { route, param } = routes.match(path);
+
+  // Counted for graceful shutdown; a client that leaves before its answer is complete
+  // cancels the work done for it.
+  const gone = new AbortController();
+  let finished = false;
+  services.state.inFlight += 1;
+  res.once('close', () => {
+    services.state.inFlight -= 1;
+    if (!finished) gone.abort();
+  });
+  res.once('finish', () => {
+    finished = true;
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    services.logger.info({ requestId, method: req.method, route: route.path, status: res.statusCode, ms }, 'request');
+  });
+
+  run(services, route, { req, res, services, param, query, signal: gone.signal, meter: FREE }).catch((error: unknown) => {
+    if (gone.signal.aborted) return; // the client left: its work was cancelled and nobody waits for an answer
+    if (res.headersSent) {
+      services.logger.error({ requestId, err: error }, 'failed after the response started');
+      res.destroy();
+      return;
+    }
+    const failure = error instanceof ApiError ? error : new ApiError('internal', 'an unexpected error occurred', { cause: error });
+    if (failure.kind === 'internal') services.logger.error({ requestId, err: failure.cause ?? failure }, failure.message);
+    // Expected during an outage and answered with a retry hint: worth a warning, not an error.
+    if (failure.kind === 'unavailable') services.logger.warn({ requestId, err: failure.cause ?? failure }, failure.message);
+    route.errors(req, res, failure);
+  });
+}
+
+async function run(services: Services, route: Route, call: RouteCall): Promise<void> {
+  const { req, res } = call;
+  if (applyCors(services.config.corsOrigins, req, res)) return;
+  const access: Access = typeof route.access === 'function' ? route.access(req, call.query) : route.access;
+  if (access === 'keyed') {
+    const caller = await authenticate(services.keys, req.headers['x-api-key']);
+    call.meter = await services.rateLimiter.open(caller, (headers) => {
+      for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+    });
+  }
+  if (route.methods !== undefined && !route.methods.includes(req.method ?? '')) {
+    const allow = route.methods.join(', ');
+    throw new ApiError('method-not-allowed', `${req.method} is not allowed; use ${allow}`, { headers: { allow } });
+  }
+  await route.handle(call);
+}
+
+const FREE: RateLimitMeter = { charge: async () => {} };
+
+function notFound(call: RouteCall): never {
+  const path = (call.req.url ?? '/').split('?')[0]!;
+  throw new ApiError('not-found', `nothing is served at ${path.length > 64 ? `${path.slice(0, 64)}…` : path}`);
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}

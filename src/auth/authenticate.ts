@@ -1,0 +1,21 @@
+import { ApiError } from '../api/api-error.js';
+import { guardUnavailable } from '../api/unavailable.js';
+import { API_KEY_HEADER, type KeyIdentity, type KeyVerifier } from './api-keys.js';
+
+/** The challenge every 401 carries, per DECISIONS.md. */
+export const WWW_AUTHENTICATE = `ApiKey header="${API_KEY_HEADER}"`;
+
+/**
+ * The identity of the key in the `x-api-key` header's value(s); throws the 401 ApiError
+ * unless it holds exactly one valid key, and the 503 when the key store cannot be asked.
+ * Only the header counts: a key in the query string or a cookie is never looked at.
+ */
+export async function authenticate(keys: KeyVerifier, header: string | string[] | undefined): Promise<KeyIdentity> {
+  const key = Array.isArray(header) ? undefined : header;
+  const identity = await guardUnavailable(() => keys.verify(key));
+  if (identity === undefined) {
+    const detail = key === undefined || key === '' ? `the ${API_KEY_HEADER} header is missing` : `the ${API_KEY_HEADER} header does not hold a valid key`;
+    throw new ApiError('unauthorized', detail, { headers: { 'www-authenticate': WWW_AUTHENTICATE } });
+  }
+  return identity;
+}

@@ -1,0 +1,40 @@
+import type { z } from 'zod';
+import type { Catalog } from '../catalog/load-catalog.js';
+import type { Config } from '../config.js';
+import type { Store } from '../db/store.js';
+
+/**
+ * Where a command writes: the terminal of the person who ran it, whether the command runs
+ * in their own process or in the server it was handed to.
+ */
+export interface CommandOutput {
+  /** Standard output: what a script may capture (a new key, a table). */
+  out(text: string): void;
+  /** Standard error: messages for the person. */
+  err(text: string): void;
+  /** A progress line, rewritten in place on a terminal and throttled elsewhere. */
+  progress(text: string): void;
+}
+
+/** What a command runs with. */
+export interface CommandContext {
+  store: Store;
+  catalog: Catalog;
+  config: Config;
+  output: CommandOutput;
+  /** Aborts when the person gives up (Ctrl-C, or the handing-off process went away). */
+  signal: AbortSignal;
+}
+
+/**
+ * The work of one CLI command, kept apart from its argument parsing so the same function
+ * runs against the store wherever it is held: in the CLI's own process, or in the server
+ * that holds the embedded store (see run-command.ts). `args` cross that boundary as JSON,
+ * so they are checked with `argsSchema` on arrival.
+ */
+export interface Command<Args> {
+  name: string;
+  argsSchema: z.ZodType<Args>;
+  /** Resolves to the exit code: 0 done, 1 not done (the output says why). */
+  run(context: CommandContext, args: Args): Promise<number>;
+}

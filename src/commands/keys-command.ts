@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import { generateApiKey, hashApiKey } from '../auth/api-keys.js';
+import { insertApiKey, listApiKeys, revokeApiKey } from '../db/api-key-queries.js';
+import type { Command, CommandOutput } from './command.js';
+
+const keysArgs = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('create'), name: z.string(), ratePerMinute: z.number().int().optional(), burst: z.number().int().optional() }),
+  z.object({ kind: z.literal('list') }),
+  z.object({ kind: z.literal('revoke'), name: z.string() }),
+]);
+
+export type KeysArgs = z.infer<typeof keysArgs>;
+
+/** SQLSTATE unique_violation: the name (or, in theory, the digest) is taken. */
+const UNIQUE_VIOLATION = '23505';
+
+/** `keys create | list | revoke`: a new key is written to standard output once; only its digest is stored. */
+export const keysCommand: Command<KeysArgs> = {
+  name: 'keys',
+  argsSchema: keysArgs,
+  async run({ store, output }, args) {
+    switch (args.kind) {
+      case 'create': {
+        const key = generateApiKey();
+        try {
+          await insertApiKey(store, args.name, hashApiKey(key), { ratePerMinute: args.ratePerMinute, burst: args.burst });
+        } catch (cause) {
+          if ((cause as { code?: unknown }).code !== UNIQUE_VIOLATION) throw cause;
+          output.err(`a key named ${args.name} already exists\n`);
+          return 1;
+        }
+        output.out(`${key}\n`);
+        output.err(`Created key "${args.name}". It will not be shown again: store it now and send it as the x-api-key header.\n`);
+        return 0;
+      }
+      case 'list':
+        printTable(output, await listApiKeys(store));
+        return 0;
+      case 'revoke':
+        if (!(await revokeApiKey(store, args.name))) {
+          output.err(`no active key named ${args.name}: nothing revoked\n`);
+          return 1;
+        }
+        output.err(`Revoked key "${args.name}"; a running server stops accepting it within a few seconds.\n`);
+        return 0;
+    }
+  },
+};
+
+// Private
+
+function printTable(output: CommandOutput, keys: readonly { name: string; createdAt: string; revokedAt: string | null; ratePerMinute: number | null; burst: number | null }[]): void {
+  if (keys.length === 0) {
+    output.err('no keys yet; create one with: npm run keys -- create --name NAME\n');
+    return;
+  }
+  const rows = [
+    ['NAME', 'CREATED', 'REVOKED', 'RATE/MIN', 'BURST'],
+    ...keys.map((k) => [k.name, k.createdAt, k.revokedAt ?? '-', k.ratePerMinute === null ? 'default' : String(k.ratePerMinute), k.burst === null ? 'default' : String(k.burst)]),
+  ];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  for (const row of rows) output.out(`${row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')}\n`);
+}

@@ -1,0 +1,14 @@
+import { z } from 'zod';
+import { syncCatalog } from '../db/sync-catalog.js';
+import type { Command } from './command.js';
+
+/** `db:migrate`: the migrations ran when the store was opened; this syncs the catalog and says so. */
+export const migrateCommand: Command<Record<string, never>> = {
+  name: 'db:migrate',
+  argsSchema: z.record(z.string(), z.never()),
+  async run({ store, catalog, output }) {
+    await syncCatalog(store, catalog);
+    output.err(`${store.description}: schema and catalog are up to date\n`);
+    return 0;
+  },
+};

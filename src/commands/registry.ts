@@ -1,0 +1,22 @@
+import type { Command, CommandContext } from './command.js';
+import { importCommand } from './import-command.js';
+import { keysCommand } from './keys-command.js';
+import { migrateCommand } from './migrate-command.js';
+import { seedCommand } from './seed-command.js';
+
+/** A command as the server runs it for a CLI process: its arguments arrive as JSON and are checked first. */
+export interface HandedOffCommand {
+  name: string;
+  run(context: CommandContext, args: unknown): Promise<number>;
+}
+
+/** Every command a CLI process may hand to the server holding the embedded store, by name. */
+export const COMMANDS: ReadonlyMap<string, HandedOffCommand> = new Map(
+  [accepting(importCommand), accepting(keysCommand), accepting(migrateCommand), accepting(seedCommand)].map((c) => [c.name, c]),
+);
+
+// Private
+
+function accepting<Args>(command: Command<Args>): HandedOffCommand {
+  return { name: command.name, run: (context, args) => command.run(context, command.argsSchema.parse(args)) };
+}

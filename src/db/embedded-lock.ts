@@ -1,0 +1,123 @@
+import { randomBytes } from 'node:crypto';
+import { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+/**
+ * Who holds an embedded store. PGlite keeps the whole database in one process's memory and
+ * writes it back to its folder: a second process opening the same folder works on its own
+ * copy, and its writes are lost or corrupt the folder. So one process at a time holds a
+ * folder, recorded in a file beside it (`<folder>.owner.json`, readable by its user only):
+ * a server, which also names the loopback port where it takes commands handed to it and
+ * the secret that authenticates them, or a command run on its own.
+ */
+export interface StoreHolder {
+  pid: number;
+  role: 'server' | 'command';
+  /** What the holder is, for messages: e.g. "npm start" or "npm run import". */
+  label: string;
+  /** A server's command port on 127.0.0.1, once it listens. */
+  controlPort?: number;
+  /** A server's secret for handed-off commands; never an API key. */
+  secret?: string;
+}
+
+/** A claim this process holds until `release()`. */
+export interface StoreClaim {
+  readonly path: string;
+  readonly holder: StoreHolder;
+  /** Records the server's command port once it listens. */
+  announce(controlPort: number): void;
+  /** Gives the folder up; safe to call twice. */
+  release(): void;
+}
+
+/** Thrown when another live process holds the folder. */
+export class StoreHeldError extends Error {
+  constructor(readonly folder: string, readonly holder: StoreHolder) {
+    super(`the embedded store ${folder} is held by process ${holder.pid} (${holder.label})`);
+    this.name = 'StoreHeldError';
+  }
+}
+
+/**
+ * Claims `folder` for this process, at once or never: a claim left by a process that no
+ * longer runs is taken over; one held by a live process throws {@link StoreHeldError}
+ * naming it. The file is created exclusively, so of two processes starting together only one wins.
+ */
+export function claimEmbeddedStore(folder: string, role: StoreHolder['role'], label: string): StoreClaim {
+  const path = ownerFile(folder);
+  const holder: StoreHolder = { pid: process.pid, role, label, ...(role === 'server' ? { secret: randomBytes(32).toString('base64url') } : {}) };
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    try {
+      const fd = openSync(path, 'wx', 0o600);
+      writeFileSync(fd, JSON.stringify(holder));
+      closeSync(fd);
+      return createClaim(path, holder);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const current = readHolder(folder);
+    if (current !== undefined && isAlive(current.pid)) throw new StoreHeldError(folder, current);
+    // Left behind by a process that ended without releasing it (killed, crashed).
+    try {
+      unlinkSync(path);
+    } catch {
+      // another process took it over first; try again
+    }
+  }
+  throw new Error(`could not claim the embedded store ${folder}: its owner file ${path} keeps changing`);
+}
+
+/** The current holder of `folder`, if any (whether or not it still runs). */
+export function readHolder(folder: string): StoreHolder | undefined {
+  try {
+    return JSON.parse(readFileSync(ownerFile(folder), 'utf8')) as StoreHolder;
+  } catch {
+    return undefined;
+  }
+}
+
+/** True while a process with this id runs (and may be signalled by us). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+// Private
+
+function ownerFile(folder: string): string {
+  return `${resolve(folder)}.owner.json`;
+}
+
+function createClaim(path: string, holder: StoreHolder): StoreClaim {
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    process.off('exit', release);
+    try {
+      const current = JSON.parse(readFileSync(path, 'utf8')) as StoreHolder;
+      if (current.pid === process.pid) unlinkSync(path);
+    } catch {
+      // already gone
+    }
+  };
+  // An exit without close (an uncaught error, process.exit) still gives the folder up.
+  process.on('exit', release);
+  return {
+    path,
+    holder,
+    announce(controlPort) {
+      holder.controlPort = controlPort;
+      // Written whole to a side file and renamed, so a reader never sees half of it.
+      const next = `${path}.${process.pid}`;
+      writeFileSync(next, JSON.stringify(holder), { mode: 0o600 });
+      renameSync(next, path);
+    },
+    release,
+  };
+}

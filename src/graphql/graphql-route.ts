@@ -1,0 +1,34 @@
+import type { IncomingMessage } from 'node:http';
+import { readyDirectory } from '../api/unavailable.js';
+import { readBody, sendFetchResponse, toFetchRequest } from '../http/fetch-bridge.js';
+import { renderGraphqlError } from '../http/render-error.js';
+import type { Route } from '../http/route.js';
+import type { Services } from '../services.js';
+import { createGraphqlServer } from './yoga.js';
+
+/**
+ * `/graphql`: GraphiQL's page (a GET that asks for HTML and carries no query) is public;
+ * every operation needs a key. Failures before Yoga runs (401, 413, 429, 503) are
+ * GraphQL responses too, with `extensions.code`.
+ */
+export function createGraphqlRoute(services: Services): Route {
+  const yoga = createGraphqlServer(services);
+  return {
+    path: '/graphql',
+    access: (req, query) => (isGraphiqlPageRequest(req, query) ? 'public' : 'keyed'),
+    errors: renderGraphqlError,
+    handle: async ({ req, res, query, signal, meter }) => {
+      const head = req.method === 'HEAD';
+      if (isGraphiqlPageRequest(req, query)) return sendFetchResponse(res, await yoga.fetch(toFetchRequest(req, Buffer.alloc(0))), head);
+      const directory = readyDirectory(services.state);
+      const body = await readBody(req);
+      return sendFetchResponse(res, await yoga.fetch(toFetchRequest(req, body), { directory, signal, meter }), head);
+    },
+  };
+}
+
+// Private
+
+function isGraphiqlPageRequest(req: IncomingMessage, query: string): boolean {
+  return req.method === 'GET' && (req.headers.accept ?? '').includes('text/html') && !new URLSearchParams(query).has('query');
+}

@@ -1,0 +1,35 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RateLimitMeter } from '../limits/rate-limiter.js';
+import type { Services } from '../services.js';
+import type { ErrorRenderer } from './render-error.js';
+
+/** What a route handler gets for one request. */
+export interface RouteCall {
+  req: IncomingMessage;
+  res: ServerResponse;
+  services: Services;
+  /** The last path segment of a `…/:name` route, percent-decoded; '' for fixed paths. */
+  param: string;
+  /** The raw query string, without `?`. */
+  query: string;
+  /** Aborts when the client leaves before its answer is complete: cancel the work. */
+  signal: AbortSignal;
+  /** The caller's rate-limit account; charges nothing on public routes. */
+  meter: RateLimitMeter;
+}
+
+/** `public` routes need nothing; `keyed` ones need a valid key and pay one unit of its rate limit first. */
+export type Access = 'public' | 'keyed';
+
+/** One line of the app's route table. */
+export interface Route {
+  /** A fixed path, or one ending in `/:name` whose last segment becomes `param`. */
+  path: string;
+  /** Who may call; a function decides per request (GraphiQL's page is public, its API is not). */
+  access: Access | ((req: IncomingMessage, query: string) => Access);
+  /** Methods answered (HEAD with GET); others get 405 with Allow, after the key check. Omitted: the handler decides. */
+  methods?: readonly string[];
+  /** How failures are written: problem+json for `/v1` and pages, GraphQL errors for `/graphql`. */
+  errors: ErrorRenderer;
+  handle(call: RouteCall): Promise<void> | void;
+}

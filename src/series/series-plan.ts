@@ -1,0 +1,34 @@
+import type { MetricDefinition } from '../catalog/load-catalog.js';
+import type { ProjectDirectory } from '../db/project-directory.js';
+import type { SeriesRequest } from './series-request.js';
+
+/** A project of a plan: its slug as the caller named it and its row id. */
+export interface PlannedProject {
+  slug: string;
+  id: number;
+}
+
+/**
+ * What the store is asked for: a validated request with its projects resolved to row ids.
+ * Plans with the same `batchKey` differ only in their projects, so one statement can
+ * answer all of them (the GraphQL loader batches on it; REST sends one plan per request).
+ */
+export interface SeriesPlan {
+  metric: MetricDefinition;
+  projects: readonly PlannedProject[];
+  from: string | null;
+  to: string | null;
+  batchKey: string;
+}
+
+/** Resolves a request's slugs to project ids. */
+export function planSeries(request: SeriesRequest, directory: ProjectDirectory): SeriesPlan {
+  return {
+    metric: request.metric,
+    // A slug of the catalog always has a project row after the start-up sync; -1 would just read no points.
+    projects: request.slugs.map((slug) => ({ slug, id: directory.idOf(request.metric.name, slug) ?? -1 })),
+    from: request.from,
+    to: request.to,
+    batchKey: [request.metric.name, request.from ?? '', request.to ?? ''].join('\u0000'),
+  };
+}

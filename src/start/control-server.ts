@@ -1,0 +1,78 @@
+import { timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { CommandOutput } from '../commands/command.js';
+import { CONTROL_SECRET_HEADER, type ControlEvent } from '../commands/hand-off.js';
+import { COMMANDS, type HandedOffCommand } from '../commands/registry.js';
+import { readBody } from '../http/fetch-bridge.js';
+import { describeError } from '../log.js';
+import type { Services } from '../services.js';
+
+/** The server side of a hand-off: a loopback listener that runs commands against this process's store. */
+export interface ControlServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Listens on 127.0.0.1 (a free port) for commands handed over by CLI processes that found
+ * the embedded store held by this server (see commands/run-command.ts). Only a request
+ * carrying `secret` (from the store's owner file, readable by its user alone) is run;
+ * the API's keys play no part. A command waits until the database is prepared, then
+ * streams its output back as NDJSON; a client that goes away aborts it.
+ */
+export async function startControlServer(services: Services, ready: Promise<void>, secret: string): Promise<ControlServer> {
+  const expected = Buffer.from(secret);
+  const server: Server = createServer((req, res) => {
+    const name = decodeURIComponent(/^\/commands\/([^/?]+)$/.exec(req.url ?? '')?.[1] ?? '');
+    const command = COMMANDS.get(name);
+    const given = Buffer.from(String(req.headers[CONTROL_SECRET_HEADER] ?? ''));
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return void res.writeHead(403).end();
+    if (req.method !== 'POST' || command === undefined) return void res.writeHead(404).end();
+    void runHandedOff(services, ready, command, req, res);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => new Promise((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }),
+  };
+}
+
+// Private
+
+async function runHandedOff(
+  services: Services,
+  ready: Promise<void>,
+  command: HandedOffCommand,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const gone = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) gone.abort();
+  });
+  const send = (event: ControlEvent) => res.write(`${JSON.stringify(event)}\n`);
+  const output: CommandOutput = { out: (out) => send({ out }), err: (err) => send({ err }), progress: (progress) => send({ progress }) };
+  res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+  let code = 1;
+  try {
+    const args: unknown = JSON.parse((await readBody(req)).toString('utf8'));
+    if (services.state.directory === undefined) output.progress('waiting for the server to finish preparing the database…');
+    await ready;
+    services.logger.info({ command: command.name }, 'running a command handed over by a CLI process');
+    code = await command.run({ store: services.store, catalog: services.catalog, config: services.config, output, signal: gone.signal }, args);
+  } catch (error) {
+    services.logger.warn({ command: command.name, err: describeError(error) }, 'a handed-over command failed');
+    output.progress('');
+    output.err(`${(error as Error).message}\n`);
+  }
+  services.logger.info({ command: command.name, exitCode: code }, 'handed-over command done');
+  send({ exit: code });
+  res.end();
+}
