@@ -17,7 +17,7 @@ export function describeError(error: unknown): Record<string, unknown> {
  * carry a key or SQL parameters is redacted before a line is written.
  */
 export function createLogger(config: Pick<Config, 'logLevel'>, destination?: NodeJS.WritableStream): Logger {
-  return pino(
+  const logger = pino(
     {
       level: config.logLevel,
       base: undefined,
@@ -26,6 +26,8 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Nod
     },
     destination === undefined ? defaultDestination() : (destination as pino.DestinationStream),
   );
+  if (destination === undefined) stdoutLoggers.push(logger);
+  return logger;
 }
 
 /**
@@ -35,14 +37,16 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Nod
 export function flushLogs(): void {
   try {
     buffered?.flushSync();
-  } catch {
-    // standard output is gone or busy; nothing more can be said there
+  } catch (error) {
+    // Busy (EAGAIN): the periodic flush comes back. Gone (EPIPE): see readerGone.
+    if ((error as NodeJS.ErrnoException).code === 'EPIPE') readerGone();
   }
 }
 
 // Private
 
-let buffered: pino.DestinationStream & { flushSync(): void } | undefined;
+let buffered: (pino.DestinationStream & { flushSync(): void; destroy(): void }) | undefined;
+const stdoutLoggers: Logger[] = [];
 
 /**
  * Readable colored lines for a person at a terminal; JSON lines for everything else,
@@ -59,9 +63,19 @@ function defaultDestination(): pino.DestinationStream {
   buffered = stream;
   setInterval(() => flushLogs(), 1000).unref();
   stream.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EPIPE') return;
-    buffered = undefined;
-    process.kill(process.pid, 'SIGTERM');
+    if (error.code === 'EPIPE') readerGone();
   });
   return stream;
+}
+
+/** Standard output's reader has gone: stop writing there and stop the process as SIGTERM would. */
+function readerGone(): void {
+  const stream = buffered;
+  if (stream === undefined) return;
+  buffered = undefined;
+  // Nothing more is written, and a destroyed stream is skipped by pino's own flush at
+  // exit, which would throw EPIPE again.
+  for (const logger of stdoutLoggers) logger.level = 'silent';
+  stream.destroy();
+  process.kill(process.pid, 'SIGTERM');
 }

@@ -16,15 +16,19 @@ async function main(): Promise<void> {
   if (config.workers > 1 && cluster.isPrimary) return superviseWorkers(config);
   const logger = createLogger(config);
   const started = Date.now();
-  const service = await startService(config, logger);
+  // Listened for from the first moment, so a Ctrl-C during start-up still closes the store
+  // cleanly (once it is open) and writes the last lines.
+  const starting = startService(config, logger);
   const stop = async (signal: string) => {
+    stopping = true;
     logger.info({ signal }, 'shutting down');
-    await service.close();
+    await (await starting.catch(() => undefined))?.close();
     logger.info('stopped');
     exit(0);
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+  const service = await starting;
 
   logger.info({ url: service.url }, 'listening; preparing the database');
   await service.ready;
@@ -32,6 +36,9 @@ async function main(): Promise<void> {
   if (cluster.isPrimary) printWelcome(service.url, Date.now() - started, service.services.state.example);
   else process.send?.({ ready: service.url, example: service.services.state.example } satisfies WorkerReady);
 }
+
+/** Set by SIGTERM or SIGINT: a start-up cut short by it is not a failure. */
+let stopping = false;
 
 function readConfig(): Config {
   try {
@@ -49,6 +56,7 @@ function exit(code: number): never {
 }
 
 main().catch((error: unknown) => {
+  if (stopping) return; // the stop under way exits
   if (error instanceof StoreHeldError) {
     process.stderr.write(`${error.message}; only one process may serve an embedded store. Stop that process, or give this one another PGLITE_DIR or a DATABASE_URL.\n`);
   } else {

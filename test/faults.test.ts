@@ -10,13 +10,15 @@ import { createLogger } from '../src/log.js';
 import { seedDatabase } from '../src/seed/seed-database.js';
 import { startService, type RunningService } from '../src/start/start-service.js';
 import { createPrivatePostgres, POSTGRES_BIN, type PrivatePostgres } from './support/private-postgres.js';
+import { prerequisite } from './support/ci.js';
 import { TEST_DATABASE_URL } from './support/stores.js';
 import { Writable } from 'node:stream';
 
 const KEY = 'fault-test-key-0123456789';
 const DATA_PATH = '/v1/metrics/price?project=ethereum,solana&start_date=2026-01-01&end_date=2026-03-31';
 const GRAPHQL_BODY = JSON.stringify({ query: '{ metric(name: price, projects: [ethereum]) { series { points { date } } } }' });
-const available = TEST_DATABASE_URL !== undefined && POSTGRES_BIN !== undefined;
+const available = TEST_DATABASE_URL !== undefined
+  && prerequisite(POSTGRES_BIN !== undefined, 'PostgreSQL server binaries (initdb, pg_ctl)', 'install them with apt-get install postgresql');
 
 /** A database server of our own that the tests stop, kill and lock, seeded with one year of data. */
 async function seededCluster(): Promise<PrivatePostgres> {
@@ -38,6 +40,18 @@ async function startOn(url: string, env: Record<string, string> = {}): Promise<{
 const get = (base: string, path: string, init: RequestInit = {}) =>
   fetch(`${base}${path}`, { ...init, headers: { 'x-api-key': KEY, ...init.headers }, signal: init.signal ?? AbortSignal.timeout(15_000) });
 const graphql = (base: string) => get(base, '/graphql', { method: 'POST', body: GRAPHQL_BODY, headers: { 'content-type': 'application/json' } });
+
+/** A GraphQL answer for a database that is away: 503, a retry hint, one SERVICE_UNAVAILABLE error and no data. */
+async function expectGraphqlUnavailable(res: Response): Promise<void> {
+  expect(res.status).toBe(503);
+  expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+  expect(res.headers.get('retry-after')).toBe('5');
+  const body = (await res.json()) as { data?: unknown; errors: { message: string; extensions: { code: string } }[] };
+  expect(body.data ?? null).toBeNull();
+  expect(body.errors).toHaveLength(1);
+  expect(body.errors[0]!.extensions.code).toBe('SERVICE_UNAVAILABLE');
+  expect(body.errors[0]!.message).toMatch(/retry shortly/);
+}
 
 /** Sends requests back to back from `workers` loops until `stop` resolves; returns every status seen. */
 async function traffic(base: string, workers: number, stop: Promise<unknown>): Promise<number[]> {
@@ -87,8 +101,14 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
       expect(res.status).toBe(503);
       expect(res.headers.get('content-type')).toBe('application/problem+json');
       expect(res.headers.get('retry-after')).toBe('5');
+      const problem = (await res.json()) as { status: number; type: string; detail: string };
+      expect(problem).toMatchObject({ status: 503, type: '/docs#problem-unavailable' });
+      expect(problem.detail).toMatch(/not ready yet/);
       const gql = await graphql(service.url);
-      expect(gql.status).toBe(503);
+      await expectGraphqlUnavailable(gql);
+      // A stored key cannot be checked while the database is away: 503, not 401.
+      const unknownKey = await fetch(`${service.url}/graphql`, { method: 'POST', body: GRAPHQL_BODY, headers: { 'content-type': 'application/json', 'x-api-key': 'mk_a-key-that-would-be-in-the-database' } });
+      await expectGraphqlUnavailable(unknownKey);
       await pg.start();
       const recovery = await timeUntilServing(service.url);
       console.log(`faults: served again ${recovery} ms after the database came back (start-up case)`);
@@ -96,6 +116,23 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
     } finally {
       await service.close();
       await pg.start().catch(() => {});
+    }
+  }, 60_000);
+
+  it('answers GraphQL with a SERVICE_UNAVAILABLE error and REST with a 503 problem when the database stops after start-up', async () => {
+    const { service } = await startOn(pg.url);
+    try {
+      await service.ready;
+      await pg.stop();
+      await expectGraphqlUnavailable(await graphql(service.url));
+      const res = await get(service.url, DATA_PATH);
+      expect(res.status).toBe(503);
+      expect(res.headers.get('content-type')).toBe('application/problem+json');
+      expect(res.headers.get('retry-after')).toBe('5');
+      expect(((await res.json()) as { detail: string }).detail).toMatch(/database is unavailable or too slow/);
+    } finally {
+      await pg.start();
+      await service.close();
     }
   }, 60_000);
 
@@ -198,10 +235,12 @@ describe.skipIf(!available)('graceful shutdown on SIGTERM', () => {
   afterAll(async () => pg?.destroy());
 
   it('turns readiness to 503, refuses new requests, finishes the one in flight and exits 0', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { ...process.env, DATABASE_URL: pg.url, PORT: '0', API_KEYS: KEY, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', STATEMENT_TIMEOUT_SECONDS: '30', SHUTDOWN_GRACE_SECONDS: '20' },
-      stdio: ['ignore', 'ignore', 'pipe'],
+    const child = spawn(process.execPath, ['scripts/run.mjs', 'src/main.ts'], {
+      env: { ...process.env, DATABASE_URL: pg.url, PORT: '0', API_KEYS: KEY, LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0', STATEMENT_TIMEOUT_SECONDS: '30', SHUTDOWN_GRACE_SECONDS: '20' },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
+    let stdout = '';
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += String(chunk)));
     const base = await new Promise<string>((resolve, reject) => {
       let text = '';
       child.stderr!.on('data', (chunk: Buffer) => {
@@ -230,9 +269,50 @@ describe.skipIf(!available)('graceful shutdown on SIGTERM', () => {
       expect(Object.keys((await answer.json()) as object)).toEqual(['ethereum', 'solana']);
       expect(await exited).toBe(0);
       await expect(fetch(`${base}/healthz`)).rejects.toThrow();
+      // The last lines were buffered when the process exited; they reach standard output all the same.
+      const messages = stdout.trim().split('\n').map((l) => (JSON.parse(l) as { msg: string }).msg);
+      expect(messages.at(-1)).toBe('stopped');
+      expect(messages).toContain('shutting down');
     } finally {
       child.kill('SIGKILL');
       await locker.end();
+    }
+  }, 60_000);
+});
+
+describe.skipIf(!available)('a server whose standard output goes away', () => {
+  let pg: PrivatePostgres;
+  beforeAll(async () => {
+    pg = await seededCluster();
+  }, 120_000);
+  afterAll(async () => pg?.destroy());
+
+  it('stops, as on SIGTERM, instead of living on unheard', async () => {
+    const child = spawn(process.execPath, ['scripts/run.mjs', 'src/main.ts'], {
+      env: { ...process.env, DATABASE_URL: pg.url, PORT: '0', API_KEYS: KEY, LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      const base = await new Promise<string>((resolve) => {
+        let text = '';
+        child.stderr!.on('data', (chunk: Buffer) => {
+          text += String(chunk);
+          const url = /ready at (http:\/\/[\d.]+:\d+)/.exec(text)?.[1];
+          if (url !== undefined) resolve(url);
+        });
+      });
+      child.stdout!.destroy(); // the reader of the pipe (a `| head`, a closed terminal) is gone
+      const started = Date.now();
+      // Each request writes a log line; the next flush finds the pipe closed.
+      while (child.exitCode === null && Date.now() - started < 10_000) {
+        await fetch(`${base}/healthz`).then((r) => r.arrayBuffer()).catch(() => {});
+        await sleep(100);
+      }
+      expect(await exited).toBe(0);
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      child.kill('SIGKILL');
     }
   }, 60_000);
 });

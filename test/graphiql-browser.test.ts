@@ -1,43 +1,23 @@
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { exampleQuery } from '../src/graphql/example-query.js';
+import { BROWSER_AVAILABLE, editorText, launchBrowser } from './support/browser.js';
 import { startTestService, TEST_KEY, TEST_LAST_DAY, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 
-/** Installed with `apt-get install -y chromium`; the page is one inline bundle, so no network is needed. */
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const SCREENSHOT = '/tmp/graphiql.png';
-
-const hasBrowser = existsSync(CHROMIUM);
-/** Under CI a missing browser is a failure, never a silent skip. */
-const mustRun = process.env.CI === 'true';
-if (!hasBrowser && !mustRun) {
-  console.warn(`\n[metrics-service] ${CHROMIUM} is missing: the GraphiQL browser test is SKIPPED. Install it with apt-get install -y chromium\n`);
-}
 
 const pglite = STORE_KINDS.find((k) => k.name === 'pglite')!;
 
-describe.skipIf(!hasBrowser && !mustRun)('GraphiQL in a headless browser', { timeout: 60_000 }, () => {
+describe.skipIf(!BROWSER_AVAILABLE)('GraphiQL in a headless browser', { timeout: 60_000 }, () => {
   let service: TestService;
   let browser: Browser;
   let page: Page;
 
   beforeAll(async () => {
-    if (!hasBrowser) throw new Error(`CI=true but ${CHROMIUM} is missing: the GraphiQL browser test may not be skipped under CI`);
     [service, browser] = await Promise.all([
       startTestService(pglite),
-      chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS }),
+      launchBrowser(),
     ]);
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   }, 90_000);
@@ -95,10 +75,3 @@ describe.skipIf(!hasBrowser && !mustRun)('GraphiQL in a headless browser', { tim
     await expect.poll(() => editorText(page.locator('.graphiql-editor-tool .graphiql-editor:visible').first())).toContain(TEST_KEY);
   });
 });
-
-// Private
-
-/** The text an editor shows, with the non-breaking spaces it renders turned back into spaces. */
-async function editorText(editor: Locator): Promise<string> {
-  return (await editor.locator('.view-lines').first().innerText()).replaceAll('\u00a0', ' ');
-}

@@ -77,13 +77,18 @@ export function readHolder(folder: string): StoreHolder | undefined {
   }
 }
 
-/** True while a process with this id runs (and may be signalled by us). */
+/** True while a process with this id runs; a killed one its parent has not reaped yet (a zombie) counts as gone. */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    // Field 3 of /proc/<pid>/stat is the state; the name before it is in parentheses.
+    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true; // no /proc here: trust the signal
   }
 }
 

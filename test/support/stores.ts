@@ -3,12 +3,13 @@ import postgres from 'postgres';
 import { openPglite } from '../../src/db/open-pglite.js';
 import { openPostgres } from '../../src/db/open-postgres.js';
 import type { Store } from '../../src/db/store.js';
+import { UNDER_CI } from './ci.js';
 
 /** The real server the suite may use; unset means those tests are skipped (never under CI). */
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
 
-if (TEST_DATABASE_URL === undefined) {
-  if (process.env.CI === 'true') throw new Error('TEST_DATABASE_URL must be set under CI: the real-PostgreSQL tests may not be skipped');
+if (TEST_DATABASE_URL === undefined && UNDER_CI) {
+  throw new Error('TEST_DATABASE_URL must be set under CI: the real-PostgreSQL tests may not be skipped');
 }
 
 /** A database made for one test file on the real server, dropped by `drop()`. */

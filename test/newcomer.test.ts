@@ -1,0 +1,128 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { npm, npmStart, type StartedServer } from './support/processes.js';
+
+/**
+ * What a new user does, as they do it: `npm start` on an empty folder, then the commands
+ * of the README while the server runs, Ctrl-C, and a restart. Every command here is the
+ * real npm script in a child process.
+ */
+describe('a newcomer on the embedded store', { timeout: 120_000 }, () => {
+  let dir: string;
+  let env: Record<string, string>;
+  let server: StartedServer;
+  let key: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'metrics-newcomer-'));
+    env = { PGLITE_DIR: join(dir, 'pglite'), LOG_LEVEL: 'info' };
+    server = await npmStart(env);
+    key = /Created API key "local" \(shown once, keep it\): (mk_[\w-]+)/.exec(server.stderr())?.[1] ?? '';
+  }, 120_000);
+
+  afterAll(async () => {
+    await server?.stop('SIGKILL');
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const get = (path: string, init: RequestInit = {}) => fetch(`${server.url}${path}`, init);
+  const withKey = (k: string) => ({ headers: { 'x-api-key': k } });
+
+  it('starts on an empty folder, seeded, and prints a local key exactly once', async () => {
+    expect(key).toMatch(/^mk_[\w-]{43}$/);
+    expect(server.stderr().split(key)).toHaveLength(2);
+    expect(server.stderr()).toMatch(/seeded \d{6} sample points for 420 series/);
+    const res = await get('/v1/metrics/token-price-usd?project=ethereum', withKey(key));
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { ethereum: { date: string; value: number }[] };
+    expect(body.ethereum.length).toBeGreaterThan(1000);
+  });
+
+  it('serves the key in no answer to a request without it', async () => {
+    const requests: [string, RequestInit][] = [
+      ['/graphql', { headers: { accept: 'text/html' } }],
+      ['/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ metrics { name } }"}' }],
+      ['/docs', {}],
+      ['/healthz', {}],
+      ['/readyz', {}],
+      ['/v1/metrics', {}],
+      ['/v1/openapi.json', {}],
+      ['/', {}],
+    ];
+    for (const [path, init] of requests) {
+      const text = await (await get(path, init)).text();
+      expect(text, path).not.toContain(key);
+      expect(text, path).not.toMatch(/mk_[\w-]{43}/);
+    }
+  });
+
+  it('shows a welcome message whose example request returns data', async () => {
+    const curl = /curl -H "x-api-key: \$KEY" "([^"]+)"/.exec(server.stderr())?.[1];
+    expect(curl).toBeDefined();
+    const body = (await (await fetch(curl!, withKey(key))).json()) as { ethereum: unknown[] };
+    expect(body.ethereum).toHaveLength(30);
+  });
+
+  it('creates a key while the server runs: the server carries the command out and the key works at once', async () => {
+    const run = await npm('keys', ['create', '--name', 'bob'], env);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain('running keys there');
+    const bob = run.stdout.trim();
+    expect(bob).toMatch(/^mk_[\w-]{43}$/);
+    expect((await get('/v1/metrics/price?project=ethereum', withKey(bob))).status).toBe(200);
+    expect(server.stdout()).not.toContain(bob);
+  });
+
+  it('imports a file while the server runs and serves its rows at once', async () => {
+    const file = join(dir, 'points.csv');
+    await writeFile(file, 'metric,project,date,value\ntransaction-fail-total,ethereum,2031-01-01,42.0\ntoken-price-usd,ethereum,2031-01-01,1.50\n');
+    const run = await npm('import', [file], env);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^imported 2 rows from .*points\.csv/);
+    const res = await get('/v1/metrics/transaction-fail-total?project=ethereum&start_date=2031-01-01', withKey(key));
+    expect(await res.text()).toBe('{"ethereum":[{"date":"2031-01-01","value":42}]}');
+  });
+
+  it('refuses a bad file with its line number and writes nothing of it', async () => {
+    const file = join(dir, 'bad.csv');
+    await writeFile(file, 'metric,project,date,value\ntoken-price-usd,ethereum,2031-02-01,3\ntoken-price-usd,nowhere,2031-02-02,4\n');
+    const run = await npm('import', [file], env);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('bad.csv:3: project "nowhere" is not allowed for metric "token-price-usd"');
+    const res = await get('/v1/metrics/token-price-usd?project=ethereum&start_date=2031-02-01', withKey(key));
+    expect(await res.text()).toBe('{"ethereum":[]}');
+  });
+
+  it('runs db:migrate and keys list through the server', async () => {
+    const migrate = await npm('db:migrate', [], env);
+    expect(migrate.code).toBe(0);
+    expect(migrate.stderr).toContain('schema and catalog are up to date');
+    const list = await npm('keys', ['list'], env);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/^local\s/m);
+    expect(list.stdout).toMatch(/^bob\s/m);
+  });
+
+  it('refuses a second server on the same folder at once, naming the one that holds it', async () => {
+    const started = Date.now();
+    await expect(npmStart(env, 20_000)).rejects.toThrow(/held by process \d+ \(npm start\); only one process may serve an embedded store/);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('stops on Ctrl-C with its last log lines written, then restarts with the data and no new key', async () => {
+    await server.stop('SIGINT');
+    expect(server.logLines().slice(-2).map((l) => l.msg)).toEqual(['shutting down', 'stopped']);
+
+    const list = await npm('keys', ['list'], env);
+    expect(list.code).toBe(0);
+    expect(list.stderr).not.toContain('running keys there');
+
+    server = await npmStart(env);
+    expect(server.stderr()).not.toContain('Created API key');
+    expect(server.stderr()).not.toContain('seeded');
+    const res = await get('/v1/metrics/transaction-fail-total?project=ethereum&start_date=2031-01-01', withKey(key));
+    expect(await res.text()).toBe('{"ethereum":[{"date":"2031-01-01","value":42}]}');
+  });
+});
