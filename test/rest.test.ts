@@ -327,6 +327,27 @@ for (const kind of STORE_KINDS) {
         expect(await ready.json()).toMatchObject({ status: 'ready', store: kind.name });
       });
 
+      it('answers a URL over 16 KB with a 431 problem, on a real socket, before any route runs', async () => {
+        const res = await svc.fetch(`/v1/metrics/token-price-usd?project=${'solana,'.repeat(3_000)}solana`);
+        expect(res.status).toBe(431);
+        expect(res.headers.get('content-type')).toBe('application/problem+json');
+        expect(await res.json()).toEqual({
+          type: '/docs#problem-header-too-large',
+          title: 'Request Header Fields Too Large',
+          status: 431,
+          detail: 'the request line and header fields are limited to 16384 bytes',
+        });
+      });
+
+      it('answers a GraphQL URL over 16 KB with a 431 GraphQL error', async () => {
+        const res = await svc.fetch(`/graphql?query=${encodeURIComponent(`{ metrics { name } } #${'x'.repeat(17_000)}`)}`);
+        expect(res.status).toBe(431);
+        expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+        expect(await res.json()).toEqual({
+          errors: [{ message: 'the request line and header fields are limited to 16384 bytes', extensions: { code: 'REQUEST_HEADER_FIELDS_TOO_LARGE' } }],
+        });
+      });
+
       it('sends no CORS headers to an origin that is not configured', async () => {
         const res = await svc.get('/v1/metrics/price?project=ethereum', { headers: { origin: 'https://evil.example' } });
         expect(res.headers.get('access-control-allow-origin')).toBeNull();
