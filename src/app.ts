@@ -10,7 +10,7 @@ import { rawHeaderTooLarge, renderProblem } from './http/render-error.js';
 import type { Access, Route, RouteCall } from './http/route.js';
 import type { RateLimitMeter } from './limits/rate-limiter.js';
 import { handleCatalog } from './rest/catalog-route.js';
-import { handleDocsPage } from './rest/docs-page.js';
+import { handleDocsPage } from './pages/docs-page.js';
 import { handleMetric } from './rest/metric-route.js';
 import { handleOpenApi } from './rest/openapi-route.js';
 import type { Services } from './services.js';

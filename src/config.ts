@@ -1,29 +1,53 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
+/**
+ * The default of every variable that has one, as the README's configuration table must
+ * state it (a test compares them).
+ */
+export const ENV_DEFAULTS = Object.freeze({
+  HOST: '127.0.0.1',
+  PORT: 4000,
+  DATABASE_POOL_SIZE: 10,
+  PGLITE_DIR: '.data/pglite',
+  STATEMENT_TIMEOUT_SECONDS: 5,
+  CONNECT_TIMEOUT_SECONDS: 5,
+  CACHE_MAX_AGE_SECONDS: 60,
+  RATE_LIMIT_PER_MINUTE: 600,
+  RATE_LIMIT_BURST: 1200,
+  GRAPHIQL: 'on',
+  SHUTDOWN_GRACE_SECONDS: 10,
+  SEED_YEARS: 3,
+  WORKERS: 1,
+  LOG_LEVEL: 'info',
+});
+
 const onOff = z.enum(['on', 'off']).transform((v) => v === 'on');
 const commaList = z.string().transform((v) => v.split(',').map((s) => s.trim()).filter((s) => s !== ''));
+const D = ENV_DEFAULTS;
 
 const envSchema = z.object({
-  HOST: z.string().min(1).default('127.0.0.1'),
-  PORT: z.coerce.number().int().min(0).max(65535).default(4000),
+  HOST: z.string().min(1).default(D.HOST),
+  PORT: z.coerce.number().int().min(0).max(65535).default(D.PORT),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
-  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
-  PGLITE_DIR: z.string().min(1).default('.data/pglite'),
-  STATEMENT_TIMEOUT_SECONDS: z.coerce.number().positive().max(600).default(5),
-  CONNECT_TIMEOUT_SECONDS: z.coerce.number().positive().max(120).default(5),
-  API_KEYS: commaList.default([]),
-  CACHE_MAX_AGE_SECONDS: z.coerce.number().int().min(0).default(60),
-  CORS_ORIGINS: commaList.default([]),
-  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
-  RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(1200),
-  GRAPHIQL: onOff.default(true),
-  SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).max(600).default(10),
-  SEED_YEARS: z.coerce.number().int().min(1).max(30).default(3),
-  WORKERS: z.union([z.literal('auto'), z.coerce.number().int().min(1).max(64)]).default(1),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  NODE_ENV: z.string().default('development'),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(D.DATABASE_POOL_SIZE),
+  PGLITE_DIR: z.string().min(1).default(D.PGLITE_DIR),
+  STATEMENT_TIMEOUT_SECONDS: z.coerce.number().positive().max(600).default(D.STATEMENT_TIMEOUT_SECONDS),
+  CONNECT_TIMEOUT_SECONDS: z.coerce.number().positive().max(120).default(D.CONNECT_TIMEOUT_SECONDS),
+  API_KEYS: commaList.optional(),
+  CACHE_MAX_AGE_SECONDS: z.coerce.number().int().min(0).default(D.CACHE_MAX_AGE_SECONDS),
+  CORS_ORIGINS: commaList.optional(),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(D.RATE_LIMIT_PER_MINUTE),
+  RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(D.RATE_LIMIT_BURST),
+  GRAPHIQL: onOff.prefault(D.GRAPHIQL),
+  SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).max(600).default(D.SHUTDOWN_GRACE_SECONDS),
+  SEED_YEARS: z.coerce.number().int().min(1).max(30).default(D.SEED_YEARS),
+  WORKERS: z.union([z.literal('auto'), z.coerce.number().int().min(1).max(64)]).default(D.WORKERS),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default(D.LOG_LEVEL),
 });
+
+/** The variables the service reads, in the order of the README's table. */
+export const ENV_VARIABLES = Object.freeze(Object.keys(envSchema.shape));
 
 /** The service's settings, parsed once from the environment. */
 export type Config = Readonly<{
@@ -48,7 +72,6 @@ export type Config = Readonly<{
   /** Server processes sharing the port; more than one needs DATABASE_URL. */
   workers: number;
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
-  production: boolean;
 }>;
 
 /**
@@ -56,7 +79,7 @@ export type Config = Readonly<{
  * Throws an Error naming every variable whose value is invalid and what was expected.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const present = Object.fromEntries(Object.entries(env).filter(([name, v]) => v !== undefined && v !== '' && name in envSchema.shape));
   const parsed = envSchema.safeParse(present);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
@@ -74,9 +97,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pgliteDir: e.PGLITE_DIR,
     statementTimeoutSeconds: e.STATEMENT_TIMEOUT_SECONDS,
     connectTimeoutSeconds: e.CONNECT_TIMEOUT_SECONDS,
-    apiKeys: Object.freeze(e.API_KEYS),
+    apiKeys: Object.freeze(e.API_KEYS ?? []),
     cacheMaxAgeSeconds: e.CACHE_MAX_AGE_SECONDS,
-    corsOrigins: Object.freeze(e.CORS_ORIGINS),
+    corsOrigins: Object.freeze(e.CORS_ORIGINS ?? []),
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     rateLimitBurst: e.RATE_LIMIT_BURST,
     graphiql: e.GRAPHIQL,
@@ -84,6 +107,5 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceSeconds: e.SHUTDOWN_GRACE_SECONDS,
     workers: e.WORKERS === 'auto' ? availableParallelism() : e.WORKERS,
     logLevel: e.LOG_LEVEL,
-    production: e.NODE_ENV === 'production',
   });
 }

@@ -21,7 +21,7 @@ describe('configuration', () => {
     );
   });
 
-  it('turns GraphiQL off only when asked, production included', () => {
+  it('turns GraphiQL off only when asked, whatever NODE_ENV says', () => {
     expect(loadConfig({ NODE_ENV: 'production' }).graphiql).toBe(true);
     expect(loadConfig({ GRAPHIQL: 'off' }).graphiql).toBe(false);
   });

@@ -320,6 +320,19 @@ for (const kind of STORE_KINDS) {
         expect(res.headers.get('x-powered-by')).toBeNull();
       });
 
+      it('states on /docs, without a key, every decision the contract leaves open', async () => {
+        const res = await svc.get('/docs', { key: null });
+        expect(res.status).toBe(200);
+        expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+        const html = await res.text();
+        for (const decision of ['real days only', 'Both bounds are inclusive', 'earliest stored day', 'duplicates collapsed', 'case-sensitive',
+          'unknown parameter', 'repeated one', 'unknown metric is a 404', '405', 'If-None-Match', '16 KB get 431', '1 MB get 413',
+          'WWW-Authenticate', 'Retry-After', 'same validation code']) {
+          expect(html, decision).toContain(decision);
+        }
+        for (const metric of CATALOG.metrics) expect(html).toContain(`/v1/metrics/${metric.name}`);
+      });
+
       it('reports health and readiness without a key', async () => {
         expect((await svc.get('/healthz', { key: null })).status).toBe(200);
         const ready = await svc.get('/readyz', { key: null });

@@ -1,0 +1,85 @@
+import { ERROR_KINDS } from '../api/api-error.js';
+import { GRAPHQL_LIMITS } from '../graphql/armor.js';
+import type { RouteCall } from '../http/route.js';
+import type { Services } from '../services.js';
+
+/** `GET /docs`: the human page for both APIs, every decision the REST contract leaves open, and the problem types; needs no key. */
+export function handleDocsPage({ res, services }: RouteCall): void {
+  res.statusCode = 200;
+  res.setHeader('content-type', 'text/html; charset=utf-8');
+  res.setHeader('cache-control', 'public, max-age=300');
+  res.end(renderDocs(services));
+}
+
+// Private
+
+function renderDocs({ catalog, config }: Services): string {
+  const metrics = catalog.metrics
+    .map((m) => `<li><code>GET /v1/metrics/${m.name}</code> — ${m.valueKind}${m.projectRequired ? ', <code>project</code> required' : ''}; ${m.projects.length} project${m.projects.length === 1 ? '' : 's'}</li>`)
+    .join('\n');
+  const problems = Object.entries(ERROR_KINDS)
+    .map(([kind, k]) => `<li id="problem-${kind}"><code>${k.status}</code> <b>${k.title}</b> — type <code>/docs#problem-${kind}</code>, GraphQL code <code>${k.graphqlCode}</code></li>`)
+    .join('\n');
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Metrics API</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem}code{background:#f3f3f3;padding:0 .2em}li{margin:.2em 0}</style>
+</head><body>
+<h1>Metrics API</h1>
+<p>Daily metric time series per project, over REST (<code>/v1</code>) and GraphQL (<a href="/graphql">/graphql</a>, with GraphiQL).
+The machine-readable REST contract is <code>GET /v1/openapi.json</code> (OpenAPI 3.1); the GraphQL schema is introspectable.</p>
+
+<h2 id="keys">Keys</h2>
+<ul>
+<li>Every <code>/v1</code> and <code>/graphql</code> request needs the <code>x-api-key</code> header; only the header counts (a key in the query string or a cookie is ignored).
+It is checked before anything else is parsed. Missing or unknown: 401 with <code>WWW-Authenticate: ApiKey header="x-api-key"</code>.</li>
+<li>This page, GraphiQL's page, <code>/healthz</code> and <code>/readyz</code> need no key. No answer to a request without a key ever contains one:
+GraphiQL's headers editor starts empty and keeps what you type in your browser.</li>
+<li>Keys are stored as SHA-256 digests and shown once at creation; a revoked key stops working within 5 s.</li>
+</ul>
+
+<h2 id="rest">REST</h2>
+<p><code>GET /v1/metrics/&lt;name&gt;?project=a,b&amp;start_date=YYYY-MM-DD&amp;end_date=YYYY-MM-DD</code> returns one key per requested project,
+in request order, each an array of <code>{date, value}</code> ascending by date (<code>etf-num-products</code> points also carry their extra fields).
+<code>GET /v1/metrics</code> lists the catalog with each project's stored date coverage.</p>
+<ul>${metrics}</ul>
+
+<h2 id="decisions">Decisions where the contract is silent</h2>
+<ul>
+<li><b>Dates</b> are ISO calendar dates, <code>YYYY-MM-DD</code>, real days only (<code>2024-02-30</code> is a 400). Both bounds are inclusive.
+An omitted <code>start_date</code> means the earliest stored day, an omitted <code>end_date</code> the latest. <code>start_date</code> after <code>end_date</code> is a 400.</li>
+<li><b>Points</b> are ascending by date, at most one per project and day. A project with no data in range gets an empty array.</li>
+<li><b>Values</b>: integer metrics are JSON integers; decimals are written exactly as stored, without trailing zeros.</li>
+<li><b>Projects</b>: several slugs are joined with commas and duplicates collapsed (first position kept). An empty segment (<code>a,,b</code>, a trailing comma),
+an unknown slug or a slug in the wrong case is a 400 naming it and listing the allowed ones; slugs are case-sensitive.
+<code>project</code> is required for the seven metrics the contract names; for the others an omitted <code>project</code> means every allowed slug.</li>
+<li><b>Parameters</b>: an unknown parameter (a <code>startDate</code> typo) is a 400 naming it; a repeated one (<code>?project=a&amp;project=b</code>) is a 400.</li>
+<li><b>Paths and methods</b>: an unknown metric is a 404 (after the key check); methods other than GET and HEAD get 405 with <code>Allow: GET, HEAD</code>.</li>
+<li><b>Caching</b>: successful answers carry <code>ETag</code> (known before the body, so large answers stream) and <code>Cache-Control: private, max-age=${config.cacheMaxAgeSeconds}</code>;
+<code>If-None-Match</code> gives 304. Bodies over 1 KB are compressed with brotli or gzip when asked.</li>
+<li><b>Size</b>: a request may name every slug of its metric over its whole history; such answers stream with bounded memory.
+URLs (with all header fields) over 16 KB get 431, request bodies over 1 MB get 413.</li>
+</ul>
+
+<h2 id="graphql">GraphQL</h2>
+<ul>
+<li><code>metric(name, projects, from, to)</code> follows the REST rules above, through the same validation code, and returns the same numbers;
+<code>metrics</code> is the catalog. Slugs are enum values with <code>-</code> replaced by <code>_</code>, case kept; each value's description gives the slug.</li>
+<li>Documents are bounded before they run: depth ${GRAPHQL_LIMITS.maxDepth}, ${GRAPHQL_LIMITS.maxAliases} aliases, ${GRAPHQL_LIMITS.maxTokens} tokens,
+${GRAPHQL_LIMITS.maxDirectives} directives, cost ${GRAPHQL_LIMITS.maxCost} (introspection stays open to key holders); a batched (array) body is a 400; no "did you mean" hints.</li>
+<li>Every answer is a GraphQL response, failures before execution included (401, 413, 429, 431, 503): no <code>data</code>, one error with
+<code>extensions.code</code> (listed below), under the HTTP status of the failure; <code>application/graphql-response+json</code> when accepted.</li>
+</ul>
+
+<h2 id="limits">Limits</h2>
+<p>Each key has a budget: a token bucket shared by REST and GraphQL, ${config.rateLimitBurst} units deep, refilled at ${config.rateLimitPerMinute} a minute unless the key has its own.
+A request costs one unit per started 365 project-days it asks for (at least one; an open end counts as today, an open start as ten years before the end),
+and every authenticated request pays one unit up front. Every answer carries <code>RateLimit</code> and <code>RateLimit-Policy</code>
+(draft-ietf-httpapi-ratelimit-headers-10); a request over the budget gets 429 with <code>Retry-After</code>.
+When the database is away or too slow (statement timeout ${config.statementTimeoutSeconds} s), requests get 503 with <code>Retry-After: 5</code>, never a hang or a trace.</p>
+
+<h2 id="problems">Errors</h2>
+<p>On <code>/v1</code> every error is <code>application/problem+json</code> (RFC 9457) with <code>type</code>, <code>title</code>, <code>status</code>, <code>detail</code>,
+and for 400s <code>errors: [{param, message}]</code>. On <code>/graphql</code> the same failures carry these <code>extensions.code</code> values:</p>
+<ul>${problems}</ul>
+</body></html>`;
+}
