@@ -3,10 +3,10 @@ import type { ProjectDirectory } from '../db/project-directory.js';
 import { ApiError } from './api-error.js';
 
 /** Seconds a client is asked to wait when the database is away or too slow. */
-export const RETRY_AFTER_SECONDS = 5;
+const RETRY_AFTER_SECONDS = 5;
 
 /** The client-facing 503 for a store error that means "away or too slow"; any other error as it was. */
-export function asUnavailable(cause: unknown): unknown {
+function asUnavailable(cause: unknown): unknown {
   if (!isUnavailableError(cause)) return cause;
   return unavailable('the database is unavailable or too slow; retry shortly', { cause });
 }

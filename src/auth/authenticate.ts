@@ -3,7 +3,7 @@ import { guardUnavailable } from '../api/unavailable.js';
 import { API_KEY_HEADER, type KeyIdentity, type KeyVerifier } from './api-keys.js';
 
 /** The challenge every 401 carries, per DECISIONS.md. */
-export const WWW_AUTHENTICATE = `ApiKey header="${API_KEY_HEADER}"`;
+const WWW_AUTHENTICATE = `ApiKey header="${API_KEY_HEADER}"`;
 
 /**
  * The identity of the key in the `x-api-key` header's value(s); throws the 401 ApiError

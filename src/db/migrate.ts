@@ -3,7 +3,7 @@ import { PACKAGE_ROOT } from '../package-root.js';
 import type { Queryable, Store } from './store.js';
 
 /** Where the ordered `NNNN_name.sql` files live. */
-export const MIGRATIONS_DIR = new URL('db/migrations/', PACKAGE_ROOT);
+const MIGRATIONS_DIR = new URL('db/migrations/', PACKAGE_ROOT);
 
 /** An arbitrary constant shared by every instance, so they take turns applying migrations. */
 const MIGRATION_LOCK_KEY = 7_264_001;

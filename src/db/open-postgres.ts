@@ -110,7 +110,7 @@ function toParameter(value: unknown): postgres.ParameterOrJSON<never> {
 }
 
 /** host:port/database of a connection URL, without user or password. */
-export function describeUrl(url: string): string {
+function describeUrl(url: string): string {
   const u = new URL(url);
   return `${u.hostname}:${u.port || '5432'}${u.pathname}`;
 }

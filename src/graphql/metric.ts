@@ -7,7 +7,7 @@ import type { Enums } from './enums.js';
 import type { SeriesRef } from './series.js';
 
 /** GraphQL argument names for the fields of the shared series request. */
-export const GRAPHQL_ARGS: Readonly<Record<SeriesRequestField, string>> = { projects: 'projects', from: 'from', to: 'to' };
+const GRAPHQL_ARGS: Readonly<Record<SeriesRequestField, string>> = { projects: 'projects', from: 'from', to: 'to' };
 
 /** The `Metric` type and the `metric` query field. */
 export function addMetricQuery(builder: Builder, refs: { enums: Enums; Series: SeriesRef }) {

@@ -2,7 +2,7 @@ import { getOperationAST, getVariableValues, GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
 /** graphql's own cap on variable errors; past it one more error says coercion was abandoned. */
-export const MAX_VARIABLE_ERRORS = 50;
+const MAX_VARIABLE_ERRORS = 50;
 
 /**
  * Checks an operation's variables with graphql's `getVariableValues` before anything

@@ -10,7 +10,7 @@ export function problemType(kind: ErrorKind): string {
 }
 
 /** RFC 9457 body of an ApiError; never includes the cause. */
-export function toProblem(error: ApiError): Record<string, unknown> {
+function toProblem(error: ApiError): Record<string, unknown> {
   const kind = ERROR_KINDS[error.kind];
   return {
     type: problemType(error.kind),
@@ -37,13 +37,13 @@ export const renderGraphqlError: ErrorRenderer = (req, res, error) => {
 };
 
 /** The body `renderGraphqlError` writes. */
-export function toGraphqlErrorBody(error: ApiError): { errors: Record<string, unknown>[] } {
+function toGraphqlErrorBody(error: ApiError): { errors: Record<string, unknown>[] } {
   const extensions = { code: ERROR_KINDS[error.kind].graphqlCode, ...(error.errors.length > 0 ? { errors: error.errors } : {}) };
   return { errors: [{ message: error.message, extensions }] };
 }
 
 /** The GraphQL response media type for an `Accept` header, with its charset. */
-export function graphqlMediaType(accept: string | undefined): string {
+function graphqlMediaType(accept: string | undefined): string {
   return (accept ?? '').includes('application/graphql-response+json')
     ? 'application/graphql-response+json; charset=utf-8'
     : 'application/json; charset=utf-8';

@@ -38,7 +38,7 @@ export type ImportResult =
 export const MAX_REPORTED_ERRORS = 100;
 
 /** Records per upsert statement. */
-export const BATCH_ROWS = 10_000;
+const BATCH_ROWS = 10_000;
 
 /**
  * Imports one CSV or NDJSON file, all or nothing. The first pass validates every record

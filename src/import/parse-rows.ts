@@ -22,7 +22,7 @@ export interface RawRow {
 export type ParsedLine = { line: number; record: RawRow } | { line: number; error: string };
 
 /** The CSV header, in this order; `extra_json` may be left off. */
-export const CSV_COLUMNS = ['metric', 'project', 'date', 'value', 'extra_json'] as const;
+const CSV_COLUMNS = ['metric', 'project', 'date', 'value', 'extra_json'] as const;
 
 /** `csv` for `.csv`, `ndjson` for `.ndjson` and `.jsonl`, undefined for anything else. */
 export function formatOf(path: string): RowFormat | undefined {

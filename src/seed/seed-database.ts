@@ -18,7 +18,7 @@ export interface SeedResult {
   points: number;
 }
 
-export const DEFAULT_SEED = 20_240_101;
+const DEFAULT_SEED = 20_240_101;
 
 /**
  * Fills every metric × allowed slug with sample data over the last `years` years, in one

@@ -30,7 +30,7 @@ export interface SeriesRequest {
 export type SeriesRequestField = 'projects' | 'from' | 'to';
 
 /** `YYYY-MM-DD` naming a real calendar day. */
-export const isoDateSchema = z.string().refine(isIsoDate, {
+const isoDateSchema = z.string().refine(isIsoDate, {
   error: (issue) => `expected a real calendar date as YYYY-MM-DD, got ${JSON.stringify(issue.input)}`,
 });
 

@@ -11,12 +11,15 @@ export interface Child {
 }
 
 /**
- * Starts a TypeScript entry point with tsx and waits until `ready(line)`, given each line
- * of its standard error, returns the port it listens on. Standard output (the service's
- * JSON logs) goes nowhere, so reading it costs the measuring process nothing.
+ * Starts a TypeScript entry point and waits until `ready(line)`, given each line of its
+ * standard error, returns the port it listens on: the service (`src/…`) as `npm start`
+ * runs it (scripts/run.mjs: transpiled JavaScript), anything else with tsx. Standard
+ * output (the service's JSON logs) goes nowhere, so reading it costs the measuring
+ * process nothing.
  */
 export async function startChild(entry: string, env: Record<string, string>, ready: (line: string) => number | undefined): Promise<Child> {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+  const args = entry.startsWith('src/') ? ['scripts/run.mjs', entry] : ['--import', 'tsx', entry];
+  const child = spawn(process.execPath, args, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
