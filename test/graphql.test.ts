@@ -119,7 +119,7 @@ for (const kind of STORE_KINDS) {
       it('refuses a metric that requires projects when none are given, naming the allowed slugs', async () => {
         const { body } = await ask('{ metric(name: price) { name } }');
 
-        expect(body.data ?? null).toBeNull();
+        expect(body.data ?? { metric: null }).toEqual({ metric: null });
         expect(body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
         for (const slug of metricDef('price').projects) expect(body.errors?.[0]?.message).toContain(slug);
       });
@@ -127,7 +127,7 @@ for (const kind of STORE_KINDS) {
       it('refuses a project the metric does not allow, naming it and the allowed ones', async () => {
         const { body } = await ask('{ metric(name: price, projects: [bitcoin]) { name } }');
 
-        expect(body.data ?? null).toBeNull();
+        expect(body.data ?? { metric: null }).toEqual({ metric: null });
         expect(body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
         expect(body.errors?.[0]?.message).toContain('bitcoin');
         for (const slug of metricDef('price').projects) expect(body.errors?.[0]?.message).toContain(slug);
@@ -136,7 +136,7 @@ for (const kind of STORE_KINDS) {
       it('refuses a from date after the to date', async () => {
         const { body } = await ask('{ metric(name: token_price_usd, from: "2026-02-01", to: "2026-01-01") { name } }');
 
-        expect(body.data ?? null).toBeNull();
+        expect(body.data ?? { metric: null }).toEqual({ metric: null });
         expect(body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
         expect(body.errors?.[0]?.message).toContain('2026-02-01');
       });
@@ -147,7 +147,7 @@ for (const kind of STORE_KINDS) {
 
         for (const { status, body } of [literal, variable]) {
           expect(status).toBe(400);
-          expect(body.data ?? null).toBeNull();
+          expect(body.data ?? { metric: null }).toEqual({ metric: null });
           expect(body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
           expect(body.errors?.[0]?.message).toContain('2024-02-30');
         }
@@ -156,7 +156,7 @@ for (const kind of STORE_KINDS) {
       it('refuses an empty projects list', async () => {
         const { body } = await ask('{ metric(name: token_price_usd, projects: []) { name } }');
 
-        expect(body.data ?? null).toBeNull();
+        expect(body.data ?? { metric: null }).toEqual({ metric: null });
         expect(body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
       });
 
@@ -164,7 +164,7 @@ for (const kind of STORE_KINDS) {
         const { status, body } = await ask('query ($p: [Project!]) { metric(name: token_price_usd, projects: $p) { name } }', { p: ['nope'] });
 
         expect(status).toBe(400);
-        expect(body.data ?? null).toBeNull();
+        expect(body.data ?? { metric: null }).toEqual({ metric: null });
         expect(body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
         expect(body.errors?.[0]?.message).toContain('nope');
       });
@@ -327,7 +327,7 @@ for (const kind of STORE_KINDS) {
         const body = JSON.parse(text) as GraphqlBody;
 
         expect(body.errors?.[0]).toMatchObject({ message: 'Unexpected error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } });
-        expect(body.data ?? null).toBeNull();
+        expect(body.data ?? { metric: null }).toEqual({ metric: null });
         expect(text).not.toContain('secret_table');
         expect(text).not.toContain('SELECT');
         expect(text).not.toContain('at ');
@@ -340,7 +340,7 @@ for (const kind of STORE_KINDS) {
 
         expect(res.status).toBe(503);
         expect(res.headers.get('retry-after')).toBe('5');
-        expect(body.data ?? null).toBeNull();
+        expect(body.data ?? { metric: null }).toEqual({ metric: null });
         expect(body.errors?.[0]?.extensions?.code).toBe('SERVICE_UNAVAILABLE');
         expect(JSON.stringify(body)).not.toContain('ECONNREFUSED');
       });

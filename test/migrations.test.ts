@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../src/catalog/load-catalog.js';
 import { migrate, pendingMigrations } from '../src/db/migrate.js';
 import { openPostgres } from '../src/db/open-postgres.js';
-import { seriesSql } from '../src/db/series-sql.js';
+import { seriesStatement } from '../src/db/series-sql.js';
+import type { SeriesOptions } from '../src/series/series-options.js';
 import { seedDatabase } from '../src/seed/seed-database.js';
 import { STORE_KINDS, type StoreUnderTest } from './support/stores.js';
 
@@ -28,20 +29,31 @@ for (const kind of STORE_KINDS) {
       expect(recorded.map((r) => r.version)).toEqual(first.applied);
     });
 
-    it.each([
-      ['REST', seriesSql('rest')],
-      ['GraphQL', seriesSql('graphql')],
-    ])('reads one metric, several projects and a date range with one primary-key range scan per project (%s)', async (_api, sql) => {
+    const DAILY: SeriesOptions = { interval: 'day', aggregation: 'avg', fill: 'none', transform: null, window: null };
+    const explain = async (layout: 'rest' | 'graphql', options: SeriesOptions) => {
       await seedDatabase(db.store, CATALOG, { years: 1, lastDay: 20_600 });
       await db.store.exec('analyze');
       const ids = (await db.store.query<{ id: number }>(
         `select p.id from project p join metric m on m.id = p.metric_id where m.name = 'etf-aum-change-pct' order by p.position limit 5`,
       )).map((r) => r.id);
-      const params = [ids, '2026-01-01', '2026-03-01', ids.map(String)];
-      const plan = (await db.store.query<{ 'QUERY PLAN': string }>(`explain ${sql}`, params)).map((r) => r['QUERY PLAN']).join('\n');
+      const { text, parameters } = seriesStatement({ layout, options, extraFields: [] });
+      const params = parameters({ projectIds: ids, slugs: ids.map(String), from: '2026-01-01', to: '2026-03-01', metric: 'etf-aum-change-pct', options });
+      return (await db.store.query<{ 'QUERY PLAN': string }>(`explain ${text}`, params)).map((r) => r['QUERY PLAN']).join('\n');
+    };
+
+    it.each(['rest', 'graphql'] as const)('reads stored points of several projects over a range with one primary-key range scan per project (%s)', async (layout) => {
+      const plan = await explain(layout, DAILY);
       expect(plan).toMatch(/Index Scan using point_pkey on point pt/);
       expect(plan).toMatch(/Index Cond: \(\(project_id = r\.project_id\) AND \(day >= '2026-01-01'::date\) AND \(day <= '2026-03-01'::date\)\)/);
       expect(plan).not.toMatch(/Seq Scan on point|Sort/);
+    });
+
+    it('reads a bucketed, filled, transformed series with index probes and one primary-key range scan per project, never a scan of the table', async () => {
+      const plan = await explain('graphql', { interval: 'month', aggregation: 'avg', fill: 'previous', transform: 'moving_average', window: 3 });
+      expect(plan).toMatch(/Index Scan using point_pkey on point pt(_\d+)? .*\n\s+Index Cond: \(\(project_id = r\.project_id\) AND \(day >= w(_\d+)?\.warm_lo\) AND \(day <= w(_\d+)?\.hi\)\)/);
+      // The first and last stored day: probes at either end of the key, not reads of the series.
+      expect(plan.match(/Index Only Scan( Backward)? using point_pkey/g)?.length).toBeGreaterThanOrEqual(2);
+      expect(plan).not.toMatch(/Seq Scan on point/);
     });
   });
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../src/api/api-error.js';
 import { ASSUMED_HISTORY_YEARS, requestCost } from '../src/limits/request-cost.js';
+import type { SeriesOptions } from '../src/series/series-options.js';
 import { hashApiKey } from '../src/auth/api-keys.js';
 import { CATALOG } from '../src/catalog/load-catalog.js';
 import { loadConfig } from '../src/config.js';
@@ -156,8 +157,9 @@ describe('the rate limiter', () => {
 
 describe('request cost', () => {
   const TODAY = '2026-06-30';
-  const cost = (projects: number, from: string | null, to: string | null) =>
-    requestCost({ slugs: Array.from({ length: projects }, (_, i) => `p${i}`), from, to }, TODAY);
+  const DAILY = { interval: 'day', aggregation: 'avg', fill: 'none', transform: null, window: null } as const;
+  const cost = (projects: number, from: string | null, to: string | null, options: Partial<SeriesOptions> = {}) =>
+    requestCost({ slugs: Array.from({ length: projects }, (_, i) => `p${i}`), from, to, options: { ...DAILY, ...options } }, TODAY);
 
   it('is one unit per project-year asked for, rounded up, and never less than one', () => {
     expect(cost(1, '2026-06-30', '2026-06-30')).toBe(1);
@@ -177,6 +179,20 @@ describe('request cost', () => {
   it('prices bounds beyond that span like omitted ones: no point lies in the future or further back', () => {
     expect(cost(5, '1900-01-01', '2099-12-31')).toBe(cost(5, null, null));
     expect(cost(5, '2030-01-01', '2031-01-01')).toBe(1);
+  });
+
+  it('counts buckets, not days, for an interval, and the days read at a tenth of that: a yearly view of ten years is cheap', () => {
+    // Ten years of days cost ten units a project; as eleven yearly buckets, reading them costs one.
+    expect(cost(1, null, null)).toBe(11);
+    expect(cost(1, null, null, { interval: 'year' })).toBe(2);
+    expect(cost(76, null, null, { interval: 'year' })).toBe(Math.ceil((76 * 3_653) / 3650));
+    expect(cost(76, null, null, { interval: 'month' })).toBe(Math.ceil((76 * 3_653) / 3650));
+    expect(cost(1, '2025-07-01', '2026-06-30', { interval: 'week' })).toBe(1);
+  });
+
+  it('adds the days a moving average or a change reads before the range', () => {
+    expect(cost(10, '2026-06-01', '2026-06-30', { interval: 'month', transform: 'moving_average', window: 120 })).toBe(Math.ceil((10 * (30 + 3621)) / 3650));
+    expect(cost(1, '2026-06-30', '2026-06-30', { transform: 'change' })).toBe(1);
   });
 });
 
@@ -266,7 +282,8 @@ for (const kind of STORE_KINDS) {
       expect(first.headers.get('ratelimit')).toBe('"default";r=3;t=420');
       expect(second.status).toBe(429);
       expect(body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
-      expect(body.data ?? null).toBeNull();
+      // The refused field is null (it is nullable); nothing of its data was read.
+      expect(body.data).toEqual({ metric: null });
       // 2 units left after the door; the whole 7 again needs 5 more at one a minute.
       const retryAfter = Number(second.headers.get('retry-after'));
       expect(retryAfter).toBeGreaterThan(240);
@@ -285,7 +302,7 @@ for (const kind of STORE_KINDS) {
       expect([small.status, big.status]).toEqual([200, 200]);
       expect(remaining(small.ratelimit)).toBe(1_999);
       expect(allIssuers).toHaveLength(76);
-      const bigCost = requestCost({ slugs: allIssuers, from: null, to: null }, today);
+      const bigCost = requestCost({ slugs: allIssuers, from: null, to: null, options: { interval: 'day', aggregation: 'avg', fill: 'none', transform: null, window: null } }, today);
       expect(bigCost).toBeGreaterThan(700);
       expect(remaining(big.ratelimit)).toBe(1_999 - bigCost);
     });

@@ -293,17 +293,21 @@ for (const kind of STORE_KINDS) {
     });
 
     describe('the catalog listing', () => {
-      it('lists every metric with its value kind, required flag, slugs and date coverage', async () => {
+      it('lists every metric with its value kind, required flag, default aggregation, slugs, date coverage and last write', async () => {
         const { res, body } = await json('/v1/metrics');
         expect(res.status).toBe(200);
-        const metrics = body.metrics as unknown as { name: string; valueKind: string; projectRequired: boolean; projects: { slug: string; firstDate: string; lastDate: string }[] }[];
+        const metrics = body.metrics as unknown as { name: string; valueKind: string; projectRequired: boolean; defaultAggregation: string; projects: { slug: string; firstDate: string; lastDate: string; updatedAt: string }[] }[];
         expect(metrics.map((m) => m.name)).toEqual(CATALOG.metrics.map((m) => m.name));
         const price = metrics.find((m) => m.name === 'price')!;
-        expect(price).toMatchObject({ valueKind: 'decimal', projectRequired: true });
-        const { body: eth } = await json('/v1/metrics/price?project=ethereum');
-        expect(price.projects.find((p) => p.slug === 'ethereum')).toEqual({
-          slug: 'ethereum', firstDate: eth.ethereum![0]!.date, lastDate: eth.ethereum!.at(-1)!.date,
-        });
+        expect(price).toMatchObject({ valueKind: 'decimal', projectRequired: true, defaultAggregation: 'avg' });
+        expect(metrics.find((m) => m.name === 'volume-usd')!.defaultAggregation).toBe('sum');
+        expect(metrics.find((m) => m.name === 'stablecoin-supply-total-usd')!.defaultAggregation).toBe('last');
+        const res2 = await svc.get('/v1/metrics/price?project=ethereum');
+        const eth = (await res2.json()) as Record<string, { date: string }[]>;
+        const entry = price.projects.find((p) => p.slug === 'ethereum')!;
+        expect(entry).toEqual({ slug: 'ethereum', firstDate: eth.ethereum![0]!.date, lastDate: eth.ethereum!.at(-1)!.date, updatedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/) });
+        // The same write time a series answer states as Last-Modified (in whole seconds).
+        expect(res2.headers.get('last-modified')).toBe(new Date(Math.floor(Date.parse(entry.updatedAt) / 1000) * 1000).toUTCString());
       });
     });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AGGREGATIONS, type Aggregation } from '../series/series-options.js';
 import raw from './catalog.json' with { type: 'json' };
 
 /** A slug is words of letters and digits joined by `-` or `_`; case is significant. */
@@ -31,6 +32,10 @@ const metricSchema = z.object({
   name: z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/),
   valueKind: z.enum(['integer', 'decimal']),
   projectRequired: z.boolean(),
+  /** How a bucket of days is summed up when a request names no aggregation. */
+  defaultAggregation: z.enum(AGGREGATIONS),
+  /** Why: flows and counts add up, stocks take the last day, prices, rates and ratios average. */
+  aggregationReason: z.string().min(10),
   list: z.string().optional(),
   projects: z.array(z.string().regex(SLUG)).min(1).optional(),
   sampleList: z.boolean().optional(),
@@ -53,6 +58,8 @@ export interface MetricDefinition {
   readonly name: string;
   readonly valueKind: ValueKind;
   readonly projectRequired: boolean;
+  /** How buckets of days are aggregated unless a request says otherwise. */
+  readonly defaultAggregation: Aggregation;
   readonly projects: readonly string[];
   /** True when the slugs stand in for a list interface-v1.md omits. */
   readonly sampleProjects: boolean;
@@ -97,6 +104,7 @@ export function parseCatalog(input: unknown): Catalog {
       name: m.name,
       valueKind: m.valueKind,
       projectRequired: m.projectRequired,
+      defaultAggregation: m.defaultAggregation,
       projects: Object.freeze([...projects]),
       sampleProjects: list?.sample ?? m.sampleList ?? false,
       extraFields: Object.freeze([...(m.extraFields ?? [])]),

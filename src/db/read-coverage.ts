@@ -1,19 +1,21 @@
 import type { Queryable } from './store.js';
 
-/** First and last stored day of one project's series, or nulls when it has none. */
+/** First and last stored day of one project's series (nulls when it has none), and its last write as ISO 8601 UTC. */
 export interface CoverageRecord {
   projectId: number;
   first: string | null;
   last: string | null;
+  updatedAt: string | null;
 }
 
-/** The stored date coverage of the given projects: two index probes each. */
+/** The stored date coverage and last write of the given projects: two index probes and a key lookup each. */
 export async function readCoverage(db: Queryable, projectIds: readonly number[], signal?: AbortSignal): Promise<CoverageRecord[]> {
   return db.query<CoverageRecord>(
-    `select id as "projectId",
-       (select min(day) from point where project_id = id)::text as first,
-       (select max(day) from point where project_id = id)::text as last
-     from unnest($1::integer[]) as id`,
+    `select u.id as "projectId",
+       (select min(pt.day) from point pt where pt.project_id = u.id)::text as first,
+       (select max(pt.day) from point pt where pt.project_id = u.id)::text as last,
+       (select to_char(p.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') from project p where p.id = u.id) as "updatedAt"
+     from unnest($1::integer[]) as u (id)`,
     [projectIds],
     signal,
   );

@@ -1,48 +1,265 @@
+import { isDailyReplay, type Aggregation, type SeriesOptions } from '../series/series-options.js';
+
 /**
- * The SQL of the series path: one statement answers one batch of a plan (one metric, one
- * range, any number of projects) with one row per project, in the order asked:
- * `project_id, slug, version, points`, where `points` is the project's points as JSON
- * text built by PostgreSQL. Passing that text on is what makes large answers cheap: the
- * driver hands over one value per project instead of a row per point (measured in
- * docs/benchmarks.md, "PostgreSQL builds each project's JSON text").
+ * The SQL of the series path. One statement answers one batch of a plan (one metric, one
+ * range, one set of options, any number of projects) with one row per project, in the
+ * order asked: `project_id, slug, version, updated_at, points`, where `points` is the
+ * project's points built as text by PostgreSQL in the layout asked for. Passing that text
+ * on is what makes large answers cheap: the driver hands over one value per project
+ * instead of a row per point (docs/benchmarks.md, "PostgreSQL builds each project's JSON").
  *
- * Parameters: $1 project ids, $2 first day or null, $3 last day or null, $4 the slugs in
- * the same order as the ids. Each project's points come from one primary-key range scan,
- * ascending by day. `version` is the dataset version, read in the same statement as the
- * points so an ETag never names data older or newer than the body it comes with.
+ * `version` (the dataset version) and `updated_at` (the newest write to any of the
+ * batch's projects) are read in the same statement as the points, so an ETag or a
+ * Last-Modified never names data older or newer than the body it comes with.
+ *
+ * Every interval, aggregation, fill and transform is computed here, in this one place:
+ * see {@link bucketedPoints}.
  */
 
-/** How a point is written: the REST contract's `{date, value, …extra fields}`, or GraphQL's `{date, value, extra}`. */
-export type PointLayout = 'rest' | 'graphql';
+/** How points are written: REST's `{date, value, …extra}`, GraphQL's `{date, value, count, extra}`, or export lines. */
+export type PointLayout = 'rest' | 'graphql' | 'csv' | 'ndjson';
 
-/** The statement text for a layout; texts are constants, so the driver prepares each once per connection. */
-export function seriesSql(layout: PointLayout): string {
-  return SERIES_SQL[layout];
+/** What decides a statement's text; equal shapes share one prepared statement. */
+export interface SeriesShape {
+  layout: PointLayout;
+  options: SeriesOptions;
+  /** The metric's extra fields (catalog identifiers), aggregated like the value. */
+  extraFields: readonly string[];
+}
+
+/** A statement and how to fill its parameters. */
+export interface SeriesStatement {
+  text: string;
+  parameters(q: SeriesQuery): unknown[];
+}
+
+/** The values a statement's parameters come from. */
+export interface SeriesQuery {
+  projectIds: readonly number[];
+  /** In the same order as `projectIds`. */
+  slugs: readonly string[];
+  from: string | null;
+  to: string | null;
+  metric: string;
+  options: SeriesOptions;
+}
+
+/** The statement for a shape; built once per shape (there are at most a few hundred), so the driver prepares each once per connection. */
+export function seriesStatement(shape: SeriesShape): SeriesStatement {
+  const key = `${shape.layout}|${JSON.stringify(shape.options)}|${shape.extraFields.join(',')}`;
+  let built = STATEMENTS.get(key);
+  if (built === undefined) {
+    built = numberParameters(statement(shape));
+    STATEMENTS.set(key, built);
+  }
+  return built;
 }
 
 // Private
 
-/** Dates as their ISO text and values from the exact numeric, so nothing is parsed or rounded on the way. */
-const POINT_JSON: Record<PointLayout, string> = {
-  rest: `'{"date":"' || pt.day::text || '","value":' || pt.value::text
-      || coalesce(',' || nullif(substr(pt.extra::text, 2, length(pt.extra::text) - 2), ''), '') || '}'`,
-  graphql: `'{"date":"' || pt.day::text || '","value":' || pt.value::text
-      || ',"extra":' || coalesce(pt.extra::text, 'null') || '}'`,
-};
+/** One bucket as an interval, per interval. */
+const STEPS = { day: '1 day', week: '7 days', month: '1 month', quarter: '3 months', year: '1 year' } as const;
 
-function statement(pointJson: string): string {
+/** The named parameters a statement may use, written `{{name}}` in its text. */
+const PARAMETERS = {
+  ids: (q: SeriesQuery) => q.projectIds,
+  from: (q: SeriesQuery) => q.from,
+  to: (q: SeriesQuery) => q.to,
+  slugs: (q: SeriesQuery) => q.slugs,
+  /** The date_trunc unit. */
+  unit: (q: SeriesQuery) => q.options.interval,
+  step: (q: SeriesQuery) => STEPS[q.options.interval],
+  window: (q: SeriesQuery) => q.options.window,
+  metric: (q: SeriesQuery) => q.metric,
+} as const;
+
+type ParameterName = keyof typeof PARAMETERS;
+
+const STATEMENTS = new Map<string, SeriesStatement>();
+
+/**
+ * Turns `{{name}}` into `$1`, `$2`, … in order of first use. PostgreSQL refuses to prepare
+ * a statement with a parameter it never sees, so each text numbers exactly the ones it uses.
+ */
+function numberParameters(template: string): SeriesStatement {
+  const used: ParameterName[] = [];
+  const text = template.replace(/\{\{(\w+)\}\}/g, (_, name: string) => {
+    if (!(name in PARAMETERS)) throw new Error(`unknown parameter {{${name}}}`);
+    const at = used.indexOf(name as ParameterName);
+    if (at >= 0) return `$${at + 1}`;
+    used.push(name as ParameterName);
+    return `$${used.length}`;
+  });
+  return { text, parameters: (q) => used.map((name) => PARAMETERS[name](q)) };
+}
+
+function statement(shape: SeriesShape): string {
+  const points = isDailyReplay(shape.options) ? storedPoints(shape) : bucketedPoints(shape);
   return `select r.project_id, r.slug, (select version::text from dataset_version) as version,
-  coalesce((
-    select '[' || string_agg(${pointJson}, ',' order by pt.day) || ']'
-    from point pt
-    where pt.project_id = r.project_id
-      and pt.day between coalesce($2::date, '-infinity') and coalesce($3::date, 'infinity')
-  ), '[]') as points
-  from unnest($1::integer[], $4::text[]) with ordinality as r (project_id, slug, position)
+  (select to_char(max(p.updated_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') from project p where p.id = any({{ids}}::integer[])) as updated_at,
+  coalesce((${points}), ${EMPTY[shape.layout]}) as points
+  from unnest({{ids}}::integer[], {{slugs}}::text[]) with ordinality as r (project_id, slug, position)
   order by r.position`;
 }
 
-const SERIES_SQL: Record<PointLayout, string> = {
-  rest: statement(POINT_JSON.rest),
-  graphql: statement(POINT_JSON.graphql),
+const EMPTY: Record<PointLayout, string> = { rest: `'[]'`, graphql: `'[]'`, csv: `''`, ndjson: `''` };
+
+/**
+ * The stored daily points themselves, one primary-key range scan per project, ascending
+ * by day: what every request without extension options gets, in exactly the bytes it
+ * always got. Dates are their ISO text and values the exact numeric, nothing parsed or
+ * rounded on the way.
+ */
+function storedPoints(shape: SeriesShape): string {
+  // Stored values are canonical already (every write path trims them), so they are written as they are.
+  const point: PointColumns = { day: 'pt.day', value: 'pt.value::text', always: true, count: '1', extra: 'pt.extra' };
+  return `select ${aggregateText(shape.layout, pointText(shape.layout, point), 'pt.day')}
+    from point pt
+    where pt.project_id = r.project_id
+      and pt.day between coalesce({{from}}::date, '-infinity') and coalesce({{to}}::date, 'infinity')`;
+}
+
+/**
+ * Calendar buckets of one project, in steps:
+ *
+ * - bounds: the range asked for, clipped to the series' first and last stored day (two
+ *   index probes), and the buckets holding its ends (`out_lo`, `out_hi`);
+ * - warm: how far back to read before the range: `window - 1` buckets for a moving
+ *   average, one for a change, back to the last bucket with data for fill `previous`;
+ * - days: the days read, one primary-key range scan; days of the first bucket that lie
+ *   before the range are left out, so a bucket only aggregates days inside [from, to];
+ * - buckets: each bucket with data, aggregated, with the number of days behind it;
+ * - grid: every calendar bucket from the warm-up to `out_hi`, so a transform looks at the
+ *   calendar-previous bucket, not the previous stored one;
+ * - filled, shaped: the fill, then the transform, over the grid;
+ * - the buckets from `out_lo` to `out_hi` are written; with fill `none` only those with data.
+ */
+function bucketedPoints(shape: SeriesShape): string {
+  const { options } = shape;
+  const warm: string[] = [];
+  if (options.transform === 'moving_average') warm.push(`(b.out_lo::timestamp - ({{window}}::integer - 1) * {{step}}::interval)::date`);
+  if (options.transform === 'change' || options.transform === 'percent_change') warm.push(`(b.out_lo::timestamp - {{step}}::interval)::date`);
+  if (options.fill === 'previous') {
+    warm.push(`coalesce((select date_trunc({{unit}}, max(pt.day)::timestamp)::date from point pt where pt.project_id = r.project_id and pt.day < b.out_lo), b.out_lo)`);
+  }
+  const warmLo = warm.length === 0 ? 'b.out_lo' : `greatest(b.first_bucket, least(${warm.join(', ')}))`;
+  const extra = shape.extraFields.length === 0 ? 'null::jsonb'
+    : `jsonb_build_object(${shape.extraFields.map((f) => `'${identifier(f)}', trim_scale(${aggregate(options.aggregation, `(d.extra->>'${identifier(f)}')::numeric`)})`).join(', ')})`;
+  const point: PointColumns = { day: 'o.bucket', value: 'trim_scale(o.value)::text', always: false, count: 'o.n', extra: 'o.extra' };
+  return `select ${aggregateText(shape.layout, pointText(shape.layout, point), 'o.bucket')}
+    from (
+      with bounds as (
+        select b.*, date_trunc({{unit}}, b.lo::timestamp)::date as out_lo, date_trunc({{unit}}, b.hi::timestamp)::date as out_hi,
+          date_trunc({{unit}}, b.first_day::timestamp)::date as first_bucket
+        from (
+          select f.first_day, greatest(coalesce({{from}}::date, f.first_day), f.first_day) as lo, least(coalesce({{to}}::date, f.last_day), f.last_day) as hi
+          from (select min(pt.day) as first_day, max(pt.day) as last_day from point pt where pt.project_id = r.project_id) f
+        ) b
+        where b.lo <= b.hi
+      ),
+      warm as (select b.*, ${warmLo} as warm_lo from bounds b),
+      days as (
+        select pt.day, pt.value, pt.extra, date_trunc({{unit}}, pt.day::timestamp)::date as bucket
+        from warm w join point pt on pt.project_id = r.project_id and pt.day between w.warm_lo and w.hi
+        where pt.day >= w.lo or pt.day < w.out_lo
+      ),
+      buckets as (
+        select d.bucket, ${aggregate(options.aggregation, 'd.value')} as value, count(*)::integer as n, ${extra} as extra
+        from days d group by d.bucket
+      ),
+      grid as (
+        select g::date as bucket, w.out_lo, b.n, b.value, b.extra, count(b.value) over (order by g) as carried
+        from warm w cross join generate_series(w.warm_lo::timestamp, w.out_hi::timestamp, {{step}}::interval) g
+        left join buckets b on b.bucket = g::date
+      ),
+      filled as (select bucket, out_lo, coalesce(n, 0) as n, ${FILLED[options.fill]} as value, extra from grid),
+      shaped as (
+        select bucket, n, ${transformed(options)} as value,
+          ${options.transform === null ? 'case when n > 0 then extra end' : 'null::jsonb'} as extra
+        from filled
+      )
+      select s.* from shaped s cross join warm w
+      where s.bucket between w.out_lo and w.out_hi${options.fill === 'none' ? ' and s.n > 0' : ''}
+    ) o`;
+}
+
+/** A bucket without data: left missing (none, null), zero, or the last value before it carried on. */
+const FILLED: Record<SeriesOptions['fill'], string> = {
+  none: 'value',
+  null: 'value',
+  zero: 'coalesce(value, 0)',
+  // PostgreSQL has no IGNORE NULLS: `carried` counts the values so far, so a run of empty
+  // buckets shares its number with the last bucket that had one.
+  previous: 'first_value(value) over (partition by carried order by bucket)',
 };
+
+/** The transform over the filled grid (ordered by bucket); a bucket whose own value is missing stays missing. */
+function transformed(options: SeriesOptions): string {
+  const previous = 'lag(value) over (order by bucket)';
+  switch (options.transform) {
+    case null:
+      return 'value';
+    case 'moving_average':
+      return `case when value is not null then avg(value) over (order by bucket rows between {{window}}::integer - 1 preceding and current row) end`;
+    case 'change':
+      return `value - ${previous}`;
+    case 'percent_change':
+      // Null from a missing or zero previous bucket: never an infinity, never a number made from a gap.
+      return `case when ${previous} <> 0 then (value - ${previous}) / abs(${previous}) * 100 end`;
+    case 'cumulative_sum':
+      // From the range's first bucket: buckets read before it (to carry a value in) add nothing.
+      return `case when value is not null then sum(case when bucket >= out_lo then value end) over (order by bucket rows unbounded preceding) end`;
+  }
+}
+
+function aggregate(aggregation: Aggregation, value: string): string {
+  switch (aggregation) {
+    case 'sum':
+    case 'avg':
+    case 'min':
+    case 'max':
+      return `${aggregation}(${value})`;
+    case 'first':
+      return `(array_agg(${value} order by d.day))[1]`;
+    case 'last':
+      return `(array_agg(${value} order by d.day desc))[1]`;
+  }
+}
+
+interface PointColumns {
+  day: string;
+  /** The value's text; SQL null for a bucket without one, unless `always` says it is never null. */
+  value: string;
+  always: boolean;
+  count: string;
+  extra: string;
+}
+
+/** One point's text: a missing value is JSON `null`, an empty CSV field. */
+function pointText(layout: PointLayout, p: PointColumns): string {
+  const value = p.always ? p.value : `coalesce(${p.value}, 'null')`;
+  switch (layout) {
+    case 'rest':
+      return `'{"date":"' || ${p.day}::text || '","value":' || ${value}
+        || coalesce(',' || nullif(substr(${p.extra}::text, 2, length(${p.extra}::text) - 2), ''), '') || '}'`;
+    case 'graphql':
+      return `'{"date":"' || ${p.day}::text || '","value":' || ${value} || ',"count":' || ${p.count} || ',"extra":' || coalesce(${p.extra}::text, 'null') || '}'`;
+    case 'csv':
+      return `{{metric}}::text || ',' || r.slug || ',' || ${p.day}::text || ',' || ${p.always ? p.value : `coalesce(${p.value}, '')`} || E'\\n'`;
+    case 'ndjson':
+      return `'{"metric":' || to_json({{metric}}::text)::text || ',"project":' || to_json(r.slug)::text || ',"date":"' || ${p.day}::text || '","value":' || ${value} || E'}\\n'`;
+  }
+}
+
+/** A project's points joined into one text: a JSON array, or export lines. */
+function aggregateText(layout: PointLayout, point: string, order: string): string {
+  return layout === 'rest' || layout === 'graphql'
+    ? `'[' || string_agg(${point}, ',' order by ${order}) || ']'`
+    : `string_agg(${point}, '' order by ${order})`;
+}
+
+/** Extra field names come from the catalog, which admits lower-case identifiers only; checked again before they enter SQL text. */
+function identifier(name: string): string {
+  if (!/^[a-z][a-z0-9_]*$/.test(name)) throw new Error(`extra field ${JSON.stringify(name)} is not a lower-case identifier`);
+  return name;
+}

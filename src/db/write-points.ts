@@ -15,7 +15,8 @@ export const POINT_COLUMNS = ['project_id', 'day', 'value', 'extra'] as const;
  * Inserts or replaces points, one statement for the whole batch. A batch must not hold
  * the same (project, day) twice: PostgreSQL refuses to update one row twice in a statement.
  * Values are stored canonical (`trim_scale`: 42.0 is kept as 42, 1.50 as 1.5), so both APIs
- * serve integers as integers and decimals without trailing zeros.
+ * serve integers as integers and decimals without trailing zeros. A point whose value and
+ * extra fields are unchanged is left as it is: not written, not counted as a change.
  */
 export async function upsertPoints(db: Queryable, rows: readonly PointRow[]): Promise<void> {
   if (rows.length === 0) return;
@@ -23,7 +24,8 @@ export async function upsertPoints(db: Queryable, rows: readonly PointRow[]): Pr
     `insert into point (project_id, day, value, extra)
      select x.project_id, x.day, trim_scale(x.value), x.extra::jsonb
      from unnest($1::integer[], $2::date[], $3::numeric[], $4::text[]) as x (project_id, day, value, extra)
-     on conflict (project_id, day) do update set value = excluded.value, extra = excluded.extra`,
+     on conflict (project_id, day) do update set value = excluded.value, extra = excluded.extra
+       where (point.value, point.extra) is distinct from (excluded.value, excluded.extra)`,
     [rows.map((r) => r.projectId), rows.map((r) => r.day), rows.map((r) => String(r.value)), rows.map((r) => r.extra)],
   );
 }
@@ -38,7 +40,8 @@ export async function upsertStagedPoints(tx: Queryable, fill: (staging: string) 
   await fill('staged_point');
   await tx.exec(`insert into point (project_id, day, value, extra)
     select project_id, day, trim_scale(value), extra from staged_point
-    on conflict (project_id, day) do update set value = excluded.value, extra = excluded.extra`);
+    on conflict (project_id, day) do update set value = excluded.value, extra = excluded.extra
+      where (point.value, point.extra) is distinct from (excluded.value, excluded.extra)`);
 }
 
 /**

@@ -16,6 +16,7 @@ export interface SchemaTypes {
   Context: GraphqlContext;
   Scalars: {
     Date: { Input: string; Output: string };
+    DateTime: { Input: string; Output: string };
     JSON: { Input: unknown; Output: unknown };
   };
   DefaultFieldNullability: false;

@@ -1,5 +1,5 @@
 import type { MetricDefinition } from '../catalog/load-catalog.js';
-import { planSeries } from '../series/series-plan.js';
+import { planSeries, wholeSeries } from '../series/series-plan.js';
 import type { Builder } from './builder.js';
 import type { Enums } from './enums.js';
 import type { SeriesRef } from './series.js';
@@ -11,6 +11,11 @@ export function addMetricsQuery(builder: Builder, refs: { enums: Enums; Series: 
     fields: (t) => ({
       name: t.exposeString('name', { description: 'The REST name, e.g. token-price-usd.' }),
       valueKind: t.field({ type: refs.enums.ValueKind, description: 'Whole numbers or decimals.', resolve: (m) => m.valueKind }),
+      defaultAggregation: t.field({
+        type: refs.enums.Aggregation,
+        description: 'How buckets aggregate this metric unless `aggregation` says otherwise: flows and counts add up (SUM), stocks take the last day (LAST), prices, rates, yields and ratios average (AVG).',
+        resolve: (m) => m.defaultAggregation,
+      }),
       projectRequired: t.exposeBoolean('projectRequired', {
         description: 'True when `projects` must be given; otherwise omitting it means every project.',
       }),
@@ -23,7 +28,7 @@ export function addMetricsQuery(builder: Builder, refs: { enums: Enums; Series: 
         type: [refs.Series],
         description: 'Every project\'s whole series (no range), so `firstDate`/`lastDate` tell what data exists.',
         resolve: (m, _args, ctx) => {
-          const plan = planSeries({ metric: m, slugs: m.projects, from: null, to: null }, ctx.directory);
+          const plan = planSeries(wholeSeries(m, m.projects), ctx.directory);
           return plan.projects.map((project) => ({ plan, project }));
         },
       }),

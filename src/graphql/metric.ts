@@ -7,12 +7,21 @@ import type { Enums } from './enums.js';
 import type { SeriesRef } from './series.js';
 
 /** GraphQL argument names for the fields of the shared series request. */
-const GRAPHQL_ARGS: Readonly<Record<SeriesRequestField, string>> = { projects: 'projects', from: 'from', to: 'to' };
+const GRAPHQL_ARGS: Readonly<Record<SeriesRequestField, string>> = {
+  projects: 'projects',
+  from: 'from',
+  to: 'to',
+  interval: 'interval',
+  aggregation: 'aggregation',
+  fill: 'fill',
+  transform: 'transform',
+  window: 'window',
+};
 
 /** The `Metric` type and the `metric` query field. */
 export function addMetricQuery(builder: Builder, refs: { enums: Enums; Series: SeriesRef }) {
   const Metric = builder.objectRef<SeriesPlan>('Metric').implement({
-    description: 'One metric\'s series for the requested projects and range.',
+    description: 'One metric\'s series for the requested projects, range and options.',
     fields: (t) => ({
       name: t.string({ description: 'The metric\'s REST name, e.g. token-price-usd.', resolve: (plan) => plan.metric.name }),
       valueKind: t.field({ type: refs.enums.ValueKind, description: 'Whole numbers or decimals.', resolve: (plan) => plan.metric.valueKind }),
@@ -27,8 +36,9 @@ export function addMetricQuery(builder: Builder, refs: { enums: Enums; Series: S
   builder.queryField('metric', (t) =>
     t.field({
       type: Metric,
+      nullable: true,
       description:
-        'The series of one metric. Same rules as REST /v1/metrics/<name> (the same validation code): omitted `projects` means every project of the metric (an error where the metric requires projects); a project the metric does not allow is an error naming it; bounds are inclusive.',
+        'The series of one metric. Same rules as REST /v1/metrics/<name> (the same validation code): omitted `projects` means every project of the metric (an error where the metric requires projects); a project the metric does not allow is an error naming it; bounds are inclusive. The options shape the series as in REST\'s extension parameters; with none, the stored daily points.',
       args: {
         name: t.arg({ type: refs.enums.MetricName, required: true, description: 'The metric.' }),
         projects: t.arg({
@@ -38,11 +48,26 @@ export function addMetricQuery(builder: Builder, refs: { enums: Enums; Series: S
         }),
         from: t.arg({ type: 'Date', required: false, description: 'First day, inclusive; omitted means the earliest stored day.' }),
         to: t.arg({ type: 'Date', required: false, description: 'Last day, inclusive; omitted means the latest stored day.' }),
+        interval: t.arg({ type: refs.enums.Interval, required: false, defaultValue: 'day', description: 'Calendar buckets; DAY is the stored daily series.' }),
+        aggregation: t.arg({ type: refs.enums.Aggregation, required: false, description: 'How a bucket\'s days become one value; omitted means the metric\'s default.' }),
+        fill: t.arg({ type: refs.enums.Fill, required: false, defaultValue: 'none', description: 'What a bucket without data becomes.' }),
+        transform: t.arg({ type: refs.enums.Transform, required: false, description: 'A transform of the bucketed series.' }),
+        window: t.arg.int({ required: false, description: 'Buckets a MOVING_AVERAGE spans, this one included (1 to 3650; default 7).' }),
       },
       // Validated and charged per field, like one REST request each: the unit paid at authentication counts towards the first.
       resolve: async (_root, args, ctx) => {
         const request = validateSeriesRequest(
-          { metric: ctx.services.catalog.metric(args.name), projects: args.projects ?? undefined, from: args.from ?? undefined, to: args.to ?? undefined },
+          {
+            metric: ctx.services.catalog.metric(args.name),
+            projects: args.projects ?? undefined,
+            from: args.from ?? undefined,
+            to: args.to ?? undefined,
+            interval: args.interval ?? undefined,
+            aggregation: args.aggregation ?? undefined,
+            fill: args.fill ?? undefined,
+            transform: args.transform ?? undefined,
+            window: args.window ?? undefined,
+          },
           GRAPHQL_ARGS,
         );
         await ctx.meter.charge(requestCost(request, fromEpochDay(todayEpochDay(ctx.services.clock()))));

@@ -10,6 +10,12 @@ export function addScalars(builder: Builder): void {
     parseValue: parseDate,
     parseLiteral: (ast) => parseDate(ast.kind === Kind.STRING ? ast.value : undefined),
   });
+  builder.scalarType('DateTime', {
+    description: 'An instant written as an ISO 8601 UTC time with milliseconds, e.g. 2026-06-30T12:00:00.000Z.',
+    serialize: (value) => value,
+    parseValue: parseDateTime,
+    parseLiteral: (ast) => parseDateTime(ast.kind === Kind.STRING ? ast.value : undefined),
+  });
   builder.scalarType('JSON', {
     description: 'Any JSON value; used for the extra fields some data points carry.',
     serialize: (value) => value,
@@ -18,6 +24,16 @@ export function addScalars(builder: Builder): void {
 }
 
 // Private
+
+/** RFC 3339 with a zone, as an ISO string in UTC. */
+function parseDateTime(value: unknown): string {
+  if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(value) && !Number.isNaN(Date.parse(value))) {
+    return new Date(value).toISOString();
+  }
+  throw new GraphQLError(`DateTime expects an RFC 3339 time with a zone, e.g. 2026-06-30T12:00:00Z, got ${JSON.stringify(value)?.slice(0, 64)}`, {
+    extensions: { code: 'BAD_USER_INPUT' },
+  });
+}
 
 function parseDate(value: unknown): string {
   if (typeof value === 'string' && isIsoDate(value)) return value;

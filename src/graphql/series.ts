@@ -11,7 +11,7 @@ export function addSeries(builder: Builder, refs: { DataPoint: DataPointRef; enu
       slug: t.string({ description: 'The project\'s original slug, as REST spells it.', resolve: (s) => s.project.slug }),
       points: t.field({
         type: [refs.DataPoint],
-        description: 'Points from `from` to `to` inclusive, ascending by date, at most one per day; empty when none.',
+        description: 'Points from `from` to `to` inclusive, ascending by date, one per day or bucket; empty when none.',
         resolve: (s, _args, ctx) => ctx.loaders.series.load(s),
       }),
       firstDate: t.field({
@@ -25,6 +25,12 @@ export function addSeries(builder: Builder, refs: { DataPoint: DataPointRef; enu
         nullable: true,
         description: 'The last day with data in the whole series (ignores the range); null when there is none.',
         resolve: async (s, _args, ctx) => (await ctx.loaders.coverage.load({ metric: s.plan.metric.name, slug: s.project.slug })).last,
+      }),
+      updatedAt: t.field({
+        type: 'DateTime',
+        nullable: true,
+        description: 'When any point of the whole series was last written (imported, synced, revised); null when none ever was.',
+        resolve: async (s, _args, ctx) => (await ctx.loaders.coverage.load({ metric: s.plan.metric.name, slug: s.project.slug })).updatedAt,
       }),
     }),
   });

@@ -18,6 +18,18 @@ export function chooseEncoding(header: string | undefined): Encoding | undefined
   return undefined;
 }
 
+/**
+ * True when the client's copy is current (RFC 9110 §13.2.2): `If-None-Match` names this
+ * ETag, or, only when there is no `If-None-Match`, `If-Modified-Since` is not earlier
+ * than `lastModified` (compared in whole seconds, the precision of HTTP dates).
+ */
+export function isNotModified(headers: { 'if-none-match'?: string; 'if-modified-since'?: string }, etag: string, lastModified: number | undefined): boolean {
+  if (headers['if-none-match'] !== undefined) return matchesEtag(headers['if-none-match'], etag);
+  if (headers['if-modified-since'] === undefined || lastModified === undefined) return false;
+  const since = Date.parse(headers['if-modified-since']);
+  return !Number.isNaN(since) && Math.floor(lastModified / 1000) <= Math.floor(since / 1000);
+}
+
 /** True when `If-None-Match` names this (weak) ETag or `*`. */
 export function matchesEtag(header: string | undefined, etag: string): boolean {
   if (header === undefined) return false;

@@ -4,8 +4,8 @@ import { sendJson } from '../http/send-json.js';
 import { createSeriesLoaders } from '../series/series-loader.js';
 
 /**
- * `GET /v1/metrics`: every metric with its value kind, whether `project` is required,
- * its allowed slugs, and the stored date coverage of each slug.
+ * `GET /v1/metrics`: every metric with its value kind, whether `project` is required, its
+ * default aggregation, its allowed slugs, and each slug's stored date coverage and last write.
  */
 export async function handleCatalog({ req, res, services, signal }: RouteCall): Promise<void> {
   const loaders = createSeriesLoaders(services.store, readyDirectory(services.state), signal);
@@ -17,7 +17,13 @@ export async function handleCatalog({ req, res, services, signal }: RouteCall): 
         path: `/v1/metrics/${metric.name}`,
         valueKind: metric.valueKind,
         projectRequired: metric.projectRequired,
-        projects: metric.projects.map((slug, i) => ({ slug, firstDate: coverage[i]?.first ?? null, lastDate: coverage[i]?.last ?? null })),
+        defaultAggregation: metric.defaultAggregation,
+        projects: metric.projects.map((slug, i) => ({
+          slug,
+          firstDate: coverage[i]?.first ?? null,
+          lastDate: coverage[i]?.last ?? null,
+          updatedAt: coverage[i]?.updatedAt ?? null,
+        })),
       };
     }),
   );

@@ -2,51 +2,71 @@ import { ApiError, type ParamError } from '../api/api-error.js';
 import type { MetricDefinition } from '../catalog/load-catalog.js';
 import type { SeriesRequestField, SeriesRequestInput } from '../series/series-request.js';
 
-/** The REST parameter behind each field of the shared request, as interface-v1.md names them. */
+/** The REST parameter behind each field of the shared request: interface-v1.md's three, then the extensions. */
 export const REST_PARAMS: Readonly<Record<SeriesRequestField, string>> = {
   projects: 'project',
   from: 'start_date',
   to: 'end_date',
+  interval: 'interval',
+  aggregation: 'aggregation',
+  fill: 'fill',
+  transform: 'transform',
+  window: 'window',
 };
-const KNOWN = new Set(['project', 'start_date', 'end_date']);
+
+/** The extension parameters: optional, and a request without them is answered exactly as the contract's. */
+export const EXTENSION_PARAMS = ['interval', 'aggregation', 'fill', 'transform', 'window'] as const;
 
 /**
- * Reads `project`, `start_date` and `end_date` from a raw query string. Unknown and
- * repeated parameters are refused; `project` is split on commas with empty segments
- * kept, so the shared validation can name them.
+ * Reads a metric request's parameters from a raw query string. Unknown and repeated
+ * parameters are refused; `project` is split on commas with empty segments kept, so the
+ * shared validation can name them.
  */
 export function parseMetricQuery(metric: MetricDefinition, rawQuery: string): SeriesRequestInput {
-  const params = new URLSearchParams(rawQuery);
-  const errors: ParamError[] = [];
-  const seen = new Map<string, string>();
-  for (const [name, value] of params) {
-    if (!KNOWN.has(name)) {
-      errors.push({ param: shorten(name), message: `unknown parameter ${JSON.stringify(shorten(name))}; expected project, start_date or end_date` });
-    } else if (seen.has(name)) {
-      errors.push({ param: name, message: `${name} may be given once; join several projects with commas` });
-    } else {
-      seen.set(name, value);
-    }
-  }
-  if (errors.length > 0) throw new ApiError('bad-request', describe(errors), { errors: capped(errors) });
+  const seen = readParameters(rawQuery, ['project', 'start_date', 'end_date', ...EXTENSION_PARAMS]);
   const project = seen.get('project');
   return {
     metric,
     projects: project === undefined ? undefined : project.split(','),
     from: seen.get('start_date'),
     to: seen.get('end_date'),
+    interval: seen.get('interval'),
+    aggregation: seen.get('aggregation'),
+    fill: seen.get('fill'),
+    transform: seen.get('transform'),
+    window: seen.get('window'),
   };
 }
 
+/**
+ * The parameters of a query string by name, each given at most once and all among
+ * `known`; otherwise a 400 naming the unknown or repeated ones (at most five itemised).
+ */
+export function readParameters(rawQuery: string, known: readonly string[]): Map<string, string> {
+  const errors: ParamError[] = [];
+  const seen = new Map<string, string>();
+  for (const [name, value] of new URLSearchParams(rawQuery)) {
+    if (!known.includes(name)) {
+      errors.push({ param: shorten(name), message: `unknown parameter ${JSON.stringify(shorten(name))}; expected ${known.join(', ')}` });
+    } else if (seen.has(name)) {
+      errors.push({ param: name, message: `${name} may be given once${name === 'project' || name === 'metric' ? '; join several with commas' : ''}` });
+    } else {
+      seen.set(name, value);
+    }
+  }
+  if (errors.length > 0) throw new ApiError('bad-request', describe(errors), { errors: capped(errors) });
+  return seen;
+}
+
+// Private
+
 /** A one-line summary of parameter errors for a problem's `detail`. */
-export function describe(errors: readonly ParamError[]): string {
+function describe(errors: readonly ParamError[]): string {
   const first = errors[0];
   if (first === undefined) return 'the request is invalid';
   const more = errors.length > 1 ? ` (and ${errors.length - 1} more problem${errors.length > 2 ? 's' : ''})` : '';
   return `${first.param}: ${first.message}${more}`;
 }
-
-// Private
 
 /** At most this many parameter errors are itemised, so a hostile URL cannot inflate the answer. */
 const MAX_REPORTED_ERRORS = 5;

@@ -5,13 +5,14 @@ import { constants as zlib, createBrotliCompress, createGzip } from 'node:zlib';
 import type { ColumnText } from '../db/store.js';
 import type { RawSeriesRow } from '../series/read-series.js';
 import type { SeriesPlan } from '../series/series-plan.js';
-import { appendVary, chooseEncoding, matchesEtag } from '../http/negotiate.js';
+import { appendVary, chooseEncoding, isNotModified } from '../http/negotiate.js';
 import { sendBytes } from '../http/send-json.js';
 
 /**
  * Writes the REST body `{"slug":[points],…}` from rows that arrive a few projects at a
- * time. The ETag joins the dataset version (bumped by every write) and the request, so
- * it is known from the first row: a matching `If-None-Match` is a 304 without reading
+ * time. The ETag joins the dataset version (bumped by every write) and the request, and
+ * Last-Modified is the newest write to the answer's series; both come with the first row,
+ * so a matching `If-None-Match` (or a later `If-Modified-Since`) is a 304 without reading
  * the rest. A body that arrives in one batch is sent whole, with a length and
  * compression above the threshold; a longer one streams chunked (compressed when
  * accepted), so memory stays bounded however large it is.
@@ -28,10 +29,12 @@ export async function sendSeriesBody(
     const first = await iterator.next();
     const rows = first.done ? [] : first.value;
     const etag = `W/"${rows[0] === undefined ? '0' : String(rows[0].version)}-${planHash(plan)}"`;
+    const lastModified = rows[0]?.updatedAt == null ? undefined : Date.parse(String(rows[0].updatedAt));
     res.setHeader('etag', etag);
+    if (lastModified !== undefined) res.setHeader('last-modified', new Date(lastModified).toUTCString());
     res.setHeader('cache-control', `private, max-age=${maxAgeSeconds}`);
     res.setHeader('vary', appendVary(res.getHeader('vary'), 'Accept-Encoding'));
-    if (matchesEtag(req.headers['if-none-match'], etag)) {
+    if (isNotModified(req.headers, etag, lastModified)) {
       res.statusCode = 304;
       res.end();
       return;

@@ -1,13 +1,15 @@
 import { guardStream, guardUnavailable } from '../api/unavailable.js';
 import { IncompleteResultError } from '../db/classify-error.js';
-import { seriesSql, type PointLayout } from '../db/series-sql.js';
+import { seriesStatement, type PointLayout, type SeriesStatement } from '../db/series-sql.js';
 import type { ColumnText, Queryable, Store } from '../db/store.js';
 import type { PlannedProject, SeriesPlan } from './series-plan.js';
 
-/** One project of an answer, undecoded: its slug, the dataset version, its points as a JSON array. */
+/** One project of an answer, undecoded: its slug, the dataset version, the batch's last write, its points' text. */
 export interface RawSeriesRow {
   slug: ColumnText;
   version: ColumnText;
+  /** ISO 8601 time of the newest write to any project of the batch; null when none was ever written. */
+  updatedAt: ColumnText | null;
   points: ColumnText;
 }
 
@@ -27,24 +29,29 @@ export interface SeriesText {
  */
 export async function* streamSeries(store: Store, plan: SeriesPlan, layout: PointLayout, batchRows: number, signal?: AbortSignal): AsyncGenerator<RawSeriesRow[]> {
   const batch = plan.projects.length <= batchRows ? Infinity : batchRows;
-  for await (const rows of guardStream(store.streamRaw(seriesSql(layout), parameters(plan, plan.projects), batch, signal))) {
+  const { text, parameters } = statementFor(plan, layout);
+  for await (const rows of guardStream(store.streamRaw(text, parameters(query(plan, plan.projects)), batch, signal))) {
     yield rows.map((row) => {
       if (!Array.isArray(row)) throw new IncompleteResultError();
-      const [, slug, version, points] = row as ColumnText[];
-      return { slug: slug!, version: version!, points: points! };
+      const [, slug, version, updatedAt, points] = row as (ColumnText | null)[];
+      return { slug: slug!, version: version!, updatedAt: updatedAt ?? null, points: points! };
     });
   }
 }
 
 /** The rows of some projects of a plan (a loader's batch), in one statement. */
 export async function readSeries(db: Queryable, plan: SeriesPlan, projects: readonly PlannedProject[], layout: PointLayout, signal?: AbortSignal): Promise<SeriesText[]> {
-  const rows = await guardUnavailable(() =>
-    db.query<{ project_id: number; version: string; points: string }>(seriesSql(layout), parameters(plan, projects), signal));
+  const { text, parameters } = statementFor(plan, layout);
+  const rows = await guardUnavailable(() => db.query<{ project_id: number; version: string; points: string }>(text, parameters(query(plan, projects)), signal));
   return rows.map((r) => ({ projectId: r.project_id, version: r.version, points: r.points }));
 }
 
 // Private
 
-function parameters(plan: SeriesPlan, projects: readonly PlannedProject[]): unknown[] {
-  return [projects.map((p) => p.id), plan.from, plan.to, projects.map((p) => p.slug)];
+function statementFor(plan: SeriesPlan, layout: PointLayout): SeriesStatement {
+  return seriesStatement({ layout, options: plan.options, extraFields: plan.metric.extraFields });
+}
+
+function query(plan: SeriesPlan, projects: readonly PlannedProject[]) {
+  return { projectIds: projects.map((p) => p.id), slugs: projects.map((p) => p.slug), from: plan.from, to: plan.to, metric: plan.metric.name, options: plan.options };
 }

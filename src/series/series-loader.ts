@@ -15,14 +15,18 @@ export interface SeriesKey {
 /** A point as GraphQL serves it. */
 export interface DataPoint {
   date: string;
-  value: number;
+  /** Null for a bucket filled with null, or a transform at a gap. */
+  value: number | null;
+  /** The daily values behind the point: 1 for a stored day, up to the bucket's days, 0 for a filled bucket. */
+  count: number;
   extra: Record<string, unknown> | null;
 }
 
-/** First and last day with data in the whole series, or null when it has none. */
+/** First and last day with data in the whole series (null when it has none), and when it was last written. */
 export interface Coverage {
   first: string | null;
   last: string | null;
+  updatedAt: string | null;
 }
 
 export interface SeriesLoaders {
@@ -69,6 +73,6 @@ async function loadCoverageBatch(
   const ids = keys.map((k) => directory.idOf(k.metric, k.slug));
   const known = [...new Set(ids.filter((id): id is number => id !== undefined))];
   const rows = known.length === 0 ? [] : await guardUnavailable(() => readCoverage(db, known, signal));
-  const byId = new Map(rows.map((r) => [r.projectId, { first: r.first, last: r.last }]));
-  return ids.map((id) => (id === undefined ? undefined : byId.get(id)) ?? { first: null, last: null });
+  const byId = new Map(rows.map((r) => [r.projectId, { first: r.first, last: r.last, updatedAt: r.updatedAt }]));
+  return ids.map((id) => (id === undefined ? undefined : byId.get(id)) ?? { first: null, last: null, updatedAt: null });
 }

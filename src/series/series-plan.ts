@@ -1,5 +1,6 @@
 import type { MetricDefinition } from '../catalog/load-catalog.js';
 import type { ProjectDirectory } from '../db/project-directory.js';
+import type { SeriesOptions } from './series-options.js';
 import type { SeriesRequest } from './series-request.js';
 
 /** A project of a plan: its slug as the caller named it and its row id. */
@@ -18,6 +19,7 @@ export interface SeriesPlan {
   projects: readonly PlannedProject[];
   from: string | null;
   to: string | null;
+  options: SeriesOptions;
   batchKey: string;
 }
 
@@ -29,6 +31,18 @@ export function planSeries(request: SeriesRequest, directory: ProjectDirectory):
     projects: request.slugs.map((slug) => ({ slug, id: directory.idOf(request.metric.name, slug) ?? -1 })),
     from: request.from,
     to: request.to,
-    batchKey: [request.metric.name, request.from ?? '', request.to ?? ''].join('\u0000'),
+    options: request.options,
+    batchKey: [request.metric.name, request.from ?? '', request.to ?? '', JSON.stringify(request.options)].join('\u0000'),
+  };
+}
+
+/** The stored daily points of a metric's projects over their whole history: no options. */
+export function wholeSeries(metric: MetricDefinition, slugs: readonly string[]): SeriesRequest {
+  return {
+    metric,
+    slugs,
+    from: null,
+    to: null,
+    options: { interval: 'day', aggregation: metric.defaultAggregation, fill: 'none', transform: null, window: null },
   };
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { MetricDefinition } from '../catalog/load-catalog.js';
 import { ApiError, type ParamError } from '../api/api-error.js';
 import { isIsoDate } from '../dates.js';
+import { AGGREGATIONS, DEFAULT_WINDOW, FILLS, INTERVALS, MAX_WINDOW, TRANSFORMS, type SeriesOptions } from './series-options.js';
 
 /**
  * A series request as an adapter read it, before any check. The metric is already known
@@ -14,9 +15,16 @@ export interface SeriesRequestInput {
   projects?: readonly string[] | undefined;
   from?: string | undefined;
   to?: string | undefined;
+  /** The shaping options, as names (`week`, `sum`, …); undefined where the caller gave none. */
+  interval?: string | undefined;
+  aggregation?: string | undefined;
+  fill?: string | undefined;
+  transform?: string | undefined;
+  /** A whole number; REST sends it as text. */
+  window?: string | number | undefined;
 }
 
-/** A request every later step can trust: allowed distinct slugs and ordered bounds. */
+/** A request every later step can trust: allowed distinct slugs, ordered bounds, resolved options. */
 export interface SeriesRequest {
   metric: MetricDefinition;
   /** Distinct slugs in the order first requested. */
@@ -24,10 +32,11 @@ export interface SeriesRequest {
   /** Inclusive bounds; null means from the first or up to the last stored day. */
   from: string | null;
   to: string | null;
+  options: SeriesOptions;
 }
 
 /** The fields a caller can get wrong; each adapter names them in its own vocabulary. */
-export type SeriesRequestField = 'projects' | 'from' | 'to';
+export type SeriesRequestField = 'projects' | 'from' | 'to' | 'interval' | 'aggregation' | 'fill' | 'transform' | 'window';
 
 /** `YYYY-MM-DD` naming a real calendar day. */
 const isoDateSchema = z.string().refine(isIsoDate, {
@@ -56,19 +65,49 @@ export function validateSeriesRequest(input: SeriesRequestInput, names: Readonly
 /** Offending projects named one by one in an error; any more are only counted. */
 const MAX_NAMED_PROJECTS = 5;
 
+/** One of a list of names, refused with the list itself so the caller sees what is allowed. */
+function oneOf<const T extends readonly string[]>(names: T) {
+  return z.string().refine((v): v is T[number] => (names as readonly string[]).includes(v), {
+    error: (issue) => `expected one of ${names.join(', ')}, got ${JSON.stringify(String(issue.input).slice(0, 64))}`,
+  });
+}
+
+const windowSchema = z.union([z.number(), z.string()]).transform((v, ctx) => {
+  const n = typeof v === 'number' ? v : /^\d{1,5}$/.test(v) ? Number(v) : Number.NaN;
+  if (Number.isInteger(n) && n >= 1 && n <= MAX_WINDOW) return n;
+  ctx.addIssue({ code: 'custom', message: `expected a whole number of buckets from 1 to ${MAX_WINDOW}, got ${JSON.stringify(String(v).slice(0, 64))}` });
+  return z.NEVER;
+});
+
 const SERIES_REQUEST_SCHEMA = z
   .object({
     metric: z.custom<MetricDefinition>(),
     projects: z.array(z.string()).optional(),
     from: isoDateSchema.optional(),
     to: isoDateSchema.optional(),
+    interval: oneOf(INTERVALS).optional(),
+    aggregation: oneOf(AGGREGATIONS).optional(),
+    fill: oneOf(FILLS).optional(),
+    transform: oneOf(TRANSFORMS).optional(),
+    window: windowSchema.optional(),
   })
   .transform((input, ctx): SeriesRequest => {
     const slugs = resolveSlugs(input.metric, input.projects, ctx);
     if (input.from !== undefined && input.to !== undefined && input.from > input.to) {
       ctx.addIssue({ code: 'custom', path: ['from'], message: `start date ${input.from} is after end date ${input.to}` });
     }
-    return { metric: input.metric, slugs, from: input.from ?? null, to: input.to ?? null };
+    const transform = input.transform ?? null;
+    if (input.window !== undefined && transform !== 'moving_average') {
+      ctx.addIssue({ code: 'custom', path: ['window'], message: 'window goes with the moving_average transform only' });
+    }
+    const options: SeriesOptions = {
+      interval: input.interval ?? 'day',
+      aggregation: input.aggregation ?? input.metric.defaultAggregation,
+      fill: input.fill ?? 'none',
+      transform,
+      window: transform === 'moving_average' ? input.window ?? DEFAULT_WINDOW : null,
+    };
+    return { metric: input.metric, slugs, from: input.from ?? null, to: input.to ?? null, options };
   });
 
 function resolveSlugs(metric: MetricDefinition, projects: readonly string[] | undefined, ctx: z.RefinementCtx): string[] {

@@ -11,20 +11,22 @@
 import { createServer, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
 import postgres from 'postgres';
-import { seriesSql } from '../../src/db/series-sql.js';
+import { seriesStatement } from '../../src/db/series-sql.js';
 
 /** The service's DATABASE_POOL_SIZE default and its points per streamed batch (src/rest/metric-route.ts). */
 const POOL_SIZE = Number(process.env.DATABASE_POOL_SIZE ?? 10);
 const POINTS_PER_BATCH = 30_000;
 
 const sql = postgres(process.env.DATABASE_URL!, { max: POOL_SIZE, prepare: true, fetch_types: false, onnotice: () => {} });
-const SQL = seriesSql('rest');
+const OPTIONS = { interval: 'day', aggregation: 'avg', fill: 'none', transform: null, window: null } as const;
+const { text: SQL, parameters } = seriesStatement({ layout: 'rest', options: OPTIONS, extraFields: [] });
 
 const server = createServer((req, res) => {
   const q = new URL(req.url ?? '/', 'http://floor').searchParams;
   const slugs = q.get('slugs')!.split(',');
   const days = (Date.parse(q.get('to')!) - Date.parse(q.get('from')!)) / 86_400_000 + 1;
-  const params = [`{${q.get('ids')}}`, q.get('from'), q.get('to'), `{${q.get('slugs')}}`];
+  const params = parameters({ projectIds: q.get('ids')!.split(',').map(Number), slugs, from: q.get('from'), to: q.get('to'), metric: '', options: OPTIONS })
+    .map((p) => (Array.isArray(p) ? `{${p.join(',')}}` : p));
   const perBatch = Math.max(1, Math.floor(POINTS_PER_BATCH / days));
   const answer = slugs.length <= perBatch ? whole(res, params) : streamed(res, params, perBatch);
   answer.catch((error: unknown) => {
@@ -41,7 +43,7 @@ process.on('SIGTERM', () => server.close(() => void sql.end().then(() => process
 async function whole(res: ServerResponse, params: unknown[]): Promise<void> {
   const rows = (await sql.unsafe(SQL, params as never[], { prepare: true }).raw()) as unknown as Buffer[][];
   const parts: Buffer[] = [];
-  for (const [i, row] of rows.entries()) parts.push(Buffer.from(`${i === 0 ? '{' : ','}${JSON.stringify(String(row[1]))}:`), row[3]!);
+  for (const [i, row] of rows.entries()) parts.push(Buffer.from(`${i === 0 ? '{' : ','}${JSON.stringify(String(row[1]))}:`), row[4]!);
   parts.push(Buffer.from(rows.length === 0 ? '{}' : '}'));
   const body = Buffer.concat(parts);
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
@@ -54,7 +56,7 @@ async function streamed(res: ServerResponse, params: unknown[], perBatch: number
   for await (const rows of sql.unsafe(SQL, params as never[], { prepare: true }).raw().cursor(perBatch) as unknown as AsyncIterable<Buffer[][]>) {
     for (const row of rows) {
       res.write(`${separator}${JSON.stringify(String(row[1]))}:`);
-      if (!res.write(row[3]!)) await once(res, 'drain');
+      if (!res.write(row[4]!)) await once(res, 'drain');
       separator = ',';
     }
   }
