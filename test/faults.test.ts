@@ -46,7 +46,7 @@ async function expectGraphqlUnavailable(res: Response): Promise<void> {
   expect(res.status).toBe(503);
   expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
   expect(res.headers.get('retry-after')).toBe('5');
-  const body = (await res.json()) as { data?: unknown; errors: { message: string; extensions: { code: string } }[] };
+  const body = (await res.json()) as { data?: Record<string, unknown> | null; errors: { message: string; extensions: { code: string } }[] };
   expect(body.data ?? { metric: null }).toEqual({ metric: null }); // no data: nothing at all, or the nullable field null
   expect(body.errors).toHaveLength(1);
   expect(body.errors[0]!.extensions.code).toBe('SERVICE_UNAVAILABLE');

@@ -116,6 +116,95 @@ for (const kind of STORE_KINDS) {
       }), { numRuns: 120 });
     });
 
+    /** The REST answer for the hand-made series (other-fees-usd, arbitrum) with these parameters. */
+    const edges = async (query: string) => {
+      const res = await svc.get(`/v1/metrics/other-fees-usd?project=arbitrum&${query}`);
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { arbitrum: { date: string; value: number | null }[] }).arbitrum;
+    };
+    const counts = async (args: string) => {
+      const res = await svc.graphql(`{ metric(name: other_fees_usd, projects: [arbitrum], ${args}) { series { points { date value count } } } }`);
+      return ((await res.json()) as { data: { metric: { series: { points: ReferencePoint[] }[] } } }).data.metric.series[0]!.points;
+    };
+
+    describe('edges, worked out by hand', () => {
+      it('labels a week by its Monday when the range starts mid-week, and aggregates only the days in range', async () => {
+        expect(await counts('from: "2024-01-03", to: "2024-01-10", interval: WEEK, aggregation: SUM')).toEqual([
+          { date: '2024-01-01', value: 130, count: 5 },
+          { date: '2024-01-08', value: 90, count: 3 },
+        ]);
+      });
+
+      it('counts the leap day in February and labels a month by its first day when the range starts mid-month', async () => {
+        for (const [aggregation, value] of [['sum', -13.5], ['avg', -3.375], ['min', -6.75], ['max', 0], ['first', 0], ['last', -6.75]] as const) {
+          expect(await edges(`start_date=2024-02-10&end_date=2024-02-29&interval=month&aggregation=${aggregation}`)).toEqual([{ date: '2024-02-01', value }]);
+        }
+      });
+
+      it('splits a week and a year at the year end by the calendar', async () => {
+        expect(await counts('from: "2024-12-28", to: "2025-01-03", interval: WEEK, aggregation: SUM')).toEqual([
+          { date: '2024-12-23', value: 199, count: 2 },
+          { date: '2024-12-30', value: 480, count: 5 },
+        ]);
+        expect(await counts('from: "2024-12-28", interval: YEAR, aggregation: SUM')).toEqual([
+          { date: '2024-01-01', value: 394, count: 4 },
+          { date: '2025-01-01', value: 285, count: 3 },
+        ]);
+      });
+
+      it('gives no percentage across a gap or from zero, and no change across a gap', async () => {
+        expect(await edges('start_date=2024-01-10&end_date=2024-01-23&transform=percent_change')).toEqual([
+          { date: '2024-01-10', value: 3.3333333333333333 },
+          { date: '2024-01-18', value: null },
+          { date: '2024-01-19', value: null },
+          { date: '2024-01-20', value: 100 },
+          { date: '2024-01-21', value: 50 },
+          { date: '2024-01-22', value: -100 },
+          { date: '2024-01-23', value: null },
+        ]);
+        expect((await edges('start_date=2024-01-18&end_date=2024-01-19&transform=change')).map((p) => p.value)).toEqual([null, 1.5]);
+      });
+
+      it('answers a single stored point as one point at every interval, and a moving average of it as itself', async () => {
+        expect(await edges('start_date=2024-04-01&end_date=2024-04-30')).toEqual([{ date: '2024-04-15', value: 7 }]);
+        expect(await counts('from: "2024-04-01", to: "2024-04-30", interval: MONTH')).toEqual([{ date: '2024-04-01', value: 7, count: 1 }]);
+        expect(await edges('start_date=2024-04-10&end_date=2024-04-20&transform=moving_average&window=3')).toEqual([{ date: '2024-04-15', value: 7 }]);
+      });
+
+      it('fills a range without data only between the series\' first and last day', async () => {
+        expect(await edges('start_date=2024-03-10&end_date=2024-04-10')).toEqual([]);
+        const nulls = await edges('start_date=2024-03-10&end_date=2024-04-10&fill=null');
+        expect(nulls).toHaveLength(32);
+        expect(nulls.every((p) => p.value === null)).toBe(true);
+        const carried = await counts('from: "2024-03-10", to: "2024-03-12", fill: PREVIOUS');
+        expect(carried).toEqual([
+          { date: '2024-03-10', value: -11.25, count: 0 },
+          { date: '2024-03-11', value: -11.25, count: 0 },
+          { date: '2024-03-12', value: -11.25, count: 0 },
+        ]);
+        expect(await edges('start_date=2026-01-01&fill=zero')).toEqual([]);
+        expect(await edges('end_date=2023-12-01&fill=zero')).toEqual([]);
+      });
+
+      it('averages what history has when the window is longer than it, and warms up from before the range', async () => {
+        expect(await edges('end_date=2023-12-23&transform=moving_average&window=3650')).toEqual([
+          { date: '2023-12-20', value: 10 },
+          { date: '2023-12-21', value: 10.5 },
+          { date: '2023-12-22', value: 11 },
+          { date: '2023-12-23', value: 11.5 },
+        ]);
+        expect(await edges('start_date=2023-12-23&end_date=2023-12-23&transform=moving_average&window=2')).toEqual([{ date: '2023-12-23', value: 12.5 }]);
+      });
+
+      it('starts a cumulative sum at the range\'s first bucket', async () => {
+        expect(await edges('start_date=2023-12-30&end_date=2024-01-01&transform=cumulative_sum')).toEqual([
+          { date: '2023-12-30', value: 20 },
+          { date: '2023-12-31', value: 41 },
+          { date: '2024-01-01', value: 63 },
+        ]);
+      });
+    });
+
     function expected(r: { subject: (typeof SUBJECTS)[number]; from: string | null; to: string | null; interval: ReferenceOptions['interval']; aggregation: ReferenceOptions['aggregation'] | null; fill: ReferenceOptions['fill']; transform: ReferenceOptions['transform']; window: number }, slug: string): ReferencePoint[] {
       const metric = CATALOG.byName.get(r.subject.metric)!;
       return referenceSeries(history.get(`${r.subject.metric}/${slug}`)!, r.from, r.to, {

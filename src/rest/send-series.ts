@@ -1,12 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { once } from 'node:events';
-import { constants as zlib, createBrotliCompress, createGzip } from 'node:zlib';
 import type { ColumnText } from '../db/store.js';
 import type { RawSeriesRow } from '../series/read-series.js';
 import type { SeriesPlan } from '../series/series-plan.js';
-import { appendVary, chooseEncoding, isNotModified } from '../http/negotiate.js';
+import { appendVary, isNotModified } from '../http/negotiate.js';
 import { sendBytes } from '../http/send-json.js';
+import { streamBody, type BodyChunk } from '../http/stream-body.js';
 
 /**
  * Writes the REST body `{"slug":[points],…}` from rows that arrive a few projects at a
@@ -45,7 +44,7 @@ export async function sendSeriesBody(
       await sendBytes(req, res, Buffer.concat([...(parts.length === 0 ? [Buffer.from('{')] : parts), Buffer.from('}')]));
       return;
     }
-    await streamBody(req, res, rows, second.value, iterator);
+    await streamBody(req, res, 'application/json', jsonChunks(chain(rows, second.value, iterator)));
   } finally {
     await iterator.return?.();
   }
@@ -57,6 +56,19 @@ async function* chain<T>(first: T, second: T, rest: AsyncIterator<T>): AsyncGene
   yield first;
   yield second;
   for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
+}
+
+/** `{"slug":[points],…}` in pieces: the points are the database's bytes, passed through. */
+async function* jsonChunks(batches: AsyncIterable<RawSeriesRow[]>): AsyncGenerator<BodyChunk> {
+  let separator = '{';
+  for await (const batch of batches) {
+    for (const row of batch) {
+      yield `${separator}${key(row)}`;
+      yield row.points;
+      separator = ',';
+    }
+  }
+  yield separator === '{' ? '{}' : '}';
 }
 
 /** `"slug":` for a row; slugs are checked catalog values, quoted as JSON all the same. */
@@ -71,48 +83,4 @@ function bytes(value: ColumnText): Buffer {
 function planHash(plan: SeriesPlan): string {
   const key = `${plan.batchKey}\u0000${plan.projects.map((p) => p.slug).join(',')}`;
   return createHash('sha1').update(key).digest('base64url').slice(0, 22);
-}
-
-async function streamBody(
-  req: IncomingMessage,
-  res: ServerResponse,
-  first: RawSeriesRow[],
-  second: RawSeriesRow[],
-  rest: AsyncIterator<RawSeriesRow[]>,
-): Promise<void> {
-  const encoding = chooseEncoding(req.headers['accept-encoding']);
-  res.statusCode = 200;
-  res.setHeader('content-type', 'application/json');
-  if (encoding !== undefined) res.setHeader('content-encoding', encoding);
-  if (req.method === 'HEAD') {
-    res.end();
-    return;
-  }
-  const compressor = encoding === 'br'
-    ? createBrotliCompress({ params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } })
-    : encoding === 'gzip' ? createGzip({ level: 6 }) : undefined;
-  const sink: NodeJS.WritableStream = compressor ?? res;
-  compressor?.pipe(res);
-
-  const gone = new AbortController();
-  res.once('close', () => gone.abort());
-  const write = async (chunk: ColumnText) => {
-    if (!sink.write(chunk)) await once(sink, 'drain', { signal: gone.signal });
-  };
-  try {
-    let separator = '';
-    await write('{');
-    for await (const batch of chain(first, second, rest)) {
-      for (const row of batch) {
-        await write(`${separator}${key(row)}`);
-        await write(row.points);
-        separator = ',';
-      }
-    }
-    sink.end('}');
-  } catch (error) {
-    if (gone.signal.aborted) return; // the client left: stop reading, nothing to answer
-    throw error;
-  }
-  await once(res, 'finish');
 }

@@ -1,0 +1,43 @@
+import { once } from 'node:events';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { constants as zlib, createBrotliCompress, createGzip } from 'node:zlib';
+import { chooseEncoding } from './negotiate.js';
+
+/** A piece of a body: text, or bytes passed through as they came from the database. */
+export type BodyChunk = string | Uint8Array;
+
+/**
+ * Writes a 200 body of unknown length as it is produced, chunked, brotli- or
+ * gzip-compressed when the client accepts it, waiting for the socket to drain so memory
+ * stays bounded however long the body is. HEAD gets the headers alone. When the client
+ * leaves, it stops reading `chunks` (which closes their source) and resolves quietly:
+ * nobody waits for an answer.
+ */
+export async function streamBody(req: IncomingMessage, res: ServerResponse, contentType: string, chunks: AsyncIterable<BodyChunk>): Promise<void> {
+  const encoding = chooseEncoding(req.headers['accept-encoding']);
+  res.statusCode = 200;
+  res.setHeader('content-type', contentType);
+  if (encoding !== undefined) res.setHeader('content-encoding', encoding);
+  if (req.method === 'HEAD') {
+    res.end();
+    return;
+  }
+  const compressor = encoding === 'br'
+    ? createBrotliCompress({ params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } })
+    : encoding === 'gzip' ? createGzip({ level: 6 }) : undefined;
+  const sink: NodeJS.WritableStream = compressor ?? res;
+  compressor?.pipe(res);
+
+  const gone = new AbortController();
+  res.once('close', () => gone.abort());
+  try {
+    for await (const chunk of chunks) {
+      if (!sink.write(chunk)) await once(sink, 'drain', { signal: gone.signal });
+    }
+    sink.end();
+  } catch (error) {
+    if (gone.signal.aborted) return; // the client left: stop reading, nothing to answer
+    throw error;
+  }
+  await once(res, 'finish');
+}

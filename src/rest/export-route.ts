@@ -1,0 +1,97 @@
+import { ApiError, type ParamError } from '../api/api-error.js';
+import { readyDirectory } from '../api/unavailable.js';
+import type { MetricDefinition } from '../catalog/load-catalog.js';
+import { fromEpochDay, todayEpochDay } from '../dates.js';
+import type { RouteCall } from '../http/route.js';
+import { streamBody, type BodyChunk } from '../http/stream-body.js';
+import { requestCost, requestedSpan } from '../limits/request-cost.js';
+import { streamSeries } from '../series/read-series.js';
+import { planSeries, type SeriesPlan } from '../series/series-plan.js';
+import { validateSeriesRequest, type SeriesRequest } from '../series/series-request.js';
+import type { Store } from '../db/store.js';
+import { POINTS_PER_BATCH } from './metric-route.js';
+import { EXTENSION_PARAMS, readParameters, REST_PARAMS } from './parse-query.js';
+
+/** The formats of an export and how each is served. */
+const FORMATS = {
+  csv: { type: 'text/csv; charset=utf-8', header: 'metric,project,date,value\n' },
+  ndjson: { type: 'application/x-ndjson', header: '' },
+} as const;
+
+type Format = keyof typeof FORMATS;
+
+/**
+ * `GET /v1/export?metric=a,b&project=x,y&start_date&end_date&format=csv|ndjson` plus the
+ * series options: long rows `metric,project,date,value`, by metric and project in the
+ * order asked (the catalog's when omitted), then date, as a download. Each metric is one
+ * request of the series path (the same validation, plan and SQL as `/v1/metrics/<name>`),
+ * so its rows equal that answer's points; the rows stream a few projects per database
+ * round trip, so memory stays flat for any size, and a client that leaves cancels the query.
+ */
+export async function handleExport({ req, res, services, query, signal, meter }: RouteCall): Promise<void> {
+  const params = readParameters(query, ['metric', 'project', 'start_date', 'end_date', 'format', ...EXTENSION_PARAMS]);
+  const format = exportFormat(params.get('format'));
+  const requests = exportRequests(services.catalog.byName, params);
+  const today = fromEpochDay(todayEpochDay(services.clock()));
+  await meter.charge(requests.reduce((units, r) => units + requestCost(r, today), 0));
+  const directory = readyDirectory(services.state);
+  const plans = requests.map((r) => ({ plan: planSeries(r, directory), buckets: requestedSpan(r, today).buckets }));
+  res.setHeader('content-disposition', `attachment; filename="metrics-export.${format}"`);
+  res.setHeader('cache-control', 'no-store');
+  await streamBody(req, res, FORMATS[format].type, rows(services.store, plans, format, signal));
+}
+
+// Private
+
+function exportFormat(value: string | undefined): Format {
+  if (value === undefined || value === 'csv' || value === 'ndjson') return value ?? 'csv';
+  throw badRequest([{ param: 'format', message: `expected one of csv, ndjson, got ${JSON.stringify(value.slice(0, 64))}` }]);
+}
+
+/** One validated series request per listed metric; every problem with any of them in one 400. */
+function exportRequests(metrics: ReadonlyMap<string, MetricDefinition>, params: Map<string, string>): SeriesRequest[] {
+  const names = params.get('metric');
+  if (names === undefined || names === '') throw badRequest([{ param: 'metric', message: `name one metric or several joined with commas; known: ${[...metrics.keys()].join(', ')}` }]);
+  const unknown = [...new Set(names.split(','))].filter((name) => !metrics.has(name));
+  if (unknown.length > 0) {
+    throw badRequest(unknown.slice(0, 5).map((name) => ({ param: 'metric', message: `unknown metric ${JSON.stringify(name.slice(0, 64))}; GET /v1/metrics lists them` })));
+  }
+  const project = params.get('project');
+  const requests: SeriesRequest[] = [];
+  const errors: ParamError[] = [];
+  for (const name of new Set(names.split(','))) {
+    try {
+      requests.push(validateSeriesRequest({
+        metric: metrics.get(name)!,
+        projects: project?.split(','),
+        from: params.get('start_date'),
+        to: params.get('end_date'),
+        interval: params.get('interval'),
+        aggregation: params.get('aggregation'),
+        fill: params.get('fill'),
+        transform: params.get('transform'),
+        window: params.get('window'),
+      }, REST_PARAMS));
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      // Parameter problems shared by every metric (a bad date, say) are reported once.
+      for (const e of error.errors) if (!errors.some((seen) => seen.message === e.message)) errors.push(e);
+    }
+  }
+  if (errors.length > 0) throw badRequest(errors);
+  return requests;
+}
+
+async function* rows(store: Store, plans: readonly { plan: SeriesPlan; buckets: number }[], format: Format, signal: AbortSignal): AsyncGenerator<BodyChunk> {
+  yield FORMATS[format].header;
+  for (const { plan, buckets } of plans) {
+    const perBatch = Math.max(1, Math.floor(POINTS_PER_BATCH / Math.max(1, buckets)));
+    for await (const batch of streamSeries(store, plan, format, perBatch, signal)) {
+      for (const row of batch) yield row.points;
+    }
+  }
+}
+
+function badRequest(errors: readonly ParamError[]): ApiError {
+  return new ApiError('bad-request', errors.map((e) => `${e.param}: ${e.message}`).join('; '), { errors: errors.slice(0, 6) });
+}

@@ -1,0 +1,145 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CATALOG } from '../src/catalog/load-catalog.js';
+import { startTestService, type TestService } from './support/service.js';
+import { STORE_KINDS } from './support/stores.js';
+
+const RANGE = 'start_date=2026-01-05&end_date=2026-03-31';
+
+for (const kind of STORE_KINDS) {
+  describe.skipIf(!kind.available)(`REST extension parameters on ${kind.name}`, () => {
+    let svc: TestService;
+    beforeAll(async () => {
+      svc = await startTestService(kind);
+    });
+    afterAll(async () => svc?.stop());
+
+    const text = async (path: string) => {
+      const res = await svc.get(path);
+      expect(res.status, path).toBe(200);
+      return res.text();
+    };
+
+    it('answers interval=day, with or without an aggregation, in exactly the bytes of the contract\'s request', async () => {
+      const legacy = await text(`/v1/metrics/etf-num-products?project=blackrock,fidelity&${RANGE}`);
+      expect(legacy).toContain('"spot":');
+      for (const extra of ['interval=day', 'interval=day&aggregation=sum', 'interval=day&fill=none', 'aggregation=max']) {
+        expect(await text(`/v1/metrics/etf-num-products?project=blackrock,fidelity&${RANGE}&${extra}`), extra).toBe(legacy);
+      }
+    });
+
+    it.each([
+      ['interval', 'hour', 'day, week, month, quarter, year'],
+      ['aggregation', 'median', 'sum, avg, min, max, first, last'],
+      ['fill', 'linear', 'none, null, zero, previous'],
+      ['transform', 'log', 'moving_average, change, percent_change, cumulative_sum'],
+    ])('refuses %s=%s with a 400 naming the parameter and the allowed values', async (param, value, allowed) => {
+      const res = await svc.get(`/v1/metrics/price?project=ethereum&${param}=${value}`);
+      expect(res.status).toBe(400);
+      expect(res.headers.get('content-type')).toBe('application/problem+json');
+      const body = (await res.json()) as { errors: { param: string; message: string }[] };
+      expect(body.errors).toEqual([{ param, message: `expected one of ${allowed}, got "${value}"` }]);
+    });
+
+    it.each([
+      ['window=0&transform=moving_average', 'expected a whole number of buckets from 1 to 3650, got "0"'],
+      ['window=seven&transform=moving_average', 'expected a whole number of buckets from 1 to 3650, got "seven"'],
+      ['window=3651&transform=moving_average', 'expected a whole number of buckets from 1 to 3650, got "3651"'],
+      ['window=3&transform=change', 'window goes with the moving_average transform only'],
+    ])('refuses %s with a 400 about window', async (query, message) => {
+      const res = await svc.get(`/v1/metrics/price?project=ethereum&${query}`);
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { errors: unknown[] }).errors).toEqual([{ param: 'window', message }]);
+    });
+
+    it('keeps integer metrics whole under sum, min, max, first and last, and averages them as decimals', async () => {
+      for (const aggregation of ['sum', 'min', 'max', 'first', 'last']) {
+        const body = await text(`/v1/metrics/transaction-fail-total?project=ethereum,base&${RANGE}&interval=month&aggregation=${aggregation}`);
+        expect(body, aggregation).not.toMatch(/"value":-?\d+\./);
+        expect(body).toMatch(/"value":\d+\}/);
+      }
+      expect(await text(`/v1/metrics/transaction-fail-total?project=ethereum&${RANGE}&interval=month&aggregation=avg`)).toMatch(/"value":\d+\.\d+/);
+    });
+
+    it('sends Last-Modified, the series\' last write, and answers a later If-Modified-Since with 304 unless If-None-Match says otherwise', async () => {
+      const path = `/v1/metrics/price?project=ethereum,solana&${RANGE}&interval=week`;
+      const first = await svc.get(path);
+      const lastModified = first.headers.get('last-modified')!;
+      expect(Date.parse(lastModified)).toBeGreaterThan(Date.parse('2026-01-01'));
+      const same = await svc.get(path, { headers: { 'if-modified-since': lastModified } });
+      expect(same.status).toBe(304);
+      expect(await same.text()).toBe('');
+      const earlier = await svc.get(path, { headers: { 'if-modified-since': new Date(Date.parse(lastModified) - 1000).toUTCString() } });
+      expect(earlier.status).toBe(200);
+      const otherTag = await svc.get(path, { headers: { 'if-modified-since': lastModified, 'if-none-match': 'W/"other"' } });
+      expect(otherTag.status).toBe(200);
+    });
+
+    it('changes the ETag with the options', async () => {
+      const a = await svc.get(`/v1/metrics/price?project=ethereum&${RANGE}&interval=week`);
+      const b = await svc.get(`/v1/metrics/price?project=ethereum&${RANGE}&interval=month`);
+      expect(a.headers.get('etag')).not.toBe(b.headers.get('etag'));
+    });
+
+    describe('bulk export', () => {
+      const options = `${RANGE}&interval=week&fill=null&transform=change`;
+
+      it('streams CSV rows that equal the REST answers of each metric, with a header and as a download', async () => {
+        const res = await svc.get(`/v1/export?metric=price,token-price-usd&project=solana,ethereum&${options}&format=csv`);
+        expect(res.status).toBe(200);
+        expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+        expect(res.headers.get('content-disposition')).toBe('attachment; filename="metrics-export.csv"');
+        const [header, ...lines] = (await res.text()).trimEnd().split('\n');
+        expect(header).toBe('metric,project,date,value');
+        const rows = lines.map((l) => l.split(',')).map(([m, p, d, v]) => ({ metric: m, project: p, date: d, value: v === '' ? null : Number(v) }));
+        expect(rows).toEqual(await restRows(['price', 'token-price-usd'], ['solana', 'ethereum'], options));
+        expect(lines.every((l) => /^[a-z-]+,[a-z]+,\d{4}-\d{2}-\d{2},(-?\d+(\.\d*[1-9])?)?$/.test(l))).toBe(true);
+      });
+
+      it('streams NDJSON objects in the same order, nulls included', async () => {
+        // From the first stored day, the first change has no previous day: null.
+        const catalog = (await (await svc.get('/v1/metrics')).json()) as { metrics: { name: string; projects: { slug: string; firstDate: string }[] }[] };
+        const first = catalog.metrics.find((m) => m.name === 'price')!.projects.find((p) => p.slug === 'ethereum')!.firstDate;
+        const query = `start_date=${first}&end_date=2026-03-31&transform=change`;
+        const res = await svc.get(`/v1/export?metric=token-price-usd,price&project=ethereum&${query}&format=ndjson`);
+        expect(res.headers.get('content-type')).toBe('application/x-ndjson');
+        const objects = (await res.text()).trimEnd().split('\n').map((l) => JSON.parse(l) as { metric: string; project: string; date: string; value: number | null });
+        expect(objects).toEqual(await restRows(['token-price-usd', 'price'], ['ethereum'], query));
+        expect(objects.find((o) => o.metric === 'price')).toMatchObject({ date: first, value: null });
+      });
+
+      it('exports every project of each metric, in catalog order, when project is omitted; CSV is the default format', async () => {
+        const res = await svc.get(`/v1/export?metric=sequencer-cost-total&start_date=2026-06-29`);
+        expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+        const projects = (await res.text()).trimEnd().split('\n').slice(1).map((l) => l.split(',')[1]);
+        expect([...new Set(projects)]).toEqual(CATALOG.byName.get('sequencer-cost-total')!.projects);
+      });
+
+      it.each([
+        ['no metric', 'format=csv', 'metric', /name one metric/],
+        ['an unknown metric', 'metric=nope', 'metric', /unknown metric "nope"/],
+        ['a metric that requires projects', 'metric=price', 'project', /a project is required for price/],
+        ['a project one of the metrics does not have', 'metric=token-price-usd,price&project=fogo', 'project', /"fogo" is not a project of price/],
+        ['an unknown format', 'metric=price&project=ethereum&format=xml', 'format', /expected one of csv, ndjson, got "xml"/],
+        ['an unknown parameter', 'metric=price&project=ethereum&metrics=x', 'metrics', /unknown parameter/],
+      ])('refuses %s with a 400 problem naming it', async (_label, query, param, message) => {
+        const res = await svc.get(`/v1/export?${query}`);
+        expect(res.status).toBe(400);
+        expect(res.headers.get('content-type')).toBe('application/problem+json');
+        expect(res.headers.get('content-disposition')).toBeNull();
+        const body = (await res.json()) as { errors: { param: string; message: string }[] };
+        expect(body.errors[0]!.param).toBe(param);
+        expect(body.errors[0]!.message).toMatch(message);
+      });
+    });
+
+    /** The REST answers of several metrics, flattened into long rows. */
+    async function restRows(metrics: string[], projects: string[], query: string) {
+      const rows: { metric: string; project: string; date: string; value: number | null }[] = [];
+      for (const metric of metrics) {
+        const body = (await (await svc.get(`/v1/metrics/${metric}?project=${projects.join(',')}&${query}`)).json()) as Record<string, { date: string; value: number | null }[]>;
+        for (const project of projects) for (const p of body[project]!) rows.push({ metric, project, date: p.date, value: p.value });
+      }
+      return rows;
+    }
+  });
+}
