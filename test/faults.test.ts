@@ -203,7 +203,7 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
     }
   }, 30_000);
 
-  it('cancels the query of a client that aborts its request', async () => {
+  it('cancels the query of a client that aborts its request: REST, GraphQL and an export', async () => {
     const { service } = await startOn(pg.url, { STATEMENT_TIMEOUT_SECONDS: '30' });
     await service.ready;
     const locker = postgres(pg.url, { max: 1, onnotice: () => {} });
@@ -212,7 +212,8 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
       (await watcher`select count(*)::int as n from pg_stat_activity where application_name = 'metrics-service' and state = 'active' and wait_event_type = 'Lock'`)[0]!.n as number;
     try {
       const release = await holdLock(locker);
-      for (const request of [() => get(service.url, DATA_PATH, { signal: controller() }), () => graphqlAborted(service.url)]) {
+      const exportAll = () => get(service.url, '/v1/export?metric=price,token-price-usd&project=ethereum&format=ndjson', { signal: controller() });
+      for (const request of [() => get(service.url, DATA_PATH, { signal: controller() }), () => graphqlAborted(service.url), exportAll]) {
         const pending = request().catch((e: Error) => e);
         await until(async () => (await waiting()) === 1, 5_000);
         abortAll();

@@ -366,6 +366,20 @@ for (const kind of STORE_KINDS) {
         expect(probe.pointReads()).toBe(2);
       });
 
+      it('sends one statement per distinct options as well: equal options share it, other options get their own', async () => {
+        const monthly = 'from: "2026-01-01", to: "2026-06-30", interval: MONTH, transform: CHANGE';
+        const { body } = await ask<Record<'a' | 'b' | 'c' | 'd', { series: SeriesBody[] }>>(`{
+          a: metric(name: etf_aum_change_pct, projects: [${list(0)}], ${monthly}) { series { slug points { date value } } }
+          b: metric(name: etf_aum_change_pct, projects: [${list(20)}], ${monthly}) { series { slug points { date value } } }
+          c: metric(name: etf_aum_change_pct, projects: [${list(0)}], from: "2026-01-01", to: "2026-06-30", interval: WEEK) { series { slug points { date value } } }
+          d: metric(name: etf_aum_change_pct, projects: [${list(0)}], ${monthly}, fill: ZERO) { series { slug points { date value } } }
+        }`);
+
+        expect(body.errors).toBeUndefined();
+        expect(body.data!.a.series[0]!.points.map((p) => p.date)).toEqual(['2026-01-01', '2026-02-01', '2026-03-01', '2026-04-01', '2026-05-01', '2026-06-01']);
+        expect(probe.pointReads()).toBe(3);
+      });
+
       it('answers firstDate for every series of a request with one more statement', async () => {
         const { body } = await ask<ThreeAliases>(threeAliases(true));
 

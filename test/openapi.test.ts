@@ -97,6 +97,36 @@ for (const kind of STORE_KINDS) {
       }
     });
 
+    it('answers with extension parameters in bodies that match the same schemas, null values included', async () => {
+      const cases = [
+        ['transaction-fail-total', 'project=ethereum,base&interval=month&aggregation=sum'],
+        ['etf-num-products', 'project=blackrock&interval=week'],
+        ['price', 'project=ethereum&interval=week&fill=null&transform=percent_change'],
+        ['price', `project=ethereum&start_date=2020-01-01&end_date=${TEST_LAST_DAY}&interval=year&transform=change`],
+      ] as const;
+      for (const [metric, query] of cases) {
+        const res = await service.get(`/v1/metrics/${metric}?${query}`);
+        expect(res.status).toBe(200);
+        const body = await res.json();
+        const validate = schemaAt('paths', `/v1/metrics/${metric}`, 'get', 'responses', '200', 'content', 'application/json', 'schema');
+        expect(validate(body) ? [] : validate.errors, `${metric}?${query}`).toEqual([]);
+      }
+    });
+
+    it('describes the catalog answer, the export, and every extension parameter', async () => {
+      const catalog = await (await service.get('/v1/metrics')).json();
+      const validate = schemaAt('paths', '/v1/metrics', 'get', 'responses', '200', 'content', 'application/json', 'schema');
+      expect(validate(catalog) ? [] : validate.errors).toEqual([]);
+      const exportOp = document.paths['/v1/export']!.get as unknown as { parameters: { name?: string; $ref?: string }[]; responses: Record<string, { content?: Record<string, unknown> }> };
+      expect(exportOp.parameters.filter((p) => p.name !== undefined).map((p) => p.name)).toEqual(['metric', 'project', 'format']);
+      expect(Object.keys(exportOp.responses['200']!.content!)).toEqual(['text/csv', 'application/x-ndjson']);
+      const metricOp = document.paths['/v1/metrics/price']!.get as unknown as { parameters: { name?: string; $ref?: string }[] };
+      expect(metricOp.parameters.map((p) => p.name ?? p.$ref!.split('/').at(-1))).toEqual(['project', 'StartDate', 'EndDate', 'Interval', 'Aggregation', 'Fill', 'Transform', 'Window']);
+      const parameters = (document.components as unknown as { parameters: Record<string, { name: string; schema: { enum?: string[] } }> }).parameters;
+      expect(parameters.Interval!.schema.enum).toEqual(['day', 'week', 'month', 'quarter', 'year']);
+      expect(parameters.Fill!.schema.enum).toEqual(['none', 'null', 'zero', 'previous']);
+    });
+
     it('the conformance check is not vacuous: it rejects a bad date, a string value and an unknown project', () => {
       const metric = CATALOG.metrics.find((m) => m.valueKind === 'decimal')!;
       const validate = schemaAt('paths', `/v1/metrics/${metric.name}`, 'get', 'responses', '200', 'content', 'application/json', 'schema');

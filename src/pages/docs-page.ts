@@ -43,6 +43,36 @@ in request order, each an array of <code>{date, value}</code> ascending by date 
 <code>GET /v1/metrics</code> lists the catalog with each project's stored date coverage.</p>
 <ul>${metrics}</ul>
 
+<h2 id="options">Time-series options (extensions)</h2>
+<p>Optional parameters of <code>/v1/metrics/&lt;name&gt;</code> and <code>/v1/export</code> (GraphQL: the <code>metric</code> field's arguments, in upper case).
+A request without them is answered exactly as the contract says; <code>interval=day</code> alone is the same stored series, byte for byte.</p>
+<ul>
+<li><code>interval=day|week|month|quarter|year</code>: days are UTC calendar dates; buckets are calendar aligned (ISO weeks from Monday, months, quarters from
+Jan/Apr/Jul/Oct 1, years from Jan 1) and labelled by their first day, even when the range starts inside one. Only days inside [start_date, end_date] are aggregated.
+GraphQL's <code>count</code> says how many daily values are behind a point (fewer than the bucket's days: a partial bucket; 0: a filled one).</li>
+<li><code>aggregation=sum|avg|min|max|first|last</code>: omitted, each metric's default applies (listed by <code>GET /v1/metrics</code>): flows and counts add up,
+stocks take the last day, prices, rates, yields and ratios average. Integer metrics stay whole under sum, min, max, first and last; avg gives decimals.
+<code>etf-num-products</code>' extra fields are aggregated the same way.</li>
+<li><code>fill=none|null|zero|previous</code>: a bucket without data, between the series' first and last stored day (never outside), is left out (none, the default),
+given a null value, a 0, or the last known value (carried from before the range if need be).</li>
+<li><code>transform=moving_average|change|percent_change|cumulative_sum</code>, after buckets and fill: the mean of the last <code>window</code> calendar buckets
+(<code>window</code>, default 7, 1–3650; warmed up from data before the range, so the first point has a full window where history allows);
+the change against the calendar-previous bucket (not the previous stored one); the percent change against it, as (v − prev) / |prev| × 100, so 3 → 4 is 33.33…;
+a running sum from the range's first bucket. A percentage from a missing or zero previous bucket, and any transform of a bucket without a value, is <code>null</code>:
+never ∞, NaN, or a number made from a gap. With a transform, extra fields are left out.</li>
+<li>Responses carry <code>Last-Modified</code> (the newest write to any series of the answer) besides the <code>ETag</code>; without <code>If-None-Match</code>,
+an <code>If-Modified-Since</code> not earlier than it gives 304.</li>
+<li>Cost: one unit per 365 points asked for per project, or per 3,650 days read (the range and any warm-up), whichever is more: a yearly view of ten years is cheap,
+a daily view of everything is not.</li>
+</ul>
+
+<h2 id="export">Bulk export</h2>
+<p><code>GET /v1/export?metric=a,b&amp;project=x,y&amp;start_date=…&amp;end_date=…&amp;format=csv|ndjson</code> plus the options above streams long rows
+<code>metric,project,date,value</code> (CSV with a header, the default; NDJSON one object per line) as a download, ordered by metric and project as requested
+(catalog order when <code>project</code> is omitted), then date. Omitted <code>project</code> means every project of each metric (a 400 where a metric requires projects);
+a project one of the metrics does not allow is a 400 naming the pair. Each metric's rows equal its <code>/v1/metrics/&lt;name&gt;</code> answer; a missing value is an empty
+CSV field or <code>null</code>. Memory stays flat for any size; a client that leaves cancels the query.</p>
+
 <h2 id="decisions">Decisions where the contract is silent</h2>
 <ul>
 <li><b>Dates</b> are ISO calendar dates, <code>YYYY-MM-DD</code>, real days only (<code>2024-02-30</code> is a 400). Both bounds are inclusive.

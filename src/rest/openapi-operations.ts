@@ -1,0 +1,123 @@
+import { ERROR_KINDS, type ErrorKind } from '../api/api-error.js';
+import type { Catalog, MetricDefinition } from '../catalog/load-catalog.js';
+import { problemType } from '../http/render-error.js';
+
+/** `GET /v1/metrics`. */
+export function catalogOperation(): Record<string, unknown> {
+  return {
+    operationId: 'listMetrics',
+    summary: 'The catalog: metrics, value kinds, default aggregations, allowed projects, their date coverage and last write',
+    responses: {
+      '200': { description: 'The catalog', content: { 'application/json': { schema: { $ref: '#/components/schemas/Catalog' } } } },
+      ...errorResponses(['unauthorized', 'rate-limited', 'unavailable']),
+    },
+  };
+}
+
+/** `GET /v1/metrics/<name>`: the contract's parameters, then the extensions. */
+export function metricOperation(metric: MetricDefinition): Record<string, unknown> {
+  const point = metric.valueKind === 'decimal' ? 'DataPoint' : metric.extraFields.length > 0 ? 'ExtendedIntegerDataPoint' : 'IntegerDataPoint';
+  return {
+    operationId: `get_${metric.name.replaceAll('-', '_')}`,
+    summary: `Daily ${metric.name} (${metric.valueKind}) per project; default aggregation ${metric.defaultAggregation}`,
+    parameters: [
+      {
+        name: 'project',
+        in: 'query',
+        required: metric.projectRequired,
+        description: `One slug or several joined with commas (duplicates collapsed, case-sensitive). ${metric.projectRequired ? 'Required.' : 'Omitted means every project.'} Allowed: ${metric.projects.join(', ')}.`,
+        style: 'form',
+        explode: false,
+        schema: { type: 'array', minItems: 1, items: { enum: [...metric.projects] } },
+      },
+      ...SERIES_PARAMETERS,
+    ],
+    responses: {
+      '200': {
+        description: 'One key per requested project in request order, each an array of points ascending by date.',
+        headers: {
+          ETag: { schema: { type: 'string' } },
+          'Last-Modified': { description: 'The newest write to any series of the answer.', schema: { type: 'string' } },
+          'Cache-Control': { schema: { type: 'string' } },
+          ...RATE_LIMIT_HEADERS,
+        },
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              propertyNames: { enum: [...metric.projects] },
+              additionalProperties: { type: 'array', items: { $ref: `#/components/schemas/${point}` } },
+            },
+          },
+        },
+      },
+      '304': { description: 'Not modified: If-None-Match names the ETag, or (without If-None-Match) If-Modified-Since is not earlier than Last-Modified.' },
+      ...errorResponses(['bad-request', 'unauthorized', 'not-found', 'method-not-allowed', 'rate-limited', 'unavailable']),
+    },
+  };
+}
+
+/** `GET /v1/export`. */
+export function exportOperation(catalog: Catalog): Record<string, unknown> {
+  return {
+    operationId: 'exportSeries',
+    summary: 'Several metrics\' series as long rows metric,project,date,value, streamed as a download (extension)',
+    description: 'Rows are ordered by metric and project as requested (catalog order when project is omitted), then date; each metric\'s rows equal its /v1/metrics/<name> answer for the same parameters. A value the series has none for is an empty CSV field, a JSON null.',
+    parameters: [
+      {
+        name: 'metric', in: 'query', required: true, style: 'form', explode: false,
+        description: 'One metric or several joined with commas.',
+        schema: { type: 'array', minItems: 1, items: { enum: catalog.metrics.map((m) => m.name) } },
+      },
+      {
+        name: 'project', in: 'query', required: false, style: 'form', explode: false,
+        description: 'Projects, joined with commas; each must be allowed for every listed metric. Omitted means every project of each metric (a 400 where a metric requires projects).',
+        schema: { type: 'array', minItems: 1, items: { type: 'string' } },
+      },
+      { name: 'format', in: 'query', required: false, description: 'csv (with a header line; the default) or ndjson (one object per line).', schema: { enum: ['csv', 'ndjson'] } },
+      ...SERIES_PARAMETERS,
+    ],
+    responses: {
+      '200': {
+        description: 'The rows, as an attachment.',
+        headers: { 'Content-Disposition': { schema: { type: 'string' } }, ...RATE_LIMIT_HEADERS },
+        content: {
+          'text/csv': { schema: { type: 'string' } },
+          'application/x-ndjson': { schema: { type: 'string' } },
+        },
+      },
+      ...errorResponses(['bad-request', 'unauthorized', 'rate-limited', 'unavailable']),
+    },
+  };
+}
+
+// Private
+
+const SERIES_PARAMETERS = ['StartDate', 'EndDate', 'Interval', 'Aggregation', 'Fill', 'Transform', 'Window'].map((name) => ({ $ref: `#/components/parameters/${name}` }));
+
+/** IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers-10) sent on every authenticated answer. */
+const RATE_LIMIT_HEADERS = {
+  RateLimit: { description: 'Remaining budget and seconds until it is full, e.g. "default";r=1190;t=2', schema: { type: 'string' } },
+  'RateLimit-Policy': { description: 'The key\'s budget: burst q over refill window w seconds', schema: { type: 'string' } },
+};
+
+/** Headers that come with particular errors. */
+const ERROR_HEADERS: Partial<Record<ErrorKind, Record<string, unknown>>> = {
+  unauthorized: { 'WWW-Authenticate': { schema: { type: 'string', const: 'ApiKey header="x-api-key"' } } },
+  'method-not-allowed': { Allow: { schema: { type: 'string', const: 'GET, HEAD' } } },
+  'rate-limited': { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } }, ...RATE_LIMIT_HEADERS },
+  unavailable: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } },
+};
+
+function errorResponses(kinds: readonly ErrorKind[]): Record<string, unknown> {
+  return Object.fromEntries(
+    kinds.map((kind) => [
+      String(ERROR_KINDS[kind].status),
+      {
+        description: `${ERROR_KINDS[kind].title} (problem type ${problemType(kind)})`,
+        ...(ERROR_HEADERS[kind] === undefined ? {} : { headers: ERROR_HEADERS[kind] }),
+        content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+      },
+    ]),
+  );
+}
