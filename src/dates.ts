@@ -1,4 +1,9 @@
-/** Calendar dates as `YYYY-MM-DD` text and as whole days since 1970-01-01 (UTC). */
+/**
+ * Calendar dates as `YYYY-MM-DD` text and as whole days since 1970-01-01 (UTC). The
+ * conversions are integer arithmetic on the proleptic Gregorian calendar (H. Hinnant's
+ * days_from_civil / civil_from_days): every series request prices and sizes itself
+ * with them, and going through Date objects cost several percent of a request.
+ */
 
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const MS_PER_DAY = 86_400_000;
@@ -8,16 +13,18 @@ export function isIsoDate(text: string): boolean {
   const m = ISO_DATE.exec(text);
   if (m === null) return false;
   const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const d = new Date(Date.UTC(year, month - 1, day));
-  return d.getUTCFullYear() === year && d.getUTCMonth() === month - 1 && d.getUTCDate() === day && year >= 1;
+  return year >= 1 && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month);
 }
 
+/** Days since 1970-01-01 of a `YYYY-MM-DD` date. */
 export function toEpochDay(isoDate: string): number {
-  return Math.floor(Date.parse(`${isoDate}T00:00:00Z`) / MS_PER_DAY);
+  return daysFromCivil(Number(isoDate.slice(0, 4)), Number(isoDate.slice(5, 7)), Number(isoDate.slice(8, 10)));
 }
 
+/** The `YYYY-MM-DD` date of a day since 1970-01-01. */
 export function fromEpochDay(day: number): string {
-  return new Date(day * MS_PER_DAY).toISOString().slice(0, 10);
+  const [y, m, d] = civilFromDays(day);
+  return `${String(y).padStart(4, '0')}-${m < 10 ? '0' : ''}${m}-${d < 10 ? '0' : ''}${d}`;
 }
 
 /** Today's date in UTC. */
@@ -27,5 +34,35 @@ export function todayEpochDay(now: Date = new Date()): number {
 
 /** 0 for Sunday through 6 for Saturday. */
 export function weekday(epochDay: number): number {
-  return (epochDay + 4) % 7;
+  return (((epochDay + 4) % 7) + 7) % 7;
+}
+
+/** Days since 1970-01-01 of a year, month (1–12) and day. */
+export function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146_097 + doe - 719_468;
+}
+
+/** Year, month (1–12) and day of a day since 1970-01-01. */
+export function civilFromDays(days: number): [number, number, number] {
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const month = mp < 10 ? mp + 3 : mp - 9;
+  return [yoe + era * 400 + (month <= 2 ? 1 : 0), month, day];
+}
+
+// Private
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }

@@ -457,6 +457,11 @@ function createStoreProbe() {
           }
           return store.streamRaw(text, params, batchRows);
         },
+        queryRaw: (text: string, params: readonly unknown[], signal?: AbortSignal) => {
+          statements.push(text);
+          if (failure !== undefined && readsPoints(text)) return Promise.reject(failure);
+          return store.queryRaw(text, params, signal);
+        },
         exec: (script) => store.exec(script),
         transaction: (work) => store.transaction(work),
         close: () => store.close(),

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../src/api/api-error.js';
-import { ASSUMED_HISTORY_YEARS, requestCost } from '../src/limits/request-cost.js';
+import { ASSUMED_HISTORY_YEARS, requestCost, requestedSpan } from '../src/limits/request-cost.js';
 import type { SeriesOptions } from '../src/series/series-options.js';
 import { hashApiKey } from '../src/auth/api-keys.js';
 import { CATALOG } from '../src/catalog/load-catalog.js';
 import { loadConfig } from '../src/config.js';
-import { fromEpochDay, todayEpochDay } from '../src/dates.js';
+import { toEpochDay } from '../src/dates.js';
 import { insertApiKey } from '../src/db/api-key-queries.js';
 import { createMemoryRateLimitStore } from '../src/limits/memory-bucket-store.js';
 import { createRateLimiter, type RateLimitPolicy } from '../src/limits/rate-limiter.js';
-import { startTestService, type TestService } from './support/service.js';
+import { startTestService, TEST_LAST_DAY, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 
 /** One unit a second, five at most. */
@@ -159,7 +159,7 @@ describe('request cost', () => {
   const TODAY = '2026-06-30';
   const DAILY = { interval: 'day', aggregation: 'avg', fill: 'none', transform: null, window: null } as const;
   const cost = (projects: number, from: string | null, to: string | null, options: Partial<SeriesOptions> = {}) =>
-    requestCost({ slugs: Array.from({ length: projects }, (_, i) => `p${i}`), from, to, options: { ...DAILY, ...options } }, TODAY);
+    requestCost({ slugs: Array.from({ length: projects }, (_, i) => `p${i}`) }, requestedSpan({ from, to, options: { ...DAILY, ...options } }, toEpochDay(TODAY)));
 
   it('is one unit per project-year asked for, rounded up, and never less than one', () => {
     expect(cost(1, '2026-06-30', '2026-06-30')).toBe(1);
@@ -293,7 +293,8 @@ for (const kind of STORE_KINDS) {
 
     it('charges a request for 76 projects over the whole range more than a small one', async () => {
       const key = await storedKey('rl-big', { burst: 2_000 });
-      const today = fromEpochDay(todayEpochDay());
+      // The service's clock says TEST_LAST_DAY, whatever today is.
+      const today = TEST_LAST_DAY;
       const allIssuers = CATALOG.byName.get('etf-aum-change-pct')!.projects;
 
       const small = await get(SMALL, key);
@@ -302,7 +303,7 @@ for (const kind of STORE_KINDS) {
       expect([small.status, big.status]).toEqual([200, 200]);
       expect(remaining(small.ratelimit)).toBe(1_999);
       expect(allIssuers).toHaveLength(76);
-      const bigCost = requestCost({ slugs: allIssuers, from: null, to: null, options: { interval: 'day', aggregation: 'avg', fill: 'none', transform: null, window: null } }, today);
+      const bigCost = requestCost({ slugs: allIssuers }, requestedSpan({ from: null, to: null, options: { interval: 'day', aggregation: 'avg', fill: 'none', transform: null, window: null } }, toEpochDay(today)));
       expect(bigCost).toBeGreaterThan(700);
       expect(remaining(big.ratelimit)).toBe(1_999 - bigCost);
     });

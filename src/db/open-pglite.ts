@@ -29,6 +29,7 @@ export async function openPglite(dir: string): Promise<Store> {
     streamRaw: async function* (text: string, params: readonly unknown[]) {
       yield (await db.query<ColumnText[]>(text, params as unknown[], { rowMode: 'array' })).rows;
     },
+    queryRaw: async (text: string, params: readonly unknown[]) => (await db.query<ColumnText[]>(text, params as unknown[], { rowMode: 'array' })).rows,
     transaction: (work) => db.transaction((tx) => work(over(tx))),
     close: () => db.close(),
   };

@@ -63,6 +63,14 @@ export function openPostgres(options: PostgresOptions): Store {
         guard.done();
       }
     },
+    queryRaw: async (text, params, signal) => {
+      const guard = cancelOnAbort(sql.unsafe(text, params.map(toParameter), { prepare: true }).raw(), signal);
+      try {
+        return (await guard.query) as unknown as ColumnText[][];
+      } finally {
+        guard.done();
+      }
+    },
     transaction: async (work) => (await sql.begin((tx) => work(over(tx)))) as Awaited<ReturnType<typeof work>>,
     close: () => sql.end({ timeout: 5 }),
   };

@@ -46,7 +46,8 @@ export interface SeriesQuery {
 
 /** The statement for a shape; built once per shape (there are at most a few hundred), so the driver prepares each once per connection. */
 export function seriesStatement(shape: SeriesShape): SeriesStatement {
-  const key = `${shape.layout}|${JSON.stringify(shape.options)}|${shape.extraFields.join(',')}`;
+  const { interval, aggregation, fill, transform, window } = shape.options;
+  const key = `${shape.layout}|${interval}|${aggregation}|${fill}|${transform}|${window}|${shape.extraFields.join(',')}`;
   let built = STATEMENTS.get(key);
   if (built === undefined) {
     built = numberParameters(statement(shape));

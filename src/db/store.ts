@@ -34,6 +34,8 @@ export interface Store extends Queryable {
    * one statement. Leaving the loop early stops the query; aborting `signal` cancels it.
    */
   streamRaw(text: string, params: readonly unknown[], batchRows: number, signal?: AbortSignal): AsyncIterable<ColumnText[][]>;
+  /** The same in one statement, all rows at once: what most answers need, without the iteration. */
+  queryRaw(text: string, params: readonly unknown[], signal?: AbortSignal): Promise<ColumnText[][]>;
   /** Runs `work` in one transaction; it commits when `work` resolves and rolls back when it throws. */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;

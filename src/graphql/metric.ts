@@ -1,5 +1,5 @@
-import { fromEpochDay, todayEpochDay } from '../dates.js';
-import { requestCost } from '../limits/request-cost.js';
+import { todayEpochDay } from '../dates.js';
+import { requestCost, requestedSpan } from '../limits/request-cost.js';
 import { planSeries, type SeriesPlan } from '../series/series-plan.js';
 import { validateSeriesRequest, type SeriesRequestField } from '../series/series-request.js';
 import type { Builder } from './builder.js';
@@ -70,7 +70,7 @@ export function addMetricQuery(builder: Builder, refs: { enums: Enums; Series: S
           },
           GRAPHQL_ARGS,
         );
-        await ctx.meter.charge(requestCost(request, fromEpochDay(todayEpochDay(ctx.services.clock()))));
+        await ctx.meter.charge(requestCost(request, requestedSpan(request, todayEpochDay(ctx.services.clock()))));
         return planSeries(request, ctx.directory);
       },
     }),

@@ -1,4 +1,4 @@
-import { fromEpochDay, toEpochDay } from '../dates.js';
+import { civilFromDays, daysFromCivil, toEpochDay } from '../dates.js';
 import { bucketStart, shiftBucket, type Interval } from '../series/series-options.js';
 import type { SeriesRequest } from '../series/series-request.js';
 
@@ -30,59 +30,49 @@ export interface RequestedSpan {
  * `cost = max(1, ceil(projects × max(buckets / 365, (days + warm-up) / 3650)))`.
  * A daily request costs what it always did (a project-year is one unit); a yearly view of
  * ten years costs one unit per project; a daily view of everything costs ten.
- *
- * The range is clamped to the data that can exist: an omitted or later `to` is `today`
- * (no points lie in the future), and an omitted `from`, or one further back, is
- * {@link ASSUMED_HISTORY_YEARS} before `to`. A range entirely in the future costs one unit.
- *
- * @param today the current UTC day as `YYYY-MM-DD`; passed in so the function stays pure.
  */
-export function requestCost(request: Pick<SeriesRequest, 'slugs' | 'from' | 'to' | 'options'>, today: string): number {
-  const { days, warmUpDays, buckets } = requestedSpan(request, today);
-  const perProject = Math.max(buckets / POINTS_PER_UNIT, (days + warmUpDays) / DAYS_READ_PER_UNIT);
+export function requestCost(request: Pick<SeriesRequest, 'slugs'>, span: RequestedSpan): number {
+  const perProject = Math.max(span.buckets / POINTS_PER_UNIT, (span.days + span.warmUpDays) / DAYS_READ_PER_UNIT);
   return Math.max(1, Math.ceil(request.slugs.length * perProject));
 }
 
-/** The days, warm-up days and buckets a request can return per project once clamped as described for {@link requestCost}. */
-export function requestedSpan(request: Pick<SeriesRequest, 'from' | 'to' | 'options'>, today: string): RequestedSpan {
-  const last = Math.min(toEpochDay(request.to ?? today), toEpochDay(today));
-  const earliest = toEpochDay(yearsBefore(fromEpochDay(last), ASSUMED_HISTORY_YEARS));
+/**
+ * The days, warm-up days and buckets a request can return per project, its range clamped
+ * to the data that can exist: an omitted or later `to` is `today` (no points lie in the
+ * future), and an omitted `from`, or one further back, is {@link ASSUMED_HISTORY_YEARS}
+ * before `to`. A range entirely in the future is empty.
+ *
+ * @param today the current UTC day (days since 1970-01-01); passed in so the function stays pure.
+ */
+export function requestedSpan(request: Pick<SeriesRequest, 'from' | 'to' | 'options'>, today: number): RequestedSpan {
+  const last = Math.min(request.to === null ? today : toEpochDay(request.to), today);
+  const earliest = yearsBefore(last, ASSUMED_HISTORY_YEARS);
   const first = Math.max(request.from === null ? earliest : toEpochDay(request.from), earliest);
   if (last < first) return { days: 0, warmUpDays: 0, buckets: 0 };
   const { interval, transform, window } = request.options;
-  const firstBucket = bucketStart(fromEpochDay(first), interval);
+  const firstBucket = bucketStart(first, interval);
   const warmUpBuckets = transform === 'moving_average' ? (window ?? 1) - 1 : transform === 'change' || transform === 'percent_change' ? 1 : 0;
   return {
     days: last - first + 1,
-    warmUpDays: toEpochDay(firstBucket) - toEpochDay(shiftBucket(firstBucket, interval, -warmUpBuckets)),
-    buckets: bucketsBetween(firstBucket, bucketStart(fromEpochDay(last), interval), interval),
+    warmUpDays: firstBucket - shiftBucket(firstBucket, interval, -warmUpBuckets),
+    buckets: bucketsBetween(firstBucket, bucketStart(last, interval), interval),
   };
 }
 
 // Private
 
 /** Buckets from the one starting on `first` to the one starting on `last`, both counted. */
-function bucketsBetween(first: string, last: string, interval: Interval): number {
-  const [y1, m1] = first.split('-').map(Number) as [number, number];
-  const [y2, m2] = last.split('-').map(Number) as [number, number];
-  switch (interval) {
-    case 'day':
-      return toEpochDay(last) - toEpochDay(first) + 1;
-    case 'week':
-      return (toEpochDay(last) - toEpochDay(first)) / 7 + 1;
-    case 'month':
-      return (y2 - y1) * 12 + (m2 - m1) + 1;
-    case 'quarter':
-      return ((y2 - y1) * 12 + (m2 - m1)) / 3 + 1;
-    case 'year':
-      return y2 - y1 + 1;
-  }
+function bucketsBetween(first: number, last: number, interval: Interval): number {
+  if (interval === 'day') return last - first + 1;
+  if (interval === 'week') return (last - first) / 7 + 1;
+  const [y1, m1] = civilFromDays(first);
+  const [y2, m2] = civilFromDays(last);
+  const months = (y2 - y1) * 12 + (m2 - m1);
+  return (interval === 'month' ? months : interval === 'quarter' ? months / 3 : months / 12) + 1;
 }
 
 /** The same calendar day `years` earlier (29 February becomes 1 March in a common year). */
-function yearsBefore(isoDate: string, years: number): string {
-  const [year, month, day] = isoDate.split('-').map(Number) as [number, number, number];
-  const date = new Date(Date.UTC(2000, month - 1, day));
-  date.setUTCFullYear(year - years, month - 1, day);
-  return date.toISOString().slice(0, 10);
+function yearsBefore(day: number, years: number): number {
+  const [y, m, d] = civilFromDays(day);
+  return daysFromCivil(y - years, m, 1) + d - 1;
 }

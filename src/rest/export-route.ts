@@ -1,7 +1,7 @@
 import { ApiError, type ParamError } from '../api/api-error.js';
 import { readyDirectory } from '../api/unavailable.js';
 import type { MetricDefinition } from '../catalog/load-catalog.js';
-import { fromEpochDay, todayEpochDay } from '../dates.js';
+import { todayEpochDay } from '../dates.js';
 import type { RouteCall } from '../http/route.js';
 import { streamBody, type BodyChunk } from '../http/stream-body.js';
 import { requestCost, requestedSpan } from '../limits/request-cost.js';
@@ -32,10 +32,11 @@ export async function handleExport({ req, res, services, query, signal, meter }:
   const params = readParameters(query, ['metric', 'project', 'start_date', 'end_date', 'format', ...EXTENSION_PARAMS]);
   const format = exportFormat(params.get('format'));
   const requests = exportRequests(services.catalog.byName, params);
-  const today = fromEpochDay(todayEpochDay(services.clock()));
-  await meter.charge(requests.reduce((units, r) => units + requestCost(r, today), 0));
+  const today = todayEpochDay(services.clock());
+  const spans = requests.map((r) => requestedSpan(r, today));
+  await meter.charge(requests.reduce((units, r, i) => units + requestCost(r, spans[i]!), 0));
   const directory = readyDirectory(services.state);
-  const plans = requests.map((r) => ({ plan: planSeries(r, directory), buckets: requestedSpan(r, today).buckets }));
+  const plans = requests.map((r, i) => ({ plan: planSeries(r, directory), buckets: spans[i]!.buckets }));
   res.setHeader('content-disposition', `attachment; filename="metrics-export.${format}"`);
   res.setHeader('cache-control', 'no-store');
   await streamBody(req, res, FORMATS[format].type, rows(services.store, plans, format, signal));

@@ -1,9 +1,9 @@
 import { ApiError } from '../api/api-error.js';
 import { readyDirectory } from '../api/unavailable.js';
-import { fromEpochDay, todayEpochDay } from '../dates.js';
+import { todayEpochDay } from '../dates.js';
 import type { RouteCall } from '../http/route.js';
 import { requestCost, requestedSpan } from '../limits/request-cost.js';
-import { streamSeries } from '../series/read-series.js';
+import { readSeriesRows } from '../series/read-series.js';
 import { planSeries } from '../series/series-plan.js';
 import { validateSeriesRequest } from '../series/series-request.js';
 import { parseMetricQuery, REST_PARAMS } from './parse-query.js';
@@ -28,10 +28,10 @@ export async function handleMetric({ req, res, services, param, query, signal, m
   const metric = services.catalog.byName.get(param);
   if (metric === undefined) throw new ApiError('not-found', `unknown metric ${JSON.stringify(param.slice(0, 64))}; GET /v1/metrics lists them`);
   const request = validateSeriesRequest(parseMetricQuery(metric, query), REST_PARAMS);
-  const today = fromEpochDay(todayEpochDay(services.clock()));
-  await meter.charge(requestCost(request, today));
+  const span = requestedSpan(request, todayEpochDay(services.clock()));
+  await meter.charge(requestCost(request, span));
   const plan = planSeries(request, readyDirectory(services.state));
-  const projectsPerBatch = Math.max(1, Math.floor(POINTS_PER_BATCH / Math.max(1, requestedSpan(request, today).buckets)));
-  const rows = streamSeries(services.store, plan, 'rest', projectsPerBatch, signal);
-  await sendSeriesBody(req, res, plan, rows, services.config.cacheMaxAgeSeconds);
+  const projectsPerBatch = Math.max(1, Math.floor(POINTS_PER_BATCH / Math.max(1, span.buckets)));
+  const answer = await readSeriesRows(services.store, plan, 'rest', projectsPerBatch, signal);
+  await sendSeriesBody(req, res, plan, answer, services.config.cacheMaxAgeSeconds);
 }

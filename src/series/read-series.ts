@@ -20,23 +20,27 @@ export interface SeriesText {
   points: string;
 }
 
+/** A plan's rows: all of them at once, or batches to stream. */
+export type SeriesRows = { whole: RawSeriesRow[] } | { batches: AsyncIterable<RawSeriesRow[]> };
+
 /**
- * A plan's rows as bytes (text on the embedded store), `batchRows` projects per round
- * trip so a huge answer stays small in memory; when every project fits one batch, one
- * plain statement (no cursor, which costs about 15% more) reads them all. A store
- * failure becomes the 503 ApiError; a batch cut short by a cancelled statement is refused
- * rather than served as data.
+ * A plan's rows as bytes (text on the embedded store). When every project fits one batch
+ * of `batchRows`, one plain statement reads them all (no cursor, which costs about 15%
+ * more, and no iteration); otherwise they stream `batchRows` projects per round trip so a
+ * huge answer stays small in memory. A store failure becomes the 503 ApiError; a batch
+ * cut short by a cancelled statement is refused rather than served as data.
  */
+export async function readSeriesRows(store: Store, plan: SeriesPlan, layout: PointLayout, batchRows: number, signal?: AbortSignal): Promise<SeriesRows> {
+  if (plan.projects.length > batchRows) return { batches: streamSeries(store, plan, layout, batchRows, signal) };
+  const { text, parameters } = statementFor(plan, layout);
+  return { whole: toRows(await guardUnavailable(() => store.queryRaw(text, parameters(query(plan, plan.projects)), signal))) };
+}
+
+/** A plan's rows, `batchRows` projects per round trip, whatever their number. */
 export async function* streamSeries(store: Store, plan: SeriesPlan, layout: PointLayout, batchRows: number, signal?: AbortSignal): AsyncGenerator<RawSeriesRow[]> {
   const batch = plan.projects.length <= batchRows ? Infinity : batchRows;
   const { text, parameters } = statementFor(plan, layout);
-  for await (const rows of guardStream(store.streamRaw(text, parameters(query(plan, plan.projects)), batch, signal))) {
-    yield rows.map((row) => {
-      if (!Array.isArray(row)) throw new IncompleteResultError();
-      const [, slug, version, updatedAt, points] = row as (ColumnText | null)[];
-      return { slug: slug!, version: version!, updatedAt: updatedAt ?? null, points: points! };
-    });
-  }
+  for await (const rows of guardStream(store.streamRaw(text, parameters(query(plan, plan.projects)), batch, signal))) yield toRows(rows);
 }
 
 /** The rows of some projects of a plan (a loader's batch), in one statement. */
@@ -47,6 +51,14 @@ export async function readSeries(db: Queryable, plan: SeriesPlan, projects: read
 }
 
 // Private
+
+function toRows(rows: ColumnText[][]): RawSeriesRow[] {
+  return rows.map((row) => {
+    if (!Array.isArray(row)) throw new IncompleteResultError();
+    const [, slug, version, updatedAt, points] = row as (ColumnText | null)[];
+    return { slug: slug!, version: version!, updatedAt: updatedAt ?? null, points: points! };
+  });
+}
 
 function statementFor(plan: SeriesPlan, layout: PointLayout): SeriesStatement {
   return seriesStatement({ layout, options: plan.options, extraFields: plan.metric.extraFields });

@@ -1,3 +1,5 @@
+import { civilFromDays, daysFromCivil, weekday } from '../dates.js';
+
 /**
  * How a series may be shaped beyond replaying its stored daily points: calendar buckets,
  * how a bucket's days are aggregated, what fills a bucket without data, and a transform
@@ -38,46 +40,18 @@ export function isDailyReplay(options: SeriesOptions): boolean {
   return options.interval === 'day' && options.fill === 'none' && options.transform === null;
 }
 
-/** The start of the bucket holding a day (`YYYY-MM-DD`): ISO weeks from Monday, months, quarters and years from their first day. */
-export function bucketStart(day: string, interval: Interval): string {
-  const [y, m, d] = day.split('-').map(Number) as [number, number, number];
-  switch (interval) {
-    case 'day':
-      return day;
-    case 'week': {
-      const date = new Date(Date.UTC(y, m - 1, d));
-      date.setUTCDate(d - ((date.getUTCDay() + 6) % 7));
-      return date.toISOString().slice(0, 10);
-    }
-    case 'month':
-      return `${String(y).padStart(4, '0')}-${String(m).padStart(2, '0')}-01`;
-    case 'quarter':
-      return `${String(y).padStart(4, '0')}-${String(m - ((m - 1) % 3)).padStart(2, '0')}-01`;
-    case 'year':
-      return `${String(y).padStart(4, '0')}-01-01`;
-  }
+/** The start of the bucket holding a day (days since 1970-01-01): ISO weeks from Monday, months, quarters and years from their first day. */
+export function bucketStart(day: number, interval: Interval): number {
+  if (interval === 'day') return day;
+  if (interval === 'week') return day - ((weekday(day) + 6) % 7);
+  const [y, m] = civilFromDays(day);
+  return daysFromCivil(y, interval === 'year' ? 1 : interval === 'quarter' ? m - ((m - 1) % 3) : m, 1);
 }
 
 /** The bucket `steps` buckets after (or, negative, before) the one starting on `start`. */
-export function shiftBucket(start: string, interval: Interval, steps: number): string {
-  const [y, m, d] = start.split('-').map(Number) as [number, number, number];
-  const date = new Date(Date.UTC(y, m - 1, d));
-  switch (interval) {
-    case 'day':
-      date.setUTCDate(d + steps);
-      break;
-    case 'week':
-      date.setUTCDate(d + 7 * steps);
-      break;
-    case 'month':
-      date.setUTCMonth(m - 1 + steps);
-      break;
-    case 'quarter':
-      date.setUTCMonth(m - 1 + 3 * steps);
-      break;
-    case 'year':
-      date.setUTCFullYear(y + steps);
-      break;
-  }
-  return date.toISOString().slice(0, 10);
+export function shiftBucket(start: number, interval: Interval, steps: number): number {
+  if (interval === 'day' || interval === 'week') return start + steps * (interval === 'day' ? 1 : 7);
+  const [y, m] = civilFromDays(start);
+  const months = y * 12 + (m - 1) + steps * (interval === 'month' ? 1 : interval === 'quarter' ? 3 : 12);
+  return daysFromCivil(Math.floor(months / 12), (months % 12) + 1, 1);
 }

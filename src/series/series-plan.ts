@@ -32,8 +32,13 @@ export function planSeries(request: SeriesRequest, directory: ProjectDirectory):
     from: request.from,
     to: request.to,
     options: request.options,
-    batchKey: [request.metric.name, request.from ?? '', request.to ?? '', JSON.stringify(request.options)].join('\u0000'),
+    batchKey: batchKey(request),
   };
+}
+
+/** Everything but the projects: requests with the same key can share one statement. */
+function batchKey({ metric, from, to, options: o }: SeriesRequest): string {
+  return `${metric.name}|${from ?? ''}|${to ?? ''}|${o.interval}|${o.aggregation}|${o.fill}|${o.transform}|${o.window}`;
 }
 
 /** The stored daily points of a metric's projects over their whole history: no options. */
