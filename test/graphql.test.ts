@@ -346,6 +346,52 @@ for (const kind of STORE_KINDS) {
       });
     });
 
+    describe('points spliced from PostgreSQL\'s JSON', () => {
+      const args = 'name: etf_num_products, projects: [blackrock, fidelity], from: "2026-03-01", to: "2026-04-30"';
+      const cases = [
+        ['date value', ''],
+        ['value date', ''],
+        ['date value count extra', ''],
+        ['extra count', ', interval: WEEK'],
+        ['date value count', ', interval: MONTH, fill: NULL, transform: PERCENT_CHANGE'],
+      ] as const;
+
+      it.each(cases)('answers points { %s }%s exactly as resolving every point would, from a statement that writes just those fields', async (fields, options) => {
+        const spliced = await service.graphql(`{ metric(${args}${options}) { name series { slug points { ${fields} } } } }`);
+        const text = await spliced.text();
+        const [statement] = probe.pointStatements();
+        // Each selected field is written by PostgreSQL, in the order asked; nothing else is.
+        const written = [...statement!.matchAll(/'"(date|value|count|extra)":/g)].map((m) => m[1]);
+        expect(written).toEqual(fields.split(' '));
+        probe.reset();
+        // An inline fragment makes the same selection go through graphql's execution, point by point.
+        const resolved = await service.graphql(`{ metric(${args}${options}) { name series { slug points { ... on DataPoint { ${fields} } } } } }`);
+        expect(probe.pointStatements()[0]).toMatch(/'"date":"' .*'"value":' .*'"count":' .*'"extra":'/s);
+        const [a, b] = [JSON.parse(text), await resolved.json()];
+        expect(a).toEqual(b);
+        expect(Object.keys(a.data.metric.series[0].points[0])).toEqual(fields.split(' '));
+      });
+
+      it('falls back to resolving points for aliases, __typename and repeated fields, with the same answer', async () => {
+        for (const selection of ['d: date value', '__typename date', 'date date value']) {
+          const res = await service.graphql(`{ metric(${args}) { series { points { ${selection} } } } }`);
+          const body = (await res.json()) as { data: { metric: { series: { points: Record<string, unknown>[] }[] } } };
+          expect(body.data.metric.series[0]!.points.length).toBeGreaterThan(50);
+        }
+        const aliased = (await (await service.graphql(`{ metric(${args}) { series { points { d: date v: value } } } }`)).json()) as { data: { metric: { series: { points: { d: string; v: number }[] }[] } } };
+        const plain = (await (await service.graphql(`{ metric(${args}) { series { points { date value } } } }`)).json()) as { data: { metric: { series: { points: { date: string; value: number }[] }[] } } };
+        expect(aliased.data.metric.series[1]!.points).toEqual(plain.data.metric.series[1]!.points.map((p) => ({ d: p.date, v: p.value })));
+      });
+
+      it('leaves a series whose metric field failed as null, not spliced into an error', async () => {
+        const res = await service.graphql(`{ ok: metric(${args}) { series { points { date } } } bad: metric(name: price) { series { points { date } } } }`);
+        const body = (await res.json()) as { data: { ok: unknown; bad: unknown }; errors: unknown[] };
+        expect(body.data.bad).toBeNull();
+        expect(body.errors).toHaveLength(1);
+        expect((body.data.ok as { series: { points: unknown[] }[] }).series[0]!.points.length).toBeGreaterThan(50);
+      });
+    });
+
     describe('batching', () => {
       const slugs = metricDef('etf-aum-change-pct').projects;
       const list = (from: number) => slugs.slice(from, from + 20).map(enumName).join(', ');
@@ -469,6 +515,8 @@ function createStoreProbe() {
     },
     /** Statements sent since the last reset that read the `point` table (series and coverage). */
     pointReads: () => statements.filter(readsPoints).length,
+    /** The texts of the statements that read points, in the order sent. */
+    pointStatements: () => statements.filter(readsPoints),
     failPointReadsWith(error: Error) {
       failure = error;
     },

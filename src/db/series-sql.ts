@@ -16,8 +16,14 @@ import { isDailyReplay, type Aggregation, type SeriesOptions } from '../series/s
  * see {@link bucketedPoints}.
  */
 
-/** How points are written: REST's `{date, value, …extra}`, GraphQL's `{date, value, count, extra}`, or export lines. */
-export type PointLayout = 'rest' | 'graphql' | 'csv' | 'ndjson';
+/** A field of a GraphQL DataPoint that PostgreSQL can write. */
+export type PointField = 'date' | 'value' | 'count' | 'extra';
+
+/**
+ * How points are written: REST's `{date, value, …extra}`, export lines, or GraphQL's
+ * DataPoint objects holding exactly the fields a query selected, in its order.
+ */
+export type PointLayout = 'rest' | 'csv' | 'ndjson' | { graphql: readonly PointField[] };
 
 /** What decides a statement's text; equal shapes share one prepared statement. */
 export interface SeriesShape {
@@ -47,7 +53,8 @@ export interface SeriesQuery {
 /** The statement for a shape; built once per shape (there are at most a few hundred), so the driver prepares each once per connection. */
 export function seriesStatement(shape: SeriesShape): SeriesStatement {
   const { interval, aggregation, fill, transform, window } = shape.options;
-  const key = `${shape.layout}|${interval}|${aggregation}|${fill}|${transform}|${window}|${shape.extraFields.join(',')}`;
+  const layout = typeof shape.layout === 'string' ? shape.layout : shape.layout.graphql.join(',');
+  const key = `${layout}|${interval}|${aggregation}|${fill}|${transform}|${window}|${shape.extraFields.join(',')}`;
   let built = STATEMENTS.get(key);
   if (built === undefined) {
     built = numberParameters(statement(shape));
@@ -98,12 +105,10 @@ function statement(shape: SeriesShape): string {
   const points = isDailyReplay(shape.options) ? storedPoints(shape) : bucketedPoints(shape);
   return `select r.project_id, r.slug, (select version::text from dataset_version) as version,
   (select to_char(max(p.updated_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') from project p where p.id = any({{ids}}::integer[])) as updated_at,
-  coalesce((${points}), ${EMPTY[shape.layout]}) as points
+  coalesce((${points}), ${typeof shape.layout === 'string' && shape.layout !== 'rest' ? `''` : `'[]'`}) as points
   from unnest({{ids}}::integer[], {{slugs}}::text[]) with ordinality as r (project_id, slug, position)
   order by r.position`;
 }
-
-const EMPTY: Record<PointLayout, string> = { rest: `'[]'`, graphql: `'[]'`, csv: `''`, ndjson: `''` };
 
 /**
  * The stored daily points themselves, one primary-key range scan per project, ascending
@@ -239,12 +244,19 @@ interface PointColumns {
 /** One point's text: a missing value is JSON `null`, an empty CSV field. */
 function pointText(layout: PointLayout, p: PointColumns): string {
   const value = p.always ? p.value : `coalesce(${p.value}, 'null')`;
+  if (typeof layout !== 'string') {
+    const fields: Record<PointField, string> = {
+      date: `'"date":"' || ${p.day}::text || '"'`,
+      value: `'"value":' || ${value}`,
+      count: `'"count":' || ${p.count}`,
+      extra: `'"extra":' || coalesce(${p.extra}::text, 'null')`,
+    };
+    return `'{' || ${layout.graphql.map((f) => fields[f]).join(` || ',' || `)} || '}'`;
+  }
   switch (layout) {
     case 'rest':
       return `'{"date":"' || ${p.day}::text || '","value":' || ${value}
         || coalesce(',' || nullif(substr(${p.extra}::text, 2, length(${p.extra}::text) - 2), ''), '') || '}'`;
-    case 'graphql':
-      return `'{"date":"' || ${p.day}::text || '","value":' || ${value} || ',"count":' || ${p.count} || ',"extra":' || coalesce(${p.extra}::text, 'null') || '}'`;
     case 'csv':
       return `{{metric}}::text || ',' || r.slug || ',' || ${p.day}::text || ',' || ${p.always ? p.value : `coalesce(${p.value}, '')`} || E'\\n'`;
     case 'ndjson':
@@ -254,9 +266,9 @@ function pointText(layout: PointLayout, p: PointColumns): string {
 
 /** A project's points joined into one text: a JSON array, or export lines. */
 function aggregateText(layout: PointLayout, point: string, order: string): string {
-  return layout === 'rest' || layout === 'graphql'
-    ? `'[' || string_agg(${point}, ',' order by ${order}) || ']'`
-    : `string_agg(${point}, '' order by ${order})`;
+  return layout === 'csv' || layout === 'ndjson'
+    ? `string_agg(${point}, '' order by ${order})`
+    : `'[' || string_agg(${point}, ',' order by ${order}) || ']'`;
 }
 
 /** Extra field names come from the catalog, which admits lower-case identifiers only; checked again before they enter SQL text. */

@@ -3,13 +3,16 @@ import type { ProjectDirectory } from '../db/project-directory.js';
 import type { RateLimitMeter } from '../limits/rate-limiter.js';
 import type { SeriesLoaders } from '../series/series-loader.js';
 import type { Services } from '../services.js';
+import type { Splices } from './splice.js';
 
-/** What every resolver sees: the shared services and this request's own loaders, directory and rate-limit meter. */
+/** What every resolver sees: the shared services and this request's own loaders, directory, rate-limit meter and splices. */
 export interface GraphqlContext {
   services: Services;
   directory: ProjectDirectory;
   loaders: SeriesLoaders;
   meter: RateLimitMeter;
+  /** Points' JSON text that serialization puts in place (see splice.ts). */
+  splices: Splices;
 }
 
 export interface SchemaTypes {

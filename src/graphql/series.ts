@@ -1,4 +1,6 @@
-import type { SeriesKey } from '../series/series-loader.js';
+import type { PointField } from '../db/series-sql.js';
+import type { DataPoint, SeriesKey } from '../series/series-loader.js';
+import { plainPointFields } from './splice.js';
 import type { Builder } from './builder.js';
 import type { DataPointRef } from './data-point.js';
 import type { Enums } from './enums.js';
@@ -12,7 +14,12 @@ export function addSeries(builder: Builder, refs: { DataPoint: DataPointRef; enu
       points: t.field({
         type: [refs.DataPoint],
         description: 'Points from `from` to `to` inclusive, ascending by date, one per day or bucket; empty when none.',
-        resolve: (s, _args, ctx) => ctx.loaders.series.load(s),
+        resolve: async (s, _args, ctx, info) => {
+          const fields = plainPointFields(info);
+          if (fields === undefined) return JSON.parse(await ctx.loaders.points.load({ ...s, fields: ALL_POINT_FIELDS })) as DataPoint[];
+          ctx.splices.add(info, await ctx.loaders.points.load({ ...s, fields }));
+          return [];
+        },
       }),
       firstDate: t.field({
         type: 'Date',
@@ -37,3 +44,7 @@ export function addSeries(builder: Builder, refs: { DataPoint: DataPointRef; enu
 }
 
 export type SeriesRef = ReturnType<typeof addSeries>;
+
+// Private
+
+const ALL_POINT_FIELDS: readonly PointField[] = ['date', 'value', 'count', 'extra'];

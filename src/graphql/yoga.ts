@@ -11,6 +11,7 @@ import type { Services } from '../services.js';
 import { useGraphqlArmor } from './armor.js';
 import type { GraphqlContext } from './builder.js';
 import { exampleQuery } from './example-query.js';
+import { createSplices, useSplices } from './splice.js';
 import { createGraphqlSchema } from './schema.js';
 import { useVariableCheck } from './variable-check.js';
 
@@ -48,8 +49,9 @@ export function createGraphqlServer(services: Services): YogaServerInstance<Grap
         enableIf: (args) => getOperationAST(args.document, args.operationName)?.operation === 'query',
         onError: () => {},
       }),
+      useSplices((context) => (context as GraphqlContext).splices),
     ],
-    context: ({ directory, signal, meter }) => ({ services, directory, meter, loaders: createSeriesLoaders(services.store, directory, signal) }),
+    context: ({ directory, signal, meter }) => ({ services, directory, meter, loaders: createSeriesLoaders(services.store, directory, signal), splices: createSplices() }),
     graphiql: services.config.graphiql ? () => graphiqlOptions(services) : false,
     // The page is a 9 MB bundle (no CDN needed); it is loaded the first time someone opens it.
     renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),

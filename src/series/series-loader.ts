@@ -3,6 +3,7 @@ import { guardUnavailable } from '../api/unavailable.js';
 import { readCoverage } from '../db/read-coverage.js';
 import type { ProjectDirectory } from '../db/project-directory.js';
 import type { Queryable } from '../db/store.js';
+import type { PointField } from '../db/series-sql.js';
 import { readSeries } from './read-series.js';
 import type { PlannedProject, SeriesPlan } from './series-plan.js';
 
@@ -10,6 +11,11 @@ import type { PlannedProject, SeriesPlan } from './series-plan.js';
 export interface SeriesKey {
   plan: SeriesPlan;
   project: PlannedProject;
+}
+
+/** One project's points with the DataPoint fields a query selected, in its order. */
+export interface PointsKey extends SeriesKey {
+  fields: readonly PointField[];
 }
 
 /** A point as GraphQL serves it. */
@@ -30,38 +36,44 @@ export interface Coverage {
 }
 
 export interface SeriesLoaders {
-  series: DataLoader<SeriesKey, DataPoint[], string>;
+  /** A project's points as the JSON text of an array of DataPoint objects. */
+  points: DataLoader<PointsKey, string, string>;
   coverage: DataLoader<{ metric: string; slug: string }, Coverage, string>;
 }
 
 /**
- * Fresh loaders for one request: nothing cached outlives it. All series keys whose plans
- * share a batch key (metric, range) become one SQL statement, however many projects or
- * aliases ask for them; all coverage keys of a request become one statement.
+ * Fresh loaders for one request: nothing cached outlives it. All points keys whose plans
+ * share a batch key (metric, range, options) and fields become one SQL statement, however
+ * many projects or aliases ask for them; all coverage keys of a request become one statement.
  */
 export function createSeriesLoaders(db: Queryable, directory: ProjectDirectory, signal?: AbortSignal): SeriesLoaders {
   return {
-    series: new DataLoader((keys) => loadSeriesBatch(db, keys, signal), { cacheKeyFn: (k) => `${k.plan.batchKey}\u0000${k.project.id}` }),
+    points: new DataLoader((keys) => loadPointsBatch(db, keys, signal), { cacheKeyFn: (k) => `${statementKey(k)}\u0000${k.project.id}` }),
     coverage: new DataLoader((keys) => loadCoverageBatch(db, directory, keys, signal), { cacheKeyFn: (k) => `${k.metric}\u0000${k.slug}` }),
   };
 }
 
 // Private
 
-async function loadSeriesBatch(db: Queryable, keys: readonly SeriesKey[], signal?: AbortSignal): Promise<DataPoint[][]> {
-  const batches = new Map<string, { plan: SeriesPlan; projects: Map<number, PlannedProject> }>();
-  for (const { plan, project } of keys) {
-    const batch = batches.get(plan.batchKey) ?? { plan, projects: new Map() };
-    batch.projects.set(project.id, project);
-    batches.set(plan.batchKey, batch);
+/** Keys that one statement answers: the same plan batch and the same fields. */
+function statementKey(k: PointsKey): string {
+  return `${k.plan.batchKey}\u0000${k.fields.join(',')}`;
+}
+
+async function loadPointsBatch(db: Queryable, keys: readonly PointsKey[], signal?: AbortSignal): Promise<string[]> {
+  const batches = new Map<string, { key: PointsKey; projects: Map<number, PlannedProject> }>();
+  for (const key of keys) {
+    const batch = batches.get(statementKey(key)) ?? { key, projects: new Map() };
+    batch.projects.set(key.project.id, key.project);
+    batches.set(statementKey(key), batch);
   }
-  const points = new Map<string, DataPoint[]>();
-  await Promise.all([...batches.values()].map(async ({ plan, projects }) => {
-    for (const row of await readSeries(db, plan, [...projects.values()], 'graphql', signal)) {
-      points.set(`${plan.batchKey}\u0000${row.projectId}`, JSON.parse(row.points) as DataPoint[]);
+  const points = new Map<string, string>();
+  await Promise.all([...batches].map(async ([statement, { key, projects }]) => {
+    for (const row of await readSeries(db, key.plan, [...projects.values()], { graphql: key.fields }, signal)) {
+      points.set(`${statement}\u0000${row.projectId}`, row.points);
     }
   }));
-  return keys.map((k) => points.get(`${k.plan.batchKey}\u0000${k.project.id}`) ?? []);
+  return keys.map((k) => points.get(`${statementKey(k)}\u0000${k.project.id}`) ?? '[]');
 }
 
 async function loadCoverageBatch(

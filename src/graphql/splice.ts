@@ -1,0 +1,111 @@
+import { randomBytes } from 'node:crypto';
+import { Kind, type FieldNode, type GraphQLResolveInfo } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { PointField } from '../db/series-sql.js';
+
+/**
+ * Raw JSON spliced into a GraphQL response. A series' points arrive from PostgreSQL as the
+ * JSON text of an array of DataPoint objects holding exactly the fields the query selected,
+ * in its order; turning that text into objects, resolving each field of each point and
+ * serializing them again was most of a GraphQL request's time (docs/benchmarks.md,
+ * "GraphQL splices the points"). So when a `points` selection is plain fields, its
+ * resolver records the text here and returns an empty list, execution runs as usual for
+ * everything else, and serialization puts the text where that empty list stands. The
+ * answer is the same JSON a full execution gives, the same fields in the same order.
+ */
+export interface Splices {
+  /** Records `json` as the value at the response path of the field being resolved. */
+  add(info: GraphQLResolveInfo, json: string): void;
+  readonly size: number;
+  /** Serializes `result` with `stringify`, the recorded values in place. */
+  serialize(result: { data?: unknown }, stringify: (result: unknown) => string): string;
+}
+
+export function createSplices(): Splices {
+  const recorded: { path: (string | number)[]; json: string }[] = [];
+  return {
+    add(info, json) {
+      const path: (string | number)[] = [];
+      for (let p: GraphQLResolveInfo['path'] | undefined = info.path; p !== undefined; p = p.prev) path.unshift(p.key);
+      recorded.push({ path, json });
+    },
+    get size() {
+      return recorded.length;
+    },
+    serialize(result, stringify) {
+      // A marker no response can hold by chance: a fresh random nonce per response.
+      const nonce = randomBytes(8).toString('hex');
+      recorded.forEach(({ path }, i) => replaceAt(result.data, path, `\u0000${nonce}:${i}`));
+      const marker = new RegExp(`"\\\\u0000${nonce}:(\\d+)"`, 'g');
+      return stringify(result).replace(marker, (_, i: string) => recorded[Number(i)]!.json);
+    },
+  };
+}
+
+/**
+ * The DataPoint fields a `points` selection asks for, in its order, when it is plain
+ * fields PostgreSQL can write (no aliases, directives, fragments, repeats or
+ * `__typename`); undefined otherwise, and the points are resolved one by one.
+ */
+export function plainPointFields(info: GraphQLResolveInfo): readonly PointField[] | undefined {
+  if (info.fieldNodes.length !== 1) return undefined;
+  const node = info.fieldNodes[0]!;
+  let fields = PLAIN_FIELDS.get(node);
+  if (fields === undefined) {
+    fields = plainFieldsOf(node);
+    PLAIN_FIELDS.set(node, fields);
+  }
+  return fields ?? undefined;
+}
+
+/** Serializes every response whose execution recorded splices with them in place. */
+export function useSplices(splicesOf: (context: unknown) => Splices): Plugin {
+  return {
+    onExecute({ args }) {
+      return {
+        onExecuteDone({ result }) {
+          const splices = splicesOf(args.contextValue);
+          if (splices.size === 0 || Symbol.asyncIterator in result) return;
+          // graphql-jit leaves a `stringify` of its own on results; Yoga serializes with it when present.
+          const inner = (result as { stringify?: (r: unknown) => string }).stringify ?? JSON.stringify;
+          Object.assign(result, { stringify: (r: { data?: unknown }) => splices.serialize(r, inner) });
+        },
+      };
+    },
+  };
+}
+
+// Private
+
+const POINT_FIELDS: readonly PointField[] = ['date', 'value', 'count', 'extra'];
+
+function isPointField(name: string): name is PointField {
+  return (POINT_FIELDS as readonly string[]).includes(name);
+}
+
+/** Documents are parsed once and cached, so their nodes repeat: each is looked at once. */
+const PLAIN_FIELDS = new WeakMap<FieldNode, readonly PointField[] | null>();
+
+function plainFieldsOf(node: FieldNode): readonly PointField[] | null {
+  const fields: PointField[] = [];
+  for (const selection of node.selectionSet?.selections ?? []) {
+    if (selection.kind !== Kind.FIELD || selection.alias !== undefined || (selection.directives?.length ?? 0) > 0) return null;
+    const name = selection.name.value;
+    if (!isPointField(name) || fields.includes(name)) return null;
+    fields.push(name);
+  }
+  return fields.length > 0 ? fields : null;
+}
+
+/** Puts `value` at `path` in `data` when the path leads to the list left there; a path cut short by a null is left alone. */
+function replaceAt(data: unknown, path: readonly (string | number)[], value: string): void {
+  let node = data;
+  for (const key of path.slice(0, -1)) {
+    if (node === null || typeof node !== 'object') return;
+    node = (node as Record<string | number, unknown>)[key];
+  }
+  const last = path.at(-1)!;
+  if (node !== null && typeof node === 'object' && Array.isArray((node as Record<string | number, unknown>)[last])) {
+    (node as Record<string | number, unknown>)[last] = value;
+  }
+}
