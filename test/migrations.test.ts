@@ -30,14 +30,14 @@ for (const kind of STORE_KINDS) {
     });
 
     const DAILY: SeriesOptions = { interval: 'day', aggregation: 'avg', fill: 'none', transform: null, window: null };
-    const explain = async (layout: PointLayout, options: SeriesOptions) => {
+    const explain = async (layout: PointLayout, options: SeriesOptions, asOf: string | null = null, change = '') => {
       await seedDatabase(db.store, CATALOG, { years: 1, lastDay: 20_600 });
-      await db.store.exec('analyze');
+      await db.store.exec(`${change}; analyze`);
       const ids = (await db.store.query<{ id: number }>(
         `select p.id from project p join metric m on m.id = p.metric_id where m.name = 'etf-aum-change-pct' order by p.position limit 5`,
       )).map((r) => r.id);
-      const { text, parameters } = seriesStatement({ layout, options, extraFields: [] });
-      const params = parameters({ projectIds: ids, slugs: ids.map(String), from: '2026-01-01', to: '2026-03-01', metric: 'etf-aum-change-pct', options });
+      const { text, parameters } = seriesStatement({ layout, options, extraFields: [], asOf: asOf !== null });
+      const params = parameters({ projectIds: ids, slugs: ids.map(String), from: '2026-01-01', to: '2026-03-01', metric: 'etf-aum-change-pct', options, asOf });
       return (await db.store.query<{ 'QUERY PLAN': string }>(`explain ${text}`, params)).map((r) => r['QUERY PLAN']).join('\n');
     };
 
@@ -53,6 +53,14 @@ for (const kind of STORE_KINDS) {
       expect(plan).toMatch(/Index Scan using point_pkey on point pt(_\d+)? .*\n\s+Index Cond: \(\(project_id = r\.project_id\) AND \(day >= w(_\d+)?\.warm_lo\) AND \(day <= w(_\d+)?\.hi\)\)/);
       // The first and last stored day: probes at either end of the key, not reads of the series.
       expect(plan.match(/Index Only Scan( Backward)? using point_pkey/g)?.length).toBeGreaterThanOrEqual(2);
+      expect(plan).not.toMatch(/Seq Scan on point/);
+    });
+
+    it('reads as of an instant with one primary-key range scan per project in the current table and one in the history', async () => {
+      // Every point revised once: the history holds as many rows as the current table.
+      const plan = await explain('rest', DAILY, '2026-01-15T00:00:00.000000Z', 'update point set value = value + 1');
+      expect(plan).toMatch(/Index Scan using point_pkey on point c .*\n\s+Index Cond: \(\(project_id = r\.project_id\) AND \(day >= '2026-01-01'::date\) AND \(day <= '2026-03-01'::date\)\)/);
+      expect(plan).toMatch(/Index Scan using point_history_pkey on point_history h .*\n\s+Index Cond: \(\(project_id = r\.project_id\) AND \(day >= '2026-01-01'::date\) AND \(day <= '2026-03-01'::date\)/);
       expect(plan).not.toMatch(/Seq Scan on point/);
     });
   });

@@ -121,7 +121,7 @@ for (const kind of STORE_KINDS) {
       expect(exportOp.parameters.filter((p) => p.name !== undefined).map((p) => p.name)).toEqual(['metric', 'project', 'format']);
       expect(Object.keys(exportOp.responses['200']!.content!)).toEqual(['text/csv', 'application/x-ndjson']);
       const metricOp = document.paths['/v1/metrics/price']!.get as unknown as { parameters: { name?: string; $ref?: string }[] };
-      expect(metricOp.parameters.map((p) => p.name ?? p.$ref!.split('/').at(-1))).toEqual(['project', 'StartDate', 'EndDate', 'Interval', 'Aggregation', 'Fill', 'Transform', 'Window']);
+      expect(metricOp.parameters.map((p) => p.name ?? p.$ref!.split('/').at(-1))).toEqual(['project', 'StartDate', 'EndDate', 'Interval', 'Aggregation', 'Fill', 'Transform', 'Window', 'AsOf']);
       const parameters = (document.components as unknown as { parameters: Record<string, { name: string; schema: { enum?: string[] } }> }).parameters;
       expect(parameters.Interval!.schema.enum).toEqual(['day', 'week', 'month', 'quarter', 'year']);
       expect(parameters.Fill!.schema.enum).toEqual(['none', 'null', 'zero', 'previous']);

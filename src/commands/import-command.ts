@@ -46,7 +46,8 @@ function describeProgress(p: ImportProgress): string {
 function report(output: CommandOutput, result: ImportResult): void {
   if (result.ok) {
     const rate = result.seconds > 0 ? Math.round(result.rows / result.seconds) : result.rows;
-    output.out(`imported ${result.rows} rows from ${result.file} in ${result.seconds.toFixed(1)} s (${rate} rows/s)\n`);
+    const { added, revised, removed } = result.written;
+    output.out(`imported ${result.rows} rows from ${result.file} in ${result.seconds.toFixed(1)} s (${rate} rows/s): ${added} points added, ${revised} revised, ${removed} removed\n`);
     return;
   }
   for (const e of result.errors) output.err(`${result.file}:${e.line}: ${e.message}\n`);

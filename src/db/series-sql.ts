@@ -16,8 +16,10 @@ import { isDailyReplay, type Aggregation, type SeriesOptions } from '../series/s
  * see {@link bucketedPoints}.
  */
 
-/** A field of a GraphQL DataPoint that PostgreSQL can write. */
-export type PointField = 'date' | 'value' | 'count' | 'extra';
+/** The fields of a GraphQL DataPoint, all of which PostgreSQL can write. */
+export const POINT_FIELDS = ['date', 'value', 'count', 'extra', 'revisedAt'] as const;
+
+export type PointField = (typeof POINT_FIELDS)[number];
 
 /**
  * How points are written: REST's `{date, value, …extra}`, export lines, or GraphQL's
@@ -31,6 +33,8 @@ export interface SeriesShape {
   options: SeriesOptions;
   /** The metric's extra fields (catalog identifiers), aggregated like the value. */
   extraFields: readonly string[];
+  /** Whether the points are read as of an instant (from the current values and their history) rather than as they are now. */
+  asOf: boolean;
 }
 
 /** A statement and how to fill its parameters. */
@@ -48,13 +52,15 @@ export interface SeriesQuery {
   to: string | null;
   metric: string;
   options: SeriesOptions;
+  /** The instant an as-of statement reads at; ignored by the others. */
+  asOf: string | null;
 }
 
 /** The statement for a shape; built once per shape (there are at most a few hundred), so the driver prepares each once per connection. */
 export function seriesStatement(shape: SeriesShape): SeriesStatement {
   const { interval, aggregation, fill, transform, window } = shape.options;
   const layout = typeof shape.layout === 'string' ? shape.layout : shape.layout.graphql.join(',');
-  const key = `${layout}|${interval}|${aggregation}|${fill}|${transform}|${window}|${shape.extraFields.join(',')}`;
+  const key = `${layout}|${interval}|${aggregation}|${fill}|${transform}|${window}|${shape.extraFields.join(',')}|${shape.asOf}`;
   let built = STATEMENTS.get(key);
   if (built === undefined) {
     built = numberParameters(statement(shape));
@@ -79,6 +85,7 @@ const PARAMETERS = {
   step: (q: SeriesQuery) => STEPS[q.options.interval],
   window: (q: SeriesQuery) => q.options.window,
   metric: (q: SeriesQuery) => q.metric,
+  asof: (q: SeriesQuery) => q.asOf,
 } as const;
 
 type ParameterName = keyof typeof PARAMETERS;
@@ -103,8 +110,10 @@ function numberParameters(template: string): SeriesStatement {
 
 function statement(shape: SeriesShape): string {
   const points = isDailyReplay(shape.options) ? storedPoints(shape) : bucketedPoints(shape);
+  // As of an instant, the answer was last modified no later than that instant.
+  const updatedAt = shape.asOf ? 'least(max(p.updated_at), {{asof}}::timestamptz)' : 'max(p.updated_at)';
   return `select r.project_id, r.slug, (select version::text from dataset_version) as version,
-  (select to_char(max(p.updated_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') from project p where p.id = any({{ids}}::integer[])) as updated_at,
+  (select ${isoInstant(updatedAt)} from project p where p.id = any({{ids}}::integer[])) as updated_at,
   coalesce((${points}), ${typeof shape.layout === 'string' && shape.layout !== 'rest' ? `''` : `'[]'`}) as points
   from unnest({{ids}}::integer[], {{slugs}}::text[]) with ordinality as r (project_id, slug, position)
   order by r.position`;
@@ -118,9 +127,9 @@ function statement(shape: SeriesShape): string {
  */
 function storedPoints(shape: SeriesShape): string {
   // Stored values are canonical already (every write path trims them), so they are written as they are.
-  const point: PointColumns = { day: 'pt.day', value: 'pt.value::text', always: true, count: '1', extra: 'pt.extra' };
+  const point: PointColumns = { day: 'pt.day', value: 'pt.value::text', always: true, count: '1', extra: 'pt.extra', revised: 'pt.written_at' };
   return `select ${aggregateText(shape.layout, pointText(shape.layout, point), 'pt.day')}
-    from point pt
+    from ${pointSource(shape)} pt
     where pt.project_id = r.project_id
       and pt.day between coalesce({{from}}::date, '-infinity') and coalesce({{to}}::date, 'infinity')`;
 }
@@ -146,12 +155,13 @@ function bucketedPoints(shape: SeriesShape): string {
   if (options.transform === 'moving_average') warm.push(`(b.out_lo::timestamp - ({{window}}::integer - 1) * {{step}}::interval)::date`);
   if (options.transform === 'change' || options.transform === 'percent_change') warm.push(`(b.out_lo::timestamp - {{step}}::interval)::date`);
   if (options.fill === 'previous') {
-    warm.push(`coalesce((select date_trunc({{unit}}, max(pt.day)::timestamp)::date from point pt where pt.project_id = r.project_id and pt.day < b.out_lo), b.out_lo)`);
+    warm.push(`coalesce((select date_trunc({{unit}}, max(pt.day)::timestamp)::date from ${pointSource(shape)} pt where pt.project_id = r.project_id and pt.day < b.out_lo), b.out_lo)`);
   }
   const warmLo = warm.length === 0 ? 'b.out_lo' : `greatest(b.first_bucket, least(${warm.join(', ')}))`;
   const extra = shape.extraFields.length === 0 ? 'null::jsonb'
     : `jsonb_build_object(${shape.extraFields.map((f) => `'${identifier(f)}', trim_scale(${aggregate(options.aggregation, `(d.extra->>'${identifier(f)}')::numeric`)})`).join(', ')})`;
-  const point: PointColumns = { day: 'o.bucket', value: 'trim_scale(o.value)::text', always: false, count: 'o.n', extra: 'o.extra' };
+  const point: PointColumns = { day: 'o.bucket', value: 'trim_scale(o.value)::text', always: false, count: 'o.n', extra: 'o.extra', revised: 'o.revised' };
+  const revised = selects(shape.layout, 'revisedAt') ? 'max(d.written_at)' : 'null::timestamptz';
   return `select ${aggregateText(shape.layout, pointText(shape.layout, point), 'o.bucket')}
     from (
       with bounds as (
@@ -159,29 +169,29 @@ function bucketedPoints(shape: SeriesShape): string {
           date_trunc({{unit}}, b.first_day::timestamp)::date as first_bucket
         from (
           select f.first_day, greatest(coalesce({{from}}::date, f.first_day), f.first_day) as lo, least(coalesce({{to}}::date, f.last_day), f.last_day) as hi
-          from (select min(pt.day) as first_day, max(pt.day) as last_day from point pt where pt.project_id = r.project_id) f
+          from (select min(pt.day) as first_day, max(pt.day) as last_day from ${pointSource(shape)} pt where pt.project_id = r.project_id) f
         ) b
         where b.lo <= b.hi
       ),
       warm as (select b.*, ${warmLo} as warm_lo from bounds b),
       days as (
-        select pt.day, pt.value, pt.extra, date_trunc({{unit}}, pt.day::timestamp)::date as bucket
-        from warm w join point pt on pt.project_id = r.project_id and pt.day between w.warm_lo and w.hi
+        select pt.day, pt.value, pt.extra, pt.written_at, date_trunc({{unit}}, pt.day::timestamp)::date as bucket
+        from warm w join ${pointSource(shape)} pt on pt.project_id = r.project_id and pt.day between w.warm_lo and w.hi
         where pt.day >= w.lo or pt.day < w.out_lo
       ),
       buckets as (
-        select d.bucket, ${aggregate(options.aggregation, 'd.value')} as value, count(*)::integer as n, ${extra} as extra
+        select d.bucket, ${aggregate(options.aggregation, 'd.value')} as value, count(*)::integer as n, ${extra} as extra, ${revised} as revised
         from days d group by d.bucket
       ),
       grid as (
-        select g::date as bucket, w.out_lo, b.n, b.value, b.extra, count(b.value) over (order by g) as carried
+        select g::date as bucket, w.out_lo, b.n, b.value, b.extra, b.revised, count(b.value) over (order by g) as carried
         from warm w cross join generate_series(w.warm_lo::timestamp, w.out_hi::timestamp, {{step}}::interval) g
         left join buckets b on b.bucket = g::date
       ),
-      filled as (select bucket, out_lo, coalesce(n, 0) as n, ${FILLED[options.fill]} as value, extra from grid),
+      filled as (select bucket, out_lo, coalesce(n, 0) as n, ${FILLED[options.fill]} as value, extra, revised from grid),
       shaped as (
         select bucket, n, ${transformed(options)} as value,
-          ${options.transform === null ? 'case when n > 0 then extra end' : 'null::jsonb'} as extra
+          ${options.transform === null ? 'case when n > 0 then extra end' : 'null::jsonb'} as extra, revised
         from filled
       )
       select s.* from shaped s cross join warm w
@@ -239,6 +249,8 @@ interface PointColumns {
   always: boolean;
   count: string;
   extra: string;
+  /** The newest write time behind the point; SQL null for a filled bucket. */
+  revised: string;
 }
 
 /** One point's text: a missing value is JSON `null`, an empty CSV field. */
@@ -250,6 +262,7 @@ function pointText(layout: PointLayout, p: PointColumns): string {
       value: `'"value":' || ${value}`,
       count: `'"count":' || ${p.count}`,
       extra: `'"extra":' || coalesce(${p.extra}::text, 'null')`,
+      revisedAt: `'"revisedAt":' || coalesce('"' || ${isoInstant(p.revised)} || '"', 'null')`,
     };
     return `'{' || ${layout.graphql.map((f) => fields[f]).join(` || ',' || `)} || '}'`;
   }
@@ -269,6 +282,30 @@ function aggregateText(layout: PointLayout, point: string, order: string): strin
   return layout === 'csv' || layout === 'ndjson'
     ? `string_agg(${point}, '' order by ${order})`
     : `'[' || string_agg(${point}, ',' order by ${order}) || ']'`;
+}
+
+/**
+ * Where points are read from. Now: the point table. As of an instant: the value each day
+ * had then, which is the current one if it was written by then, else the one in the
+ * history whose span holds the instant (at most one does); a day first written later has
+ * neither. `written_at` is when the value read was written.
+ */
+function pointSource(shape: SeriesShape): string {
+  if (!shape.asOf) return 'point';
+  return `(select c.project_id, c.day, c.value, c.extra, c.written_at from point c where c.written_at <= {{asof}}::timestamptz
+    union all
+    select h.project_id, h.day, h.value, h.extra, h.valid_from from point_history h
+    where h.valid_from <= {{asof}}::timestamptz and h.valid_to > {{asof}}::timestamptz)`;
+}
+
+/** Whether a layout writes a GraphQL field. */
+function selects(layout: PointLayout, field: PointField): boolean {
+  return typeof layout !== 'string' && layout.graphql.includes(field);
+}
+
+/** A timestamptz as GraphQL's DateTime text: UTC with milliseconds. */
+function isoInstant(value: string): string {
+  return `to_char(${value} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 }
 
 /** Extra field names come from the catalog, which admits lower-case identifiers only; checked again before they enter SQL text. */

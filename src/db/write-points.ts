@@ -8,6 +8,19 @@ export interface PointRow {
   extra: string | null;
 }
 
+/** A day whose point a write removes. */
+export interface RemovedPoint {
+  projectId: number;
+  day: string;
+}
+
+/** What a write did: points it added, and points whose earlier value it revised or removed. */
+export interface WriteCount {
+  added: number;
+  revised: number;
+  removed: number;
+}
+
 /** The point table's columns in the order CSV loads give them. */
 export const POINT_COLUMNS = ['project_id', 'day', 'value', 'extra'] as const;
 
@@ -16,31 +29,46 @@ export const POINT_COLUMNS = ['project_id', 'day', 'value', 'extra'] as const;
  * the same (project, day) twice: PostgreSQL refuses to update one row twice in a statement.
  * Values are stored canonical (`trim_scale`: 42.0 is kept as 42, 1.50 as 1.5), so both APIs
  * serve integers as integers and decimals without trailing zeros. A point whose value and
- * extra fields are unchanged is left as it is: not written, not counted as a change.
+ * extra fields are unchanged is left as it is: not written, not a revision, not a change.
+ * A replaced value goes to the history with the time it was served (see migration 0007).
  */
-export async function upsertPoints(db: Queryable, rows: readonly PointRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  await db.query(
+export async function upsertPoints(db: Queryable, rows: readonly PointRow[]): Promise<WriteCount> {
+  if (rows.length === 0) return { added: 0, revised: 0, removed: 0 };
+  const written = await db.query<{ added: boolean }>(
     `insert into point (project_id, day, value, extra)
      select x.project_id, x.day, trim_scale(x.value), x.extra::jsonb
      from unnest($1::integer[], $2::date[], $3::numeric[], $4::text[]) as x (project_id, day, value, extra)
-     on conflict (project_id, day) do update set value = excluded.value, extra = excluded.extra
-       where (point.value, point.extra) is distinct from (excluded.value, excluded.extra)`,
+     on conflict (project_id, day) do update set value = excluded.value, extra = excluded.extra, written_at = now()
+       where (point.value, point.extra) is distinct from (excluded.value, excluded.extra)
+     returning xmax = 0 as added`,
     [rows.map((r) => r.projectId), rows.map((r) => r.day), rows.map((r) => String(r.value)), rows.map((r) => r.extra)],
   );
+  return count(written);
+}
+
+/** Removes points, one statement for the batch; a day without a point is no change. */
+export async function removePoints(db: Queryable, days: readonly RemovedPoint[]): Promise<WriteCount> {
+  if (days.length === 0) return { added: 0, revised: 0, removed: 0 };
+  const removed = await db.query(
+    `delete from point p using unnest($1::integer[], $2::date[]) as x (project_id, day)
+     where p.project_id = x.project_id and p.day = x.day
+     returning 1`,
+    [days.map((d) => d.projectId), days.map((d) => d.day)],
+  );
+  return { added: 0, revised: 0, removed: removed.length };
 }
 
 /**
  * Loads points in bulk through a staging table that `fill` writes (by COPY), then upserts
- * them into the point table in one statement, canonical like {@link upsertPoints}. Runs in
- * the caller's transaction; the staging table is dropped at commit.
+ * them into the point table in one statement, as {@link upsertPoints} does. Runs in the
+ * caller's transaction; the staging table is dropped at commit.
  */
 export async function upsertStagedPoints(tx: Queryable, fill: (staging: string) => Promise<void>): Promise<void> {
-  await tx.exec('create temporary table staged_point (like point) on commit drop');
+  await tx.exec('create temporary table staged_point (like point including defaults) on commit drop');
   await fill('staged_point');
   await tx.exec(`insert into point (project_id, day, value, extra)
     select project_id, day, trim_scale(value), extra from staged_point
-    on conflict (project_id, day) do update set value = excluded.value, extra = excluded.extra
+    on conflict (project_id, day) do update set value = excluded.value, extra = excluded.extra, written_at = now()
       where (point.value, point.extra) is distinct from (excluded.value, excluded.extra)`);
 }
 
@@ -49,10 +77,13 @@ export async function upsertStagedPoints(tx: Queryable, fill: (staging: string) 
  * advises for a bulk load ("Populating a Database"): without its primary key and foreign
  * key, which are built once afterwards, set-based. Checking them row by row made the
  * first start's 413,000 sample points take 5.9 s instead of 2.3 s on the embedded store.
- * Runs in the caller's transaction, so no one sees the table without its keys.
+ * Nothing is replaced, so nothing goes to the history, and the changes feed starts after
+ * this load (logging its rows cost another 1.3 s). Runs in the caller's transaction, so
+ * no one sees the table without its keys.
  */
 export async function bulkLoadPoints(tx: Queryable, fill: (table: string) => Promise<void>): Promise<void> {
-  await tx.exec('alter table point drop constraint point_pkey, drop constraint point_project_id_fkey');
+  await tx.exec(`set local metrics.change_log = 'off';
+    alter table point drop constraint point_pkey, drop constraint point_project_id_fkey`);
   await fill('point');
   await tx.exec(`alter table point add constraint point_pkey primary key (project_id, day),
     add constraint point_project_id_fkey foreign key (project_id) references project (id)`);
@@ -62,4 +93,11 @@ export async function bulkLoadPoints(tx: Queryable, fill: (table: string) => Pro
 export async function hasPoints(db: Queryable): Promise<boolean> {
   const [row] = await db.query<{ any: boolean }>('select exists (select 1 from point) as any');
   return row?.any === true;
+}
+
+// Private
+
+function count(rows: readonly { added: boolean }[]): WriteCount {
+  const added = rows.filter((r) => r.added).length;
+  return { added, revised: rows.length - added, removed: 0 };
 }

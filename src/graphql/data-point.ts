@@ -20,6 +20,12 @@ export function addDataPoint(builder: Builder) {
         description: 'Extra named fields of the point (etf-num-products breaks its count down), aggregated like the value; null for other metrics, filled buckets and transforms.',
         resolve: (p) => p.extra,
       }),
+      revisedAt: t.field({
+        type: 'DateTime',
+        nullable: true,
+        description: 'When the value served was written (the import or sync that wrote it); for a bucket, the newest write among its days; null for a filled bucket. With `asOf`, as it was then.',
+        resolve: (p) => p.revisedAt,
+      }),
     }),
   });
 }

@@ -16,6 +16,7 @@ const GRAPHQL_ARGS: Readonly<Record<SeriesRequestField, string>> = {
   fill: 'fill',
   transform: 'transform',
   window: 'window',
+  asOf: 'asOf',
 };
 
 /** The `Metric` type and the `metric` query field. */
@@ -53,6 +54,11 @@ export function addMetricQuery(builder: Builder, refs: { enums: Enums; Series: S
         fill: t.arg({ type: refs.enums.Fill, required: false, defaultValue: 'none', description: 'What a bucket without data becomes.' }),
         transform: t.arg({ type: refs.enums.Transform, required: false, description: 'A transform of the bucketed series.' }),
         window: t.arg.int({ required: false, description: 'Buckets a MOVING_AVERAGE spans, this one included (1 to 3650; default 7).' }),
+        asOf: t.arg({
+          type: 'DateTime',
+          required: false,
+          description: 'Answer with the values as they were served at this instant: revised values as they were then, points written later absent. Omitted means now.',
+        }),
       },
       // Validated and charged per field, like one REST request each: the unit paid at authentication counts towards the first.
       resolve: async (_root, args, ctx) => {
@@ -67,6 +73,7 @@ export function addMetricQuery(builder: Builder, refs: { enums: Enums; Series: S
             fill: args.fill ?? undefined,
             transform: args.transform ?? undefined,
             window: args.window ?? undefined,
+            asOf: args.asOf ?? undefined,
           },
           GRAPHQL_ARGS,
         );

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Kind, type FieldNode, type GraphQLResolveInfo } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { PointField } from '../db/series-sql.js';
+import { POINT_FIELDS, type PointField } from '../db/series-sql.js';
 
 /**
  * Raw JSON spliced into a GraphQL response. A series' points arrive from PostgreSQL as the
@@ -76,8 +76,6 @@ export function useSplices(splicesOf: (context: unknown) => Splices): Plugin {
 }
 
 // Private
-
-const POINT_FIELDS: readonly PointField[] = ['date', 'value', 'count', 'extra'];
 
 function isPointField(name: string): name is PointField {
   return (POINT_FIELDS as readonly string[]).includes(name);

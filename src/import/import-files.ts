@@ -1,7 +1,7 @@
 import type { Catalog } from '../catalog/load-catalog.js';
 import type { Queryable, Store } from '../db/store.js';
 import { loadProjectIds, projectKey, syncCatalog } from '../db/sync-catalog.js';
-import { upsertPoints, type PointRow } from '../db/write-points.js';
+import { removePoints, upsertPoints, type PointRow, type RemovedPoint, type WriteCount } from '../db/write-points.js';
 import { readRows } from './parse-rows.js';
 import { validateRow, type RowCheck } from './validate-row.js';
 
@@ -31,7 +31,7 @@ export interface RowError {
  * MAX_REPORTED_ERRORS problems in file order; `errorCount` counts them all.
  */
 export type ImportResult =
-  | { file: string; ok: true; rows: number; seconds: number }
+  | { file: string; ok: true; rows: number; seconds: number; written: WriteCount }
   | { file: string; ok: false; errors: RowError[]; errorCount: number };
 
 /** Problems kept per file; the rest are only counted. */
@@ -54,8 +54,8 @@ export async function importFile(store: Store, catalog: Catalog, file: string, o
   try {
     const check = await validateFile(catalog, file, progress);
     if (check.errorCount > 0) return { file, ok: false, errors: check.errors, errorCount: check.errorCount };
-    const rows = await store.transaction((tx) => writeFile(tx, catalog, file, progress));
-    return { file, ok: true, rows, seconds: (performance.now() - started) / 1000 };
+    const { rows, written } = await store.transaction((tx) => writeFile(tx, catalog, file, progress));
+    return { file, ok: true, rows, seconds: (performance.now() - started) / 1000, written };
   } catch (cause) {
     throw new Error(`${file}: import failed and nothing from this file was written: ${(cause as Error).message}`, { cause });
   }
@@ -103,32 +103,43 @@ async function validateFile(catalog: Catalog, file: string, report: Report): Pro
   return { errors, errorCount };
 }
 
-async function writeFile(tx: Queryable, catalog: Catalog, file: string, report: Report): Promise<number> {
+async function writeFile(tx: Queryable, catalog: Catalog, file: string, report: Report): Promise<{ rows: number; written: WriteCount }> {
   await syncCatalog(tx, catalog);
   const ids = await loadProjectIds(tx);
   // Keyed by project and day so a later record replaces an earlier one in the same batch:
-  // one statement may not update the same row twice.
-  let batch = new Map<string, PointRow>();
+  // one statement may not write the same row twice.
+  let batch = new Map<string, PointRow | RemovedPoint>();
   let rows = 0;
+  const written: WriteCount = { added: 0, revised: 0, removed: 0 };
+  const flush = async () => {
+    const values = [...batch.values()];
+    add(written, await upsertPoints(tx, values.filter((r): r is PointRow => 'value' in r)));
+    add(written, await removePoints(tx, values.filter((r) => !('value' in r))));
+    batch = new Map();
+  };
   for await (const parsed of readRows(file)) {
     const row = toPoint(parsed.line, 'error' in parsed ? { ok: false, error: parsed.error } : validateRow(catalog, parsed.record), ids);
     batch.set(`${row.projectId}/${row.day}`, row);
-    if (batch.size >= BATCH_ROWS) {
-      await upsertPoints(tx, [...batch.values()]);
-      batch = new Map();
-    }
+    if (batch.size >= BATCH_ROWS) await flush();
     report('write', ++rows);
   }
-  await upsertPoints(tx, [...batch.values()]);
+  await flush();
   report('write', rows, true);
-  return rows;
+  return { rows, written };
 }
 
-function toPoint(line: number, check: RowCheck, ids: ReadonlyMap<string, number>): PointRow {
+function toPoint(line: number, check: RowCheck, ids: ReadonlyMap<string, number>): PointRow | RemovedPoint {
   if (!check.ok) throw new Error(`line ${line} passed validation but now reads as invalid (${check.error}); was the file changed during the import?`);
   const projectId = ids.get(projectKey(check.row.metric, check.row.slug));
   if (projectId === undefined) throw new Error(`project ${check.row.metric}/${check.row.slug} is missing after the catalog sync`);
-  return { projectId, day: check.row.day, value: check.row.value, extra: check.row.extra };
+  const { day, value, extra } = check.row;
+  return value === null ? { projectId, day } : { projectId, day, value, extra };
+}
+
+function add(total: WriteCount, more: WriteCount): void {
+  total.added += more.added;
+  total.revised += more.revised;
+  total.removed += more.removed;
 }
 
 function errorOf(check: RowCheck): string | undefined {

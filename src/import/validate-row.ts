@@ -8,8 +8,8 @@ export interface NormalizedRow {
   readonly slug: string;
   /** `YYYY-MM-DD`, a real calendar date. */
   readonly day: string;
-  /** The decimal text as written (NDJSON numbers as JavaScript prints them), so nothing is rounded on the way in. */
-  readonly value: string;
+  /** The decimal text as written (NDJSON numbers as JavaScript prints them), so nothing is rounded on the way in; null removes the day's point. */
+  readonly value: string | null;
   /** A JSON object as text, or null. */
   readonly extra: string | null;
 }
@@ -20,7 +20,8 @@ export type RowCheck = { ok: true; row: NormalizedRow } | { ok: false; error: st
  * Checks one record against the catalog: a known metric, a slug that metric allows
  * (case counts), a real `YYYY-MM-DD` date, a finite decimal value (a whole one for an
  * integer metric), and `extra` only on a metric whose catalog entry declares
- * `extraFields`, as a JSON object that does not redefine `date` or `value`.
+ * `extraFields`, as a JSON object that does not redefine `date` or `value`. A null value
+ * (NDJSON) or an empty one (CSV), without extra fields, removes the day's point.
  * The first problem found is returned as a message naming what was expected and what arrived.
  */
 export function validateRow(catalog: Catalog, raw: RawRow): RowCheck {
@@ -31,6 +32,10 @@ export function validateRow(catalog: Catalog, raw: RawRow): RowCheck {
   if (!slugsOf(metric).has(raw.project)) return fail(unknownSlug(metric, raw.project));
   if (typeof raw.date !== 'string' || !isIsoDate(raw.date)) {
     return fail(`expected "date" to be a real calendar date as YYYY-MM-DD, found ${describe(raw.date)}`);
+  }
+  if (raw.value === null || raw.value === '') {
+    if (raw.extra !== undefined && raw.extra !== null) return fail('a row that removes a point (empty value) takes no extra fields');
+    return { ok: true, row: { metric: metric.name, slug: raw.project, day: raw.date, value: null, extra: null } };
   }
   const value = decimalText(raw.value);
   if (value === undefined) return fail(`expected "value" to be a finite decimal number such as 42 or -0.5, found ${describe(raw.value)}`);

@@ -72,6 +72,7 @@ function exportRequests(metrics: ReadonlyMap<string, MetricDefinition>, params: 
         fill: params.get('fill'),
         transform: params.get('transform'),
         window: params.get('window'),
+        asOf: params.get('as_of'),
       }, REST_PARAMS));
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;

@@ -93,7 +93,7 @@ export function exportOperation(catalog: Catalog): Record<string, unknown> {
 
 // Private
 
-const SERIES_PARAMETERS = ['StartDate', 'EndDate', 'Interval', 'Aggregation', 'Fill', 'Transform', 'Window'].map((name) => ({ $ref: `#/components/parameters/${name}` }));
+const SERIES_PARAMETERS = ['StartDate', 'EndDate', 'Interval', 'Aggregation', 'Fill', 'Transform', 'Window', 'AsOf'].map((name) => ({ $ref: `#/components/parameters/${name}` }));
 
 /** IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers-10) sent on every authenticated answer. */
 const RATE_LIMIT_HEADERS = {

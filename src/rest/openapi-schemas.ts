@@ -31,6 +31,11 @@ export const OPENAPI_COMPONENTS = {
       description: `Extension, with transform=moving_average only: the buckets it spans, this one included (default 7).`,
       schema: { type: 'integer', minimum: 1, maximum: MAX_WINDOW },
     },
+    AsOf: {
+      name: 'as_of', in: 'query', required: false,
+      description: 'Extension: answer with the values as they were served at this instant (RFC 3339, or YYYY-MM-DD meaning the end of that UTC day). A point first written later is absent; a value revised later shows its earlier value.',
+      schema: { type: 'string', examples: ['2026-03-01', '2026-03-01T12:00:00Z'] },
+    },
   },
   schemas: {
     Date: { type: 'string', format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$' },

@@ -12,10 +12,11 @@ export const REST_PARAMS: Readonly<Record<SeriesRequestField, string>> = {
   fill: 'fill',
   transform: 'transform',
   window: 'window',
+  asOf: 'as_of',
 };
 
 /** The extension parameters: optional, and a request without them is answered exactly as the contract's. */
-export const EXTENSION_PARAMS = ['interval', 'aggregation', 'fill', 'transform', 'window'] as const;
+export const EXTENSION_PARAMS = ['interval', 'aggregation', 'fill', 'transform', 'window', 'as_of'] as const;
 
 /**
  * Reads a metric request's parameters from a raw query string. Unknown and repeated
@@ -35,6 +36,7 @@ export function parseMetricQuery(metric: MetricDefinition, rawQuery: string): Se
     fill: seen.get('fill'),
     transform: seen.get('transform'),
     window: seen.get('window'),
+    asOf: seen.get('as_of'),
   };
 }
 

@@ -61,9 +61,9 @@ function toRows(rows: ColumnText[][]): RawSeriesRow[] {
 }
 
 function statementFor(plan: SeriesPlan, layout: PointLayout): SeriesStatement {
-  return seriesStatement({ layout, options: plan.options, extraFields: plan.metric.extraFields });
+  return seriesStatement({ layout, options: plan.options, extraFields: plan.metric.extraFields, asOf: plan.asOf !== null });
 }
 
 function query(plan: SeriesPlan, projects: readonly PlannedProject[]) {
-  return { projectIds: projects.map((p) => p.id), slugs: projects.map((p) => p.slug), from: plan.from, to: plan.to, metric: plan.metric.name, options: plan.options };
+  return { projectIds: projects.map((p) => p.id), slugs: projects.map((p) => p.slug), from: plan.from, to: plan.to, metric: plan.metric.name, options: plan.options, asOf: plan.asOf };
 }

@@ -26,6 +26,8 @@ export interface DataPoint {
   /** The daily values behind the point: 1 for a stored day, up to the bucket's days, 0 for a filled bucket. */
   count: number;
   extra: Record<string, unknown> | null;
+  /** When the value served was written (ISO 8601 UTC); null for a filled bucket. */
+  revisedAt: string | null;
 }
 
 /** First and last day with data in the whole series (null when it has none), and when it was last written. */

@@ -20,6 +20,8 @@ export interface SeriesPlan {
   from: string | null;
   to: string | null;
   options: SeriesOptions;
+  /** See {@link SeriesRequest.asOf}. */
+  asOf: string | null;
   batchKey: string;
 }
 
@@ -32,13 +34,14 @@ export function planSeries(request: SeriesRequest, directory: ProjectDirectory):
     from: request.from,
     to: request.to,
     options: request.options,
+    asOf: request.asOf,
     batchKey: batchKey(request),
   };
 }
 
 /** Everything but the projects: requests with the same key can share one statement. */
-function batchKey({ metric, from, to, options: o }: SeriesRequest): string {
-  return `${metric.name}|${from ?? ''}|${to ?? ''}|${o.interval}|${o.aggregation}|${o.fill}|${o.transform}|${o.window}`;
+function batchKey({ metric, from, to, options: o, asOf }: SeriesRequest): string {
+  return `${metric.name}|${from ?? ''}|${to ?? ''}|${o.interval}|${o.aggregation}|${o.fill}|${o.transform}|${o.window}|${asOf ?? ''}`;
 }
 
 /** The stored daily points of a metric's projects over their whole history: no options. */
@@ -49,5 +52,6 @@ export function wholeSeries(metric: MetricDefinition, slugs: readonly string[]):
     from: null,
     to: null,
     options: { interval: 'day', aggregation: metric.defaultAggregation, fill: 'none', transform: null, window: null },
+    asOf: null,
   };
 }

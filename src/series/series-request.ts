@@ -22,6 +22,8 @@ export interface SeriesRequestInput {
   transform?: string | undefined;
   /** A whole number; REST sends it as text. */
   window?: string | number | undefined;
+  /** An RFC 3339 instant, or `YYYY-MM-DD` for the end of that UTC day: the data as served then. */
+  asOf?: string | undefined;
 }
 
 /** A request every later step can trust: allowed distinct slugs, ordered bounds, resolved options. */
@@ -33,10 +35,15 @@ export interface SeriesRequest {
   from: string | null;
   to: string | null;
   options: SeriesOptions;
+  /**
+   * Read the values as they were served at this instant (UTC, ISO 8601 with up to
+   * microseconds, as PostgreSQL stores write times); null reads the current values.
+   */
+  asOf: string | null;
 }
 
 /** The fields a caller can get wrong; each adapter names them in its own vocabulary. */
-export type SeriesRequestField = 'projects' | 'from' | 'to' | 'interval' | 'aggregation' | 'fill' | 'transform' | 'window';
+export type SeriesRequestField = 'projects' | 'from' | 'to' | 'interval' | 'aggregation' | 'fill' | 'transform' | 'window' | 'asOf';
 
 /** `YYYY-MM-DD` naming a real calendar day. */
 const isoDateSchema = z.string().refine(isIsoDate, {
@@ -79,6 +86,26 @@ const windowSchema = z.union([z.number(), z.string()]).transform((v, ctx) => {
   return z.NEVER;
 });
 
+/** RFC 3339: a date, `T` (or a space), a time with optional fraction, and a zone. */
+const RFC3339 = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/**
+ * An instant as the canonical UTC text PostgreSQL compares write times with. A date alone
+ * means the end of that UTC day, so every write of that day counts; digits finer than a
+ * microsecond (PostgreSQL's resolution) are cut, never rounded up into the future.
+ */
+const instantSchema = z.string().transform((text, ctx) => {
+  if (isIsoDate(text)) return `${text}T23:59:59.999999Z`;
+  const m = RFC3339.exec(text);
+  const ms = m === null || !isIsoDate(m[1]!) || Number(m[2]) > 23 || Number(m[3]) > 59 || Number(m[4]) > 60 ? Number.NaN : Date.parse(text.toUpperCase().replace(' ', 'T'));
+  if (Number.isNaN(ms)) {
+    ctx.addIssue({ code: 'custom', message: `expected an RFC 3339 instant such as 2026-06-30T12:00:00Z, or a date YYYY-MM-DD meaning the end of that UTC day; got ${JSON.stringify(text.slice(0, 64))}` });
+    return z.NEVER;
+  }
+  const microseconds = (m![5] ?? '').padEnd(6, '0').slice(3, 6);
+  return `${new Date(ms).toISOString().slice(0, -1)}${microseconds}Z`;
+});
+
 const SERIES_REQUEST_SCHEMA = z
   .object({
     metric: z.custom<MetricDefinition>(),
@@ -90,6 +117,7 @@ const SERIES_REQUEST_SCHEMA = z
     fill: oneOf(FILLS).optional(),
     transform: oneOf(TRANSFORMS).optional(),
     window: windowSchema.optional(),
+    asOf: instantSchema.optional(),
   })
   .transform((input, ctx): SeriesRequest => {
     const slugs = resolveSlugs(input.metric, input.projects, ctx);
@@ -107,7 +135,7 @@ const SERIES_REQUEST_SCHEMA = z
       transform,
       window: transform === 'moving_average' ? input.window ?? DEFAULT_WINDOW : null,
     };
-    return { metric: input.metric, slugs, from: input.from ?? null, to: input.to ?? null, options };
+    return { metric: input.metric, slugs, from: input.from ?? null, to: input.to ?? null, options, asOf: input.asOf ?? null };
   });
 
 function resolveSlugs(metric: MetricDefinition, projects: readonly string[] | undefined, ctx: z.RefinementCtx): string[] {

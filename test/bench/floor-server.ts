@@ -19,13 +19,13 @@ const POINTS_PER_BATCH = 30_000;
 
 const sql = postgres(process.env.DATABASE_URL!, { max: POOL_SIZE, prepare: true, fetch_types: false, onnotice: () => {} });
 const OPTIONS = { interval: 'day', aggregation: 'avg', fill: 'none', transform: null, window: null } as const;
-const { text: SQL, parameters } = seriesStatement({ layout: 'rest', options: OPTIONS, extraFields: [] });
+const { text: SQL, parameters } = seriesStatement({ layout: 'rest', options: OPTIONS, extraFields: [], asOf: false });
 
 const server = createServer((req, res) => {
   const q = new URL(req.url ?? '/', 'http://floor').searchParams;
   const slugs = q.get('slugs')!.split(',');
   const days = (Date.parse(q.get('to')!) - Date.parse(q.get('from')!)) / 86_400_000 + 1;
-  const params = parameters({ projectIds: q.get('ids')!.split(',').map(Number), slugs, from: q.get('from'), to: q.get('to'), metric: '', options: OPTIONS })
+  const params = parameters({ projectIds: q.get('ids')!.split(',').map(Number), slugs, from: q.get('from'), to: q.get('to'), metric: '', options: OPTIONS, asOf: null })
     .map((p) => (Array.isArray(p) ? `{${p.join(',')}}` : p));
   const perBatch = Math.max(1, Math.floor(POINTS_PER_BATCH / days));
   const answer = slugs.length <= perBatch ? whole(res, params) : streamed(res, params, perBatch);

@@ -1,0 +1,163 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CATALOG } from '../src/catalog/load-catalog.js';
+import { importFile, type ImportResult } from '../src/import/import-files.js';
+import { startTestService, TEST_LAST_DAY, type TestService } from './support/service.js';
+import { STORE_KINDS } from './support/stores.js';
+
+/**
+ * Revisions and as-of reads. A run of imports (revise a seeded day, add a day, revise it,
+ * add a later day, remove the first) is replayed in a model here, and every as-of answer
+ * of both APIs is compared with what the model says was served at that instant.
+ */
+
+const METRIC = 'staking-apy';
+const SLUG = CATALOG.byName.get(METRIC)!.projects[0]!;
+/** The last seeded day, then two days after the seeded range. */
+const [SEEDED, ADDED, LATER] = [TEST_LAST_DAY, '2026-07-05', '2026-07-06'];
+const RANGE = `project=${SLUG}&start_date=2026-06-29&end_date=${LATER}`;
+
+/** A day's value or its removal (null), as a file row says it. */
+type Writes = Record<string, number | null>;
+
+for (const kind of STORE_KINDS) {
+  describe.skipIf(!kind.available)(`revisions and as-of on ${kind.name}`, { timeout: 60_000 }, () => {
+    let service: TestService;
+    let dir: string;
+    /** What each step wrote and the database's clock just after it committed. */
+    const steps: { writes: Writes; after: string; result: ImportResult }[] = [];
+    let seeded: Record<string, number>;
+    let beforeAll_: string;
+
+    const dbNow = async (): Promise<string> => {
+      const [row] = await service.running.services.store.query<{ now: string }>(`select to_char(clock_timestamp() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as now`);
+      return row!.now;
+    };
+    const step = async (name: string, writes: Writes): Promise<void> => {
+      const path = join(dir, `${name}.csv`);
+      const rows = Object.entries(writes).map(([day, value]) => `${METRIC},${SLUG},${day},${value ?? ''}`);
+      await writeFile(path, `metric,project,date,value\n${rows.join('\n')}\n`);
+      const result = await importFile(service.running.services.store, CATALOG, path);
+      steps.push({ writes, after: await dbNow(), result });
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    };
+    /** The model: the seeded values, then each step's writes up to and including step `upTo`. */
+    const servedAfter = (upTo: number): Record<string, number> => {
+      const days: Record<string, number | null> = { ...seeded };
+      for (const { writes } of steps.slice(0, upTo + 1)) Object.assign(days, writes);
+      return Object.fromEntries(Object.entries(days).filter((e): e is [string, number] => e[1] !== null).sort(([a], [b]) => a.localeCompare(b)));
+    };
+    const restAsOf = async (asOf: string, extra = ''): Promise<Record<string, number>> => {
+      const res = await service.get(`/v1/metrics/${METRIC}?${RANGE}&as_of=${encodeURIComponent(asOf)}${extra}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      const body = (await res.json()) as Record<string, { date: string; value: number }[]>;
+      expect(Object.keys(body)).toEqual([SLUG]);
+      return Object.fromEntries(body[SLUG]!.map((p) => [p.date, p.value]));
+    };
+
+    beforeAll(async () => {
+      service = await startTestService(kind);
+      dir = await mkdtemp(join(tmpdir(), 'metrics-revisions-'));
+      const res = await service.get(`/v1/metrics/${METRIC}?${RANGE}`);
+      seeded = Object.fromEntries(((await res.json()) as Record<string, { date: string; value: number }[]>)[SLUG]!.map((p) => [p.date, p.value]));
+      expect(Object.keys(seeded)).toEqual(['2026-06-29', SEEDED]);
+      beforeAll_ = await dbNow();
+      await step('revise-seeded-add-day', { [SEEDED]: 10.5, [ADDED]: 3.5 });
+      await step('revise-added', { [ADDED]: 4.25 });
+      await step('add-later', { [LATER]: 1 });
+      await step('remove-seeded', { [SEEDED]: null });
+    });
+
+    afterAll(async () => {
+      await service?.stop();
+      if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+    });
+
+    it('counts what each import did: added, revised, removed', () => {
+      expect(steps.map((s) => (s.result.ok ? s.result.written : s.result))).toEqual([
+        { added: 1, revised: 1, removed: 0 },
+        { added: 0, revised: 1, removed: 0 },
+        { added: 1, revised: 0, removed: 0 },
+        { added: 0, revised: 0, removed: 1 },
+      ]);
+    });
+
+    it('answers REST as_of with the values served at that instant, before, between and after every write', async () => {
+      expect(await restAsOf(beforeAll_)).toEqual(servedAfter(-1));
+      for (let i = 0; i < steps.length; i++) {
+        const served = await restAsOf(steps[i]!.after);
+        expect(served, `as of just after step ${i}`).toEqual(servedAfter(i));
+      }
+      // Step 2 added LATER: as of the end of step 1 it is absent, as of the end of step 2 present.
+      expect(await restAsOf(steps[1]!.after)).not.toHaveProperty(LATER);
+      expect(await restAsOf(steps[2]!.after)).toHaveProperty(LATER, 1);
+      // Without as_of: what is served now, which is the last state.
+      const now = (await (await service.get(`/v1/metrics/${METRIC}?${RANGE}`)).json()) as Record<string, { date: string; value: number }[]>;
+      expect(Object.fromEntries(now[SLUG]!.map((p) => [p.date, p.value]))).toEqual(servedAfter(steps.length - 1));
+    });
+
+    it('reads a date as the end of that UTC day, and an instant with an offset as that instant', async () => {
+      expect(await restAsOf('2000-01-01')).toEqual({});
+      expect(await restAsOf('2999-12-31')).toEqual(servedAfter(steps.length - 1));
+      const afterFirst = new Date(Date.parse(steps[0]!.after) + 1).toISOString();
+      const inTokyo = new Date(Date.parse(afterFirst) + 9 * 3_600_000).toISOString().replace('Z', '+09:00');
+      expect(await restAsOf(inTokyo)).toEqual(servedAfter(0));
+    });
+
+    it('aggregates buckets over the values as of the instant', async () => {
+      const monthly = async (asOf: string) => restAsOf(asOf, '&interval=month&aggregation=sum');
+      expect(await monthly(steps[0]!.after)).toEqual({ '2026-06-01': seeded['2026-06-29']! + 10.5, '2026-07-01': 3.5 });
+      expect(await monthly(steps[2]!.after)).toEqual({ '2026-06-01': seeded['2026-06-29']! + 10.5, '2026-07-01': 4.25 + 1 });
+      expect(await monthly(steps[3]!.after)).toEqual({ '2026-06-01': seeded['2026-06-29']!, '2026-07-01': 4.25 + 1 });
+    });
+
+    it('answers GraphQL asOf the same way, with revisedAt telling when each served value was written', async () => {
+      const query = `query ($asOf: DateTime) { metric(name: staking_apy, projects: [${SLUG}], from: "2026-06-29", to: "${LATER}", asOf: $asOf) {
+        series { points { date value revisedAt } } } }`;
+      // GraphQL instants have milliseconds: round up, so "just after the step" stays after it.
+      const ms = (instant: string) => new Date(Math.ceil(Date.parse(instant) + Number(instant.slice(23, 26)) / 1000)).toISOString();
+      for (let i = 0; i < steps.length; i++) {
+        const res = await service.graphql(query, { asOf: ms(steps[i]!.after) });
+        const body = (await res.json()) as { data: { metric: { series: { points: { date: string; value: number; revisedAt: string }[] }[] } } };
+        const points = body.data.metric.series[0]!.points;
+        expect(Object.fromEntries(points.map((p) => [p.date, p.value])), `as of step ${i}`).toEqual(servedAfter(i));
+        for (const p of points) {
+          // The step that last wrote the day (the seed when none did) wrote it no later than the instant after it.
+          const writer = steps.slice(0, i + 1).findLastIndex((s) => p.date in s.writes);
+          const lowerBound = writer <= 0 ? (writer === 0 ? beforeAll_ : '1970-01-01T00:00:00Z') : steps[writer - 1]!.after;
+          expect(Date.parse(p.revisedAt), `${p.date} as of step ${i}`).toBeGreaterThanOrEqual(Math.floor(Date.parse(lowerBound)));
+          expect(Date.parse(p.revisedAt)).toBeLessThanOrEqual(Date.parse(writer < 0 ? beforeAll_ : steps[writer]!.after));
+        }
+      }
+      const bad = await service.graphql(`{ metric(name: staking_apy, projects: [${SLUG}], asOf: "yesterday") { name } }`);
+      const error = (await bad.json()) as { errors: { message: string; extensions: { code: string } }[] };
+      expect(error.errors[0]!.extensions.code).toBe('BAD_USER_INPUT');
+      expect(error.errors[0]!.message).toMatch(/RFC 3339/);
+    });
+
+    it('keeps no revision for an identical re-import and leaves the ETag as it was', async () => {
+      const history = async () => (await service.running.services.store.query<{ n: number }>('select count(*)::integer as n from point_history'))[0]!.n;
+      const etag = async () => (await service.get(`/v1/metrics/${METRIC}?${RANGE}`)).headers.get('etag');
+      const [before, tagBefore] = [await history(), await etag()];
+      const path = join(dir, 'same.csv');
+      await writeFile(path, `metric,project,date,value\n${METRIC},${SLUG},${ADDED},4.250\n${METRIC},${SLUG},${LATER},1\n`);
+      const result = await importFile(service.running.services.store, CATALOG, path);
+      expect(result.ok && result.written).toEqual({ added: 0, revised: 0, removed: 0 });
+      expect(await history()).toBe(before);
+      expect(await etag()).toBe(tagBefore);
+    });
+
+    it('refuses a malformed as_of with a problem naming it', async () => {
+      for (const bad of ['yesterday', '2026-02-30', '2026-06-30T25:00:00Z', '2026-06-30T12:00:00', '1719748800']) {
+        const res = await service.get(`/v1/metrics/${METRIC}?${RANGE}&as_of=${encodeURIComponent(bad)}`);
+        expect(res.status, bad).toBe(400);
+        expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+        const problem = (await res.json()) as { errors: { param: string; message: string }[] };
+        expect(problem.errors).toEqual([{ param: 'as_of', message: expect.stringMatching(/RFC 3339 instant/) }]);
+      }
+    });
+  });
+}
