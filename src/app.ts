@@ -10,6 +10,7 @@ import { rawHeaderTooLarge, renderProblem } from './http/render-error.js';
 import type { Access, Route, RouteCall } from './http/route.js';
 import type { RateLimitMeter } from './limits/rate-limiter.js';
 import { handleCatalog } from './rest/catalog-route.js';
+import { handleChanges } from './rest/changes-route.js';
 import { handleExport } from './rest/export-route.js';
 import { handleDocsPage } from './pages/docs-page.js';
 import { handleMetric } from './rest/metric-route.js';
@@ -64,6 +65,7 @@ function createRoutes(services: Services): Route[] {
     { path: '/v1/metrics', access: 'keyed', methods: READ, errors: renderProblem, handle: handleCatalog },
     { path: '/v1/metrics/:name', access: 'keyed', methods: READ, errors: renderProblem, handle: handleMetric },
     { path: '/v1/export', access: 'keyed', methods: READ, errors: renderProblem, handle: handleExport },
+    { path: '/v1/changes', access: 'keyed', methods: READ, errors: renderProblem, handle: handleChanges },
   ];
 }
 

@@ -66,3 +66,26 @@ function daysInMonth(year: number, month: number): number {
   if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
+
+/** RFC 3339: a date, `T` (or a space), a time with optional fraction, and a zone. */
+const RFC3339 = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/**
+ * An RFC 3339 instant, or a date alone meaning the end of that UTC day (so every write of
+ * that day counts), as canonical UTC text with microseconds, which PostgreSQL compares
+ * write times with; undefined when `text` is neither. Digits finer than a microsecond
+ * (PostgreSQL's resolution) are cut, never rounded up into the future.
+ */
+export function canonicalInstant(text: string): string | undefined {
+  if (isIsoDate(text)) return `${text}T23:59:59.999999Z`;
+  const m = RFC3339.exec(text);
+  if (m === null || !isIsoDate(m[1]!) || Number(m[2]) > 23 || Number(m[3]) > 59 || Number(m[4]) > 60) return undefined;
+  const ms = Date.parse(text.toUpperCase().replace(' ', 'T'));
+  if (Number.isNaN(ms)) return undefined;
+  const microseconds = (m[5] ?? '').padEnd(6, '0').slice(3, 6);
+  return `${new Date(ms).toISOString().slice(0, -1)}${microseconds}Z`;
+}
+
+/** The message for a value `canonicalInstant` refused. */
+export const INSTANT_EXPECTED = (text: string): string =>
+  `expected an RFC 3339 instant such as 2026-06-30T12:00:00Z, or a date YYYY-MM-DD meaning the end of that UTC day; got ${JSON.stringify(text.slice(0, 64))}`;

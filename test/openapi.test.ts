@@ -3,6 +3,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../src/catalog/load-catalog.js';
+import { removePoints, upsertPoints } from '../src/db/write-points.js';
 import { startTestService, TEST_LAST_DAY, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 
@@ -110,6 +111,21 @@ for (const kind of STORE_KINDS) {
         const body = await res.json();
         const validate = schemaAt('paths', `/v1/metrics/${metric}`, 'get', 'responses', '200', 'content', 'application/json', 'schema');
         expect(validate(body) ? [] : validate.errors, `${metric}?${query}`).toEqual([]);
+      }
+    });
+
+    it('describes the changes feed: a page with writes and a removal matches its schema', async () => {
+      const store = service.running.services.store;
+      const [project] = await store.query<{ id: number }>(`select p.id from project p join metric m on m.id = p.metric_id where m.name = 'price' and p.slug = 'ethereum'`);
+      await upsertPoints(store, [{ projectId: project!.id, day: '2026-07-01', value: 1.5, extra: null }]);
+      await removePoints(store, [{ projectId: project!.id, day: '2026-07-01' }]);
+      for (const query of ['since=2000-01-01&limit=1', 'since=2000-01-01']) {
+        const res = await service.get(`/v1/changes?${query}`);
+        expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+        const body = (await res.json()) as { changes: unknown[] };
+        expect(body.changes.length).toBeGreaterThan(0);
+        const validate = schemaAt('paths', '/v1/changes', 'get', 'responses', '200', 'content', 'application/json', 'schema');
+        expect(validate(body) ? [] : validate.errors, query).toEqual([]);
       }
     });
 

@@ -34,6 +34,7 @@ export const POINT_COLUMNS = ['project_id', 'day', 'value', 'extra'] as const;
  */
 export async function upsertPoints(db: Queryable, rows: readonly PointRow[]): Promise<WriteCount> {
   if (rows.length === 0) return { added: 0, revised: 0, removed: 0 };
+  await takeWriteTurn(db);
   const written = await db.query<{ added: boolean }>(
     `insert into point (project_id, day, value, extra)
      select x.project_id, x.day, trim_scale(x.value), x.extra::jsonb
@@ -49,6 +50,7 @@ export async function upsertPoints(db: Queryable, rows: readonly PointRow[]): Pr
 /** Removes points, one statement for the batch; a day without a point is no change. */
 export async function removePoints(db: Queryable, days: readonly RemovedPoint[]): Promise<WriteCount> {
   if (days.length === 0) return { added: 0, revised: 0, removed: 0 };
+  await takeWriteTurn(db);
   const removed = await db.query(
     `delete from point p using unnest($1::integer[], $2::date[]) as x (project_id, day)
      where p.project_id = x.project_id and p.day = x.day
@@ -66,6 +68,7 @@ export async function removePoints(db: Queryable, days: readonly RemovedPoint[])
 export async function upsertStagedPoints(tx: Queryable, fill: (staging: string) => Promise<void>): Promise<void> {
   await tx.exec('create temporary table staged_point (like point including defaults) on commit drop');
   await fill('staged_point');
+  await takeWriteTurn(tx);
   await tx.exec(`insert into point (project_id, day, value, extra)
     select project_id, day, trim_scale(value), extra from staged_point
     on conflict (project_id, day) do update set value = excluded.value, extra = excluded.extra, written_at = now()
@@ -96,6 +99,17 @@ export async function hasPoints(db: Queryable): Promise<boolean> {
 }
 
 // Private
+
+/**
+ * Every write ends by bumping the one dataset_version row (migration 0007's triggers), so
+ * two transactions that each wrote points and then wait for that row's lock deadlock. Taking
+ * the row first, before any point is locked, gives every writer the same lock order: writes
+ * wait for one another (each only for its last statements; staging by COPY runs before) and
+ * never deadlock.
+ */
+async function takeWriteTurn(db: Queryable): Promise<void> {
+  await db.query('select 1 from dataset_version for update');
+}
 
 function count(rows: readonly { added: boolean }[]): WriteCount {
   const added = rows.filter((r) => r.added).length;

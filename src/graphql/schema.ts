@@ -1,6 +1,7 @@
 import type { GraphQLSchema } from 'graphql';
 import type { Catalog } from '../catalog/load-catalog.js';
 import { createBuilder } from './builder.js';
+import { addChangesQuery } from './changes.js';
 import { addDataPoint } from './data-point.js';
 import { addEnums } from './enums.js';
 import { addMetricQuery } from './metric.js';
@@ -18,5 +19,6 @@ export function createGraphqlSchema(catalog: Catalog): GraphQLSchema {
   const Series = addSeries(builder, { DataPoint, enums });
   addMetricQuery(builder, { enums, Series });
   addMetricsQuery(builder, { enums, Series });
+  addChangesQuery(builder, { enums });
   return builder.toSchema({ sortSchema: false });
 }

@@ -1,5 +1,5 @@
 import type { Catalog } from '../catalog/load-catalog.js';
-import { catalogOperation, exportOperation, metricOperation } from './openapi-operations.js';
+import { catalogOperation, changesOperation, exportOperation, metricOperation } from './openapi-operations.js';
 import { OPENAPI_COMPONENTS } from './openapi-schemas.js';
 
 /**
@@ -22,6 +22,7 @@ export function createOpenApiDocument(catalog: Catalog): Record<string, unknown>
       '/v1/metrics': { get: catalogOperation() },
       ...Object.fromEntries(catalog.metrics.map((m) => [`/v1/metrics/${m.name}`, { get: metricOperation(m) }])),
       '/v1/export': { get: exportOperation(catalog) },
+      '/v1/changes': { get: changesOperation(catalog) },
     },
     components: OPENAPI_COMPONENTS,
   };

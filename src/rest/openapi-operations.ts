@@ -1,3 +1,4 @@
+import { DEFAULT_CHANGES_LIMIT, MAX_CHANGES_LIMIT } from '../changes/changes-request.js';
 import { ERROR_KINDS, type ErrorKind } from '../api/api-error.js';
 import type { Catalog, MetricDefinition } from '../catalog/load-catalog.js';
 import { problemType } from '../http/render-error.js';
@@ -84,6 +85,59 @@ export function exportOperation(catalog: Catalog): Record<string, unknown> {
         content: {
           'text/csv': { schema: { type: 'string' } },
           'application/x-ndjson': { schema: { type: 'string' } },
+        },
+      },
+      ...errorResponses(['bad-request', 'unauthorized', 'rate-limited', 'unavailable']),
+    },
+  };
+}
+
+/** `GET /v1/changes`. */
+export function changesOperation(catalog: Catalog): Record<string, unknown> {
+  return {
+    operationId: 'listChanges',
+    summary: 'Every write of a point since an instant, a page at a time (extension)',
+    description: `One entry per write, in write order (by writing transaction, then within it): a value written twice appears twice, a removed point has value null. Follow \`next\` while it is present; \`cursor\` resumes later from where this page ended. Following cursors skips and repeats nothing, even while new writes land; a transaction still open holds the feed back until it ends. Costs one rate-limit unit per ${DEFAULT_CHANGES_LIMIT} entries asked for.`,
+    parameters: [
+      {
+        name: 'since', in: 'query', required: false,
+        description: 'Writes at or after this RFC 3339 instant (a date alone: the start of that UTC day). Required unless cursor is given; with a cursor, it must be the cursor\'s own.',
+        schema: { type: 'string', examples: ['2026-06-30T00:00:00Z'] },
+      },
+      { name: 'limit', in: 'query', required: false, description: 'Entries per page.', schema: { type: 'integer', minimum: 1, maximum: MAX_CHANGES_LIMIT, default: DEFAULT_CHANGES_LIMIT } },
+      { name: 'cursor', in: 'query', required: false, description: 'The next or cursor of an earlier page, unchanged.', schema: { type: 'string' } },
+    ],
+    responses: {
+      '200': {
+        description: 'A page of the feed.',
+        headers: RATE_LIMIT_HEADERS,
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['changes', 'cursor'],
+              additionalProperties: false,
+              properties: {
+                changes: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    required: ['metric', 'project', 'date', 'value', 'updatedAt'],
+                    additionalProperties: false,
+                    properties: {
+                      metric: { enum: catalog.metrics.map((m) => m.name) },
+                      project: { enum: catalog.allProjects },
+                      date: { $ref: '#/components/schemas/Date' },
+                      value: { type: ['number', 'null'], description: 'The value written; null: the point was removed.' },
+                      updatedAt: { type: 'string', format: 'date-time', description: 'When it was written, UTC with microseconds.' },
+                    },
+                  },
+                },
+                next: { type: 'string', description: 'Present while more entries wait now: the next page.' },
+                cursor: { type: 'string', description: 'Where to resume later.' },
+              },
+            },
+          },
         },
       },
       ...errorResponses(['bad-request', 'unauthorized', 'rate-limited', 'unavailable']),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { MetricDefinition } from '../catalog/load-catalog.js';
 import { ApiError, type ParamError } from '../api/api-error.js';
-import { isIsoDate } from '../dates.js';
+import { canonicalInstant, INSTANT_EXPECTED, isIsoDate } from '../dates.js';
 import { AGGREGATIONS, DEFAULT_WINDOW, FILLS, INTERVALS, MAX_WINDOW, TRANSFORMS, type SeriesOptions } from './series-options.js';
 
 /**
@@ -86,24 +86,14 @@ const windowSchema = z.union([z.number(), z.string()]).transform((v, ctx) => {
   return z.NEVER;
 });
 
-/** RFC 3339: a date, `T` (or a space), a time with optional fraction, and a zone. */
-const RFC3339 = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})$/;
-
-/**
- * An instant as the canonical UTC text PostgreSQL compares write times with. A date alone
- * means the end of that UTC day, so every write of that day counts; digits finer than a
- * microsecond (PostgreSQL's resolution) are cut, never rounded up into the future.
- */
+/** An instant as the canonical UTC text PostgreSQL compares write times with (see `canonicalInstant`). */
 const instantSchema = z.string().transform((text, ctx) => {
-  if (isIsoDate(text)) return `${text}T23:59:59.999999Z`;
-  const m = RFC3339.exec(text);
-  const ms = m === null || !isIsoDate(m[1]!) || Number(m[2]) > 23 || Number(m[3]) > 59 || Number(m[4]) > 60 ? Number.NaN : Date.parse(text.toUpperCase().replace(' ', 'T'));
-  if (Number.isNaN(ms)) {
-    ctx.addIssue({ code: 'custom', message: `expected an RFC 3339 instant such as 2026-06-30T12:00:00Z, or a date YYYY-MM-DD meaning the end of that UTC day; got ${JSON.stringify(text.slice(0, 64))}` });
+  const instant = canonicalInstant(text);
+  if (instant === undefined) {
+    ctx.addIssue({ code: 'custom', message: INSTANT_EXPECTED(text) });
     return z.NEVER;
   }
-  const microseconds = (m![5] ?? '').padEnd(6, '0').slice(3, 6);
-  return `${new Date(ms).toISOString().slice(0, -1)}${microseconds}Z`;
+  return instant;
 });
 
 const SERIES_REQUEST_SCHEMA = z

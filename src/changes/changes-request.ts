@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import { ApiError, type ParamError } from '../api/api-error.js';
+import { canonicalInstant, INSTANT_EXPECTED, isIsoDate } from '../dates.js';
+
+/** Rows per page unless the caller asks otherwise, and the most one page may hold. */
+export const DEFAULT_CHANGES_LIMIT = 1000;
+export const MAX_CHANGES_LIMIT = 10_000;
+
+/**
+ * Where a page of the feed starts: after the write `(xact, seq)` in feed order, among the
+ * writes made at or after `since`. The feed's order is the writing transaction's id, then
+ * the row's place in it; `xact` is a PostgreSQL xid8 as decimal text.
+ */
+export interface FeedPosition {
+  since: string;
+  xact: string;
+  seq: string;
+}
+
+export interface ChangesRequest {
+  position: FeedPosition;
+  limit: number;
+}
+
+/** A changes request as an adapter read it, before any check; field names are the caller's. */
+export interface ChangesRequestInput {
+  since?: string | undefined;
+  limit?: string | number | undefined;
+  cursor?: string | undefined;
+}
+
+/** The caller's names for the request's fields (REST: since, limit, cursor; GraphQL: since, first, after). */
+export type ChangesParams = Readonly<Record<keyof ChangesRequestInput, string>>;
+
+/**
+ * Validates a changes request: `since` (an RFC 3339 instant, or a date meaning the start
+ * of that UTC day), `limit` (1 to 10,000), and a `cursor` from an earlier page, which
+ * carries its own `since` (given both, they must agree). Every problem in one 400.
+ */
+export function validateChangesRequest(input: ChangesRequestInput, params: ChangesParams): ChangesRequest {
+  const errors: ParamError[] = [];
+  const since = input.since === undefined ? undefined : sinceInstant(input.since);
+  if (input.since !== undefined && since === undefined) errors.push({ param: params.since, message: INSTANT_EXPECTED(input.since) });
+  const limit = input.limit === undefined ? DEFAULT_CHANGES_LIMIT : pageSize(input.limit);
+  if (limit === undefined) {
+    errors.push({ param: params.limit, message: `expected a whole number from 1 to ${MAX_CHANGES_LIMIT}, got ${JSON.stringify(String(input.limit).slice(0, 64))}` });
+  }
+  const resumed = input.cursor === undefined ? undefined : decodeCursor(input.cursor);
+  if (input.cursor !== undefined && resumed === undefined) {
+    errors.push({ param: params.cursor, message: 'not a cursor this feed handed out; pass `next` or `cursor` of an earlier page unchanged' });
+  }
+  if (input.since === undefined && input.cursor === undefined) {
+    errors.push({ param: params.since, message: `give the instant to start from (RFC 3339, e.g. 2026-06-30T00:00:00Z), or a ${params.cursor} from an earlier page` });
+  }
+  if (resumed !== undefined && since !== undefined && resumed.since !== since) {
+    errors.push({ param: params.cursor, message: `this cursor continues the feed since ${resumed.since}, not since ${since}; leave ${params.since} out or give the same instant` });
+  }
+  if (errors.length > 0) throw new ApiError('bad-request', errors.map((e) => `${e.param}: ${e.message}`).join('; '), { errors });
+  return { position: resumed ?? { since: since!, xact: '0', seq: '0' }, limit: limit! };
+}
+
+/** An opaque cursor for a position: base64url of a small JSON object. */
+export function encodeCursor(position: FeedPosition): string {
+  return Buffer.from(JSON.stringify({ v: 1, since: position.since, x: position.xact, s: position.seq })).toString('base64url');
+}
+
+// Private
+
+function pageSize(value: string | number): number | undefined {
+  const n = typeof value === 'number' ? value : /^\d{1,6}$/.test(value) ? Number(value) : Number.NaN;
+  return Number.isInteger(n) && n >= 1 && n <= MAX_CHANGES_LIMIT ? n : undefined;
+}
+
+function sinceInstant(text: string): string | undefined {
+  return isIsoDate(text) ? `${text}T00:00:00.000000Z` : canonicalInstant(text);
+}
+
+const CURSOR_SCHEMA = z.object({
+  v: z.literal(1),
+  since: z.string().refine((text) => canonicalInstant(text) === text),
+  x: z.string().regex(/^\d{1,20}$/),
+  s: z.string().regex(/^\d{1,19}$/),
+});
+
+function decodeCursor(text: string): FeedPosition | undefined {
+  if (text.length > 200 || !/^[A-Za-z0-9_-]+$/.test(text)) return undefined;
+  try {
+    const parsed = CURSOR_SCHEMA.safeParse(JSON.parse(Buffer.from(text, 'base64url').toString('utf8')));
+    return parsed.success ? { since: parsed.data.since, xact: parsed.data.x, seq: parsed.data.s } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Rate-limit units of a page: one per 1,000 changes asked for (the unit paid for the key counts). */
+export function changesCost(request: ChangesRequest): number {
+  return Math.ceil(request.limit / DEFAULT_CHANGES_LIMIT);
+}
