@@ -138,6 +138,7 @@ async function run(services: Services, route: Route, call: RouteCall): Promise<v
   const access: Access = typeof route.access === 'function' ? route.access(req, call.query) : route.access;
   if (access === 'keyed') {
     const caller = await authenticate(services.keys, req.headers['x-api-key']);
+    call.caller = caller;
     call.meter = await services.rateLimiter.open(caller, (headers) => {
       for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
     });

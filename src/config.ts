@@ -15,6 +15,8 @@ export const ENV_DEFAULTS = Object.freeze({
   CACHE_MAX_AGE_SECONDS: 60,
   RATE_LIMIT_PER_MINUTE: 600,
   RATE_LIMIT_BURST: 1200,
+  SUBSCRIPTIONS_PER_KEY: 10,
+  SUBSCRIPTIONS_MAX: 1000,
   GRAPHIQL: 'on',
   SHUTDOWN_GRACE_SECONDS: 10,
   SEED_YEARS: 3,
@@ -39,6 +41,8 @@ const envSchema = z.object({
   CORS_ORIGINS: commaList.optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(D.RATE_LIMIT_PER_MINUTE),
   RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(D.RATE_LIMIT_BURST),
+  SUBSCRIPTIONS_PER_KEY: z.coerce.number().int().min(0).default(D.SUBSCRIPTIONS_PER_KEY),
+  SUBSCRIPTIONS_MAX: z.coerce.number().int().min(0).default(D.SUBSCRIPTIONS_MAX),
   GRAPHIQL: onOff.prefault(D.GRAPHIQL),
   SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).max(600).default(D.SHUTDOWN_GRACE_SECONDS),
   SEED_YEARS: z.coerce.number().int().min(1).max(30).default(D.SEED_YEARS),
@@ -65,6 +69,10 @@ export type Config = Readonly<{
   rateLimitPerMinute: number;
   /** Most cost units a key can spend at once (its bucket's size). */
   rateLimitBurst: number;
+  /** Live subscriptions one key may hold open at once; 0 turns subscriptions off. */
+  subscriptionsPerKey: number;
+  /** Live subscriptions this process holds open at once, all keys together. */
+  subscriptionsMax: number;
   graphiql: boolean;
   seedYears: number;
   /** How long a graceful shutdown waits for requests in flight. */
@@ -102,6 +110,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: Object.freeze(e.CORS_ORIGINS ?? []),
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     rateLimitBurst: e.RATE_LIMIT_BURST,
+    subscriptionsPerKey: e.SUBSCRIPTIONS_PER_KEY,
+    subscriptionsMax: e.SUBSCRIPTIONS_MAX,
     graphiql: e.GRAPHIQL,
     seedYears: e.SEED_YEARS,
     shutdownGraceSeconds: e.SHUTDOWN_GRACE_SECONDS,

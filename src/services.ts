@@ -6,6 +6,7 @@ import type { ProjectDirectory } from './db/project-directory.js';
 import type { Store } from './db/store.js';
 import { createMemoryRateLimitStore } from './limits/memory-bucket-store.js';
 import { createRateLimiter, type RateLimiter } from './limits/rate-limiter.js';
+import { createSeriesUpdates, type SeriesUpdates } from './live/series-updates.js';
 
 /** Everything a request handler needs, built once at start-up and shared by REST and GraphQL. */
 export interface Services {
@@ -20,6 +21,8 @@ export interface Services {
   keys: KeyVerifier;
   /** One bucket per key, shared by REST and GraphQL. */
   rateLimiter: RateLimiter;
+  /** Live "data landed" events for GraphQL subscriptions. */
+  seriesUpdates: SeriesUpdates;
 }
 
 /** Mutable start-up, traffic and shutdown state, shared by every request. */
@@ -55,6 +58,7 @@ export function createServices(parts: ServiceParts): Services {
     clock,
     state: { directory: undefined, example: undefined, stopping: false, inFlight: 0 },
     keys: createKeyVerifier(parts.store, parts.config.apiKeys),
+    seriesUpdates: createSeriesUpdates({ perKey: parts.config.subscriptionsPerKey, total: parts.config.subscriptionsMax }, parts.logger),
     rateLimiter: createRateLimiter(
       { perMinute: parts.config.rateLimitPerMinute, burst: parts.config.rateLimitBurst },
       { store: createMemoryRateLimitStore(), now: () => clock().getTime() },

@@ -493,6 +493,7 @@ function createStoreProbe() {
           return store.query<Row>(text, params, signal);
         },
         copyCsv: (table, columns, csv) => store.copyCsv(table, columns, csv),
+        listen: (channel, onMessage) => store.listen(channel, onMessage),
         streamRaw: (text: string, params: readonly unknown[], batchRows: number) => {
           statements.push(text);
           const error = failure;

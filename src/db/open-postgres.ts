@@ -71,6 +71,10 @@ export function openPostgres(options: PostgresOptions): Store {
         guard.done();
       }
     },
+    listen: async (channel, onMessage) => {
+      const { unlisten } = await sql.listen(channel, onMessage);
+      return unlisten;
+    },
     transaction: async (work) => (await sql.begin((tx) => work(over(tx)))) as Awaited<ReturnType<typeof work>>,
     close: () => sql.end({ timeout: 5 }),
   };

@@ -36,6 +36,14 @@ export interface Store extends Queryable {
   streamRaw(text: string, params: readonly unknown[], batchRows: number, signal?: AbortSignal): AsyncIterable<ColumnText[][]>;
   /** The same in one statement, all rows at once: what most answers need, without the iteration. */
   queryRaw(text: string, params: readonly unknown[], signal?: AbortSignal): Promise<ColumnText[][]>;
+  /**
+   * Calls `onMessage` with the payload of every notification on `channel` (PostgreSQL's
+   * LISTEN: delivered after the notifying transaction commits, whichever process wrote).
+   * Resolves once listening, to a function that stops it. A server store listens on a
+   * connection of its own and listens again after a reconnect; notifications sent while
+   * it was away are lost, so they are hints, and the changes feed is the record.
+   */
+  listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
   /** Runs `work` in one transaction; it commits when `work` resolves and rolls back when it throws. */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;

@@ -11,6 +11,10 @@ export interface GraphqlContext {
   directory: ProjectDirectory;
   loaders: SeriesLoaders;
   meter: RateLimitMeter;
+  /** The key's stable id. */
+  caller: string;
+  /** Aborts when the client leaves: ends its subscription. */
+  signal: AbortSignal;
   /** Points' JSON text that serialization puts in place (see splice.ts). */
   splices: Splices;
 }

@@ -17,12 +17,13 @@ export function createGraphqlRoute(services: Services): Route {
     path: '/graphql',
     access: (req, query) => (isGraphiqlPageRequest(req, query) ? 'public' : 'keyed'),
     errors: renderGraphqlError,
-    handle: async ({ req, res, query, signal, meter }) => {
+    handle: async ({ req, res, query, signal, meter, caller }) => {
       const head = req.method === 'HEAD';
       if (isGraphiqlPageRequest(req, query)) return sendFetchResponse(res, await yoga.fetch(toFetchRequest(req, Buffer.alloc(0))), head);
       const directory = readyDirectory(services.state);
       const body = await readBody(req);
-      return sendFetchResponse(res, await yoga.fetch(toFetchRequest(req, body), { directory, signal, meter }), head);
+      const response = await yoga.fetch(toFetchRequest(req, body, signal), { directory, signal, meter, caller: caller?.id ?? 'anonymous' });
+      return sendFetchResponse(res, response, head, signal);
     },
   };
 }

@@ -7,6 +7,7 @@ import { addEnums } from './enums.js';
 import { addMetricQuery } from './metric.js';
 import { addMetricsQuery } from './metric-info.js';
 import { addScalars } from './scalars.js';
+import { addSeriesUpdatedSubscription } from './series-updated.js';
 import { addSeries } from './series.js';
 
 /** The GraphQL schema of a catalog: its metrics and slugs become enums. */
@@ -20,5 +21,6 @@ export function createGraphqlSchema(catalog: Catalog): GraphQLSchema {
   addMetricQuery(builder, { enums, Series });
   addMetricsQuery(builder, { enums, Series });
   addChangesQuery(builder, { enums });
+  addSeriesUpdatedSubscription(builder, { enums });
   return builder.toSchema({ sortSchema: false });
 }

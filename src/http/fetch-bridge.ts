@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../api/api-error.js';
 
@@ -18,8 +19,8 @@ export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Pr
   return Buffer.concat(chunks);
 }
 
-/** The fetch-API Request for a node request whose body was already read. */
-export function toFetchRequest(req: IncomingMessage, body: Buffer): Request {
+/** The fetch-API Request for a node request whose body was already read; `signal` tells that the client left. */
+export function toFetchRequest(req: IncomingMessage, body: Buffer, signal?: AbortSignal): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (value === undefined) continue;
@@ -27,15 +28,38 @@ export function toFetchRequest(req: IncomingMessage, body: Buffer): Request {
   }
   const url = new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`);
   const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
-  return new Request(url, { method: req.method, headers, body: hasBody ? new Uint8Array(body) : undefined });
+  return new Request(url, { method: req.method, headers, body: hasBody ? new Uint8Array(body) : undefined, signal });
 }
 
-/** Copies a fetch-API Response (status, headers, body) onto a node response. */
-export async function sendFetchResponse(res: ServerResponse, response: Response, head: boolean): Promise<void> {
+/**
+ * Copies a fetch-API Response (status, headers, body) onto a node response: whole, with
+ * its length, or, for an event stream (a subscription), event by event as it is written,
+ * until it ends or the client leaves (`signal`).
+ */
+export async function sendFetchResponse(res: ServerResponse, response: Response, head: boolean, signal?: AbortSignal): Promise<void> {
   res.statusCode = response.status;
   response.headers.forEach((value, name) => {
     if (name !== 'content-length') res.setHeader(name, value);
   });
+  if (response.body !== null && !head && (response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    res.flushHeaders();
+    const reader = response.body.getReader();
+    const onAbort = () => void reader.cancel().catch(() => {});
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        if (!res.write(value)) await once(res, 'drain', { signal });
+      }
+    } catch (error) {
+      if (!signal?.aborted) throw error; // the client left: nothing more to send
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+    res.end();
+    return;
+  }
   const body = Buffer.from(await response.arrayBuffer());
   res.setHeader('content-length', body.length);
   res.end(head ? undefined : body);

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { KeyIdentity } from '../auth/api-keys.js';
 import type { RateLimitMeter } from '../limits/rate-limiter.js';
 import type { Services } from '../services.js';
 import type { ErrorRenderer } from './render-error.js';
@@ -16,6 +17,8 @@ export interface RouteCall {
   signal: AbortSignal;
   /** The caller's rate-limit account; charges nothing on public routes. */
   meter: RateLimitMeter;
+  /** The key's owner on keyed routes; undefined on public ones. */
+  caller?: KeyIdentity;
 }
 
 /** `public` routes need nothing; `keyed` ones need a valid key and pay one unit of its rate limit first. */

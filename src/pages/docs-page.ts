@@ -87,6 +87,14 @@ between pages, because a page never reaches past the oldest transaction still ru
 Sample data loaded at first start is not a change. A cursor carries its <code>since</code>; given both, they must agree. Cost: one unit per 1,000 entries asked for.
 GraphQL: <code>changes(since, first, after)</code> returns the same entries as a plain list with <code>endCursor</code> and <code>hasNextPage</code>.</p>
 
+<h2 id="live">Live updates</h2>
+<p>The GraphQL subscription <code>seriesUpdated(name, projects)</code> sends a <code>SeriesUpdate {name project slug from to updatedAt}</code>
+each time a matching series is written, by any writer (the import and sync commands in another process, a command handed to the server, the server itself),
+after the write has committed: an event never names data a query cannot read yet. It is served over Server-Sent Events: POST the subscription to
+<code>/graphql</code> with <code>Accept: text/event-stream</code> and the key; each event is <code>event: next</code> with the GraphQL result as <code>data</code>.
+Subscribing costs one unit of the key's rate limit. A key holds at most ${config.subscriptionsPerKey} open subscriptions (<code>RATE_LIMITED</code> past it),
+a process ${config.subscriptionsMax} (<code>SERVICE_UNAVAILABLE</code>). Events are hints, delivered while the subscriber is connected; what changed while it was not is in the changes feed.</p>
+
 <h2 id="decisions">Decisions where the contract is silent</h2>
 <ul>
 <li><b>Dates</b> are ISO calendar dates, <code>YYYY-MM-DD</code>, real days only (<code>2024-02-30</code> is a 400). Both bounds are inclusive.

@@ -90,6 +90,7 @@ export async function startService(config: Config, logger: Logger, options: Star
     close: async () => {
       services.state.stopping = true;
       stopPreparing.abort();
+      await services.seriesUpdates.close(); // live subscriptions end now: they would hold the grace period
       await waitForInFlight(services, config.shutdownGraceSeconds * 1000, logger);
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -113,7 +114,9 @@ function claimFolder(config: Config): StoreClaim | undefined {
 async function keepPreparing(services: Services, signal: AbortSignal): Promise<void> {
   for (let attempt = 0; ; attempt += 1) {
     try {
-      Object.assign(services.state, await prepareDatabase(services.store, services.catalog, services.config, services.logger));
+      const prepared = await prepareDatabase(services.store, services.catalog, services.config, services.logger);
+      await services.seriesUpdates.start(services.store, prepared.directory);
+      Object.assign(services.state, prepared);
       return;
     } catch (error) {
       if (signal.aborted) throw error;

@@ -28,6 +28,8 @@ export function testClock(): () => Date {
 export interface TestService {
   running: RunningService;
   url: string;
+  /** The PostgreSQL server database's URL, for a second process to write to; undefined on the embedded store. */
+  databaseUrl: string | undefined;
   /** Every log line the service wrote, parsed. */
   logs: Record<string, unknown>[];
   /** Raw log text, for "never contains" checks. */
@@ -55,7 +57,7 @@ export async function startTestService(
   env: Record<string, string> = {},
   options: TestServiceOptions = {},
 ): Promise<TestService> {
-  const { store, dispose } = await kind.open();
+  const { store, dispose, url: databaseUrl } = await kind.open();
   await migrate(store);
   await seedDatabase(store, CATALOG, { years: 1, lastDay: Date.parse(`${TEST_LAST_DAY}T00:00:00Z`) / 86_400_000 });
   await store.exec('analyze');
@@ -79,6 +81,7 @@ export async function startTestService(
   return {
     running,
     url: running.url,
+    databaseUrl,
     logs: new Proxy([], { get: (_t, p) => Reflect.get(lines.flatMap((l) => l.trim().split('\n')).map((l) => JSON.parse(l)), p) }),
     logText: () => lines.join(''),
     get: (path, init) => requestInProcess(running.app, path, withKey(init)),

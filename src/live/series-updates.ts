@@ -1,0 +1,136 @@
+import { Repeater, SlidingBuffer } from 'graphql-yoga';
+import type { Logger } from 'pino';
+import { ApiError } from '../api/api-error.js';
+import type { ProjectDirectory } from '../db/project-directory.js';
+import type { Store } from '../db/store.js';
+
+/** "Data landed": one series was written, over a range of days, by a transaction that has committed. */
+export interface SeriesUpdate {
+  /** The metric's REST name. */
+  name: string;
+  slug: string;
+  /** The first and last day written. */
+  from: string;
+  to: string;
+  /** When the writing transaction wrote (its start, as every write time it stored). */
+  updatedAt: string;
+}
+
+/** Which updates a subscriber wants: one metric, some projects, or all of them. */
+export interface SeriesUpdateFilter {
+  name?: string | undefined;
+  slugs?: readonly string[] | undefined;
+}
+
+export interface SubscriptionLimits {
+  perKey: number;
+  total: number;
+}
+
+/**
+ * Live "data landed" events for subscribers of this process. The source is PostgreSQL's
+ * NOTIFY on `series_updated`, which the point table's triggers send for every written
+ * series and PostgreSQL delivers only after the writing transaction commits: whoever wrote
+ * (this server, an import in another process, a sync, a command handed off to this
+ * server), a subscriber hears of data it can already read. `publish` also takes updates
+ * heard elsewhere (a fan-out between instances).
+ */
+export interface SeriesUpdates {
+  /** Starts listening; the directory names the project rows notifications carry. */
+  start(store: Store, directory: ProjectDirectory): Promise<void>;
+  /** The updates matching `filter` until `signal` aborts or the hub closes; refused past the caps. */
+  subscribe(caller: string, filter: SeriesUpdateFilter, signal: AbortSignal): AsyncIterable<SeriesUpdate>;
+  publish(update: SeriesUpdate): void;
+  /** Subscriptions open now. */
+  readonly open: number;
+  /** Ends every subscription and stops listening: a graceful shutdown does not wait for them. */
+  close(): Promise<void>;
+}
+
+/** Updates a slow subscriber may have waiting before the oldest are dropped: a newer "data landed" is worth more. */
+const QUEUE_LIMIT = 1000;
+
+export function createSeriesUpdates(limits: SubscriptionLimits, logger: Logger): SeriesUpdates {
+  const subscribers = new Set<Subscriber>();
+  const perKey = new Map<string, number>();
+  let stopListening: (() => Promise<void>) | undefined;
+  let closed = false;
+
+  const publish = (update: SeriesUpdate) => {
+    for (const subscriber of subscribers) if (matches(subscriber.filter, update)) subscriber.push(update);
+  };
+
+  return {
+    async start(store, directory) {
+      stopListening = await store.listen('series_updated', (payload) => {
+        const update = parseNotification(payload, directory);
+        if (update === undefined) logger.warn({ payload: payload.slice(0, 200) }, 'ignored a series_updated notification it could not read');
+        else publish(update);
+      });
+    },
+    subscribe(caller, filter, signal) {
+      if (closed) throw new ApiError('unavailable', 'the service is shutting down; subscribe again shortly', { headers: { 'retry-after': '1' } });
+      const mine = perKey.get(caller) ?? 0;
+      if (limits.perKey === 0) throw new ApiError('bad-request', 'live subscriptions are turned off on this service');
+      if (mine >= limits.perKey) {
+        throw new ApiError('rate-limited', `this key already holds ${mine} open subscription${mine === 1 ? "" : "s"}, the most it may; close one first`, { headers: { 'retry-after': '1' } });
+      }
+      if (subscribers.size >= limits.total) {
+        throw new ApiError('unavailable', `the service holds ${subscribers.size} open subscriptions, the most it may; try again shortly`, { headers: { 'retry-after': '5' } });
+      }
+      perKey.set(caller, mine + 1);
+      return new Repeater<SeriesUpdate>(async (push, stop) => {
+        const subscriber: Subscriber = {
+          filter,
+          push: (update) => void push(update),
+          end: () => stop(),
+        };
+        subscribers.add(subscriber);
+        const onAbort = () => stop();
+        signal.addEventListener('abort', onAbort, { once: true });
+        if (signal.aborted || closed) stop();
+        await stop;
+        signal.removeEventListener('abort', onAbort);
+        subscribers.delete(subscriber);
+        const left = (perKey.get(caller) ?? 1) - 1;
+        if (left === 0) perKey.delete(caller);
+        else perKey.set(caller, left);
+      }, new SlidingBuffer(QUEUE_LIMIT));
+    },
+    publish,
+    get open() {
+      return subscribers.size;
+    },
+    async close() {
+      closed = true;
+      for (const subscriber of subscribers) subscriber.end();
+      await stopListening?.().catch(() => {});
+    },
+  };
+}
+
+// Private
+
+interface Subscriber {
+  filter: SeriesUpdateFilter;
+  push(update: SeriesUpdate): void;
+  end(): void;
+}
+
+function matches(filter: SeriesUpdateFilter, update: SeriesUpdate): boolean {
+  return (filter.name === undefined || filter.name === update.name) && (filter.slugs === undefined || filter.slugs.includes(update.slug));
+}
+
+/** The triggers' payload: `{"project": <row id>, "from": date, "to": date, "at": timestamptz}`. */
+function parseNotification(payload: string, directory: ProjectDirectory): SeriesUpdate | undefined {
+  try {
+    const note = JSON.parse(payload) as { project?: unknown; from?: unknown; to?: unknown; at?: unknown };
+    const project = typeof note.project === 'number' ? directory.projectOf(note.project) : undefined;
+    if (project === undefined || typeof note.from !== 'string' || typeof note.to !== 'string' || typeof note.at !== 'string') return undefined;
+    const at = new Date(note.at);
+    if (Number.isNaN(at.getTime())) return undefined;
+    return { name: project.metric, slug: project.slug, from: note.from, to: note.to, updatedAt: at.toISOString() };
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,138 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CATALOG } from '../src/catalog/load-catalog.js';
+import { importFile } from '../src/import/import-files.js';
+import { npm, npmStart, type StartedServer } from './support/processes.js';
+import { startTestService, TEST_KEY, type TestService } from './support/service.js';
+import { subscribeSse, type SseSubscription } from './support/sse.js';
+import { STORE_KINDS } from './support/stores.js';
+
+/**
+ * Live "data landed" events over real HTTP and Server-Sent Events: a write by another
+ * process (PostgreSQL) or a command handed to the server (embedded store) reaches the
+ * subscribers of that series within 2 s, and no one else.
+ */
+
+const PRICE = 'subscription { seriesUpdated(name: token_price_usd, projects: [ethereum]) { name project slug from to updatedAt } }';
+const OTHER_METRIC = 'subscription { seriesUpdated(name: staking_apy) { name slug } }';
+const OTHER_PROJECT = 'subscription { seriesUpdated(name: token_price_usd, projects: [solana]) { name slug } }';
+const ROWS = 'metric,project,date,value\ntoken-price-usd,ethereum,2026-07-01,1.5\ntoken-price-usd,ethereum,2026-07-03,2.5\n';
+
+/** Waits until the service holds `count` open subscriptions: a write must not race a subscribe, nor a count a client that left. */
+async function subscribed(service: { running: TestService['running'] }, count: number): Promise<void> {
+  for (let i = 0; i < 200 && service.running.services.seriesUpdates.open !== count; i++) await new Promise((r) => setTimeout(r, 10));
+  expect(service.running.services.seriesUpdates.open).toBe(count);
+}
+
+for (const kind of STORE_KINDS) {
+  describe.skipIf(!kind.available)(`seriesUpdated on ${kind.name}`, { timeout: 90_000 }, () => {
+    let service: TestService;
+    let dir: string;
+
+    beforeAll(async () => {
+      service = await startTestService(kind, { SUBSCRIPTIONS_PER_KEY: '3' });
+      dir = await mkdtemp(join(tmpdir(), 'metrics-live-'));
+    });
+    afterAll(async () => {
+      await service?.stop();
+      if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+    });
+
+    it(`tells the subscribers of a series within 2 s of ${kind.name === 'postgres' ? 'an import in another process' : 'an import'}, and no one else`, async () => {
+      const subs = await Promise.all([PRICE, OTHER_METRIC, OTHER_PROJECT].map((q) => subscribeSse(service.url, q, TEST_KEY)));
+      try {
+        for (const sub of subs) {
+          expect(sub.status).toBe(200);
+          expect(sub.contentType).toMatch(/^text\/event-stream/);
+        }
+        await subscribed(service, 3);
+        const file = join(dir, 'prices.csv');
+        await writeFile(file, ROWS);
+        const started = Date.now();
+        if (kind.name === 'postgres') {
+          const run = await npm('import', [file], { DATABASE_URL: service.databaseUrl!, LOG_LEVEL: 'warn' });
+          expect(run.code, run.stderr).toBe(0);
+        } else {
+          const result = await importFile(service.running.services.store, CATALOG, file);
+          expect(result.ok).toBe(true);
+        }
+        const event = await subs[0]!.next(2_000);
+        const latency = Date.now() - started;
+        expect(event).toEqual({
+          data: { seriesUpdated: { name: 'token_price_usd', project: 'ethereum', slug: 'ethereum', from: '2026-07-01', to: '2026-07-03', updatedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/) } },
+        });
+        // The event names data a query now reads.
+        const res = await service.get('/v1/metrics/token-price-usd?project=ethereum&start_date=2026-07-01');
+        expect(await res.json()).toEqual({ ethereum: [{ date: '2026-07-01', value: 1.5 }, { date: '2026-07-03', value: 2.5 }] });
+        await new Promise((r) => setTimeout(r, 300));
+        expect(subs[1]!.events).toEqual([]);
+        expect(subs[2]!.events).toEqual([]);
+        expect(subs[0]!.events).toHaveLength(1);
+        // In-process, from the import's start; for another process, next(2_000) above counted from its exit.
+        if (kind.name === 'pglite') expect(latency).toBeLessThan(2_000);
+      } finally {
+        for (const sub of subs) sub.close();
+        await subscribed(service, 0);
+      }
+    });
+
+    it('caps open subscriptions per key, frees a slot when a client leaves, and needs a key', async () => {
+      const open = await Promise.all([PRICE, PRICE, PRICE].map((q) => subscribeSse(service.url, q, TEST_KEY)));
+      await subscribed(service, 3);
+      const refused = await subscribeSse(service.url, PRICE, TEST_KEY);
+      await refused.ended;
+      expect(refused.events).toEqual([{ errors: [expect.objectContaining({ message: 'this key already holds 3 open subscriptions, the most it may; close one first', extensions: { code: 'RATE_LIMITED' } })] }]);
+      open[0]!.close();
+      await subscribed(service, 2);
+      const again = await subscribeSse(service.url, PRICE, TEST_KEY);
+      await subscribed(service, 3);
+      for (const sub of [...open, again]) sub.close();
+      await subscribed(service, 0);
+
+      const anonymous = await subscribeSse(service.url, PRICE, null);
+      expect(anonymous.status).toBe(401);
+      const wrongProject = await subscribeSse(service.url, 'subscription { seriesUpdated(name: staking_apy, projects: [blackrock]) { name } }', TEST_KEY);
+      await wrongProject.ended;
+      expect(JSON.stringify(wrongProject.events)).toMatch(/staking-apy has no project blackrock/);
+    });
+  });
+}
+
+describe('seriesUpdated on the embedded store with npm start', { timeout: 120_000 }, () => {
+  let dir: string;
+  let server: StartedServer;
+  let key: string;
+  let sub: SseSubscription | undefined;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'metrics-live-embedded-'));
+    server = await npmStart({ PGLITE_DIR: join(dir, 'pglite'), LOG_LEVEL: 'info' });
+    key = /Created API key "local" \(shown once, keep it\): (mk_[\w-]+)/.exec(server.stderr())?.[1] ?? '';
+  }, 120_000);
+  afterAll(async () => {
+    sub?.close();
+    await server?.stop('SIGKILL');
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('tells a subscriber of an `npm run import` handed to the server, and ends the stream on Ctrl-C', async () => {
+    sub = await subscribeSse(server.url, PRICE, key);
+    expect(sub.status).toBe(200);
+    await new Promise((r) => setTimeout(r, 300));
+    const file = join(dir, 'prices.csv');
+    await writeFile(file, ROWS);
+    const run = await npm('import', [file], { PGLITE_DIR: join(dir, 'pglite') });
+    expect(run.code, run.stderr).toBe(0);
+    const arrived = Date.now();
+    const event = await sub.next(2_000);
+    expect((event as { data: { seriesUpdated: unknown } }).data.seriesUpdated).toMatchObject({ name: 'token_price_usd', slug: 'ethereum', from: '2026-07-01', to: '2026-07-03' });
+    expect(Date.now() - arrived).toBeLessThan(2_000);
+    // A graceful stop does not wait for the open subscription: the stream ends and the server exits.
+    const stopping = Date.now();
+    await server.stop('SIGINT');
+    await sub.ended;
+    expect(Date.now() - stopping).toBeLessThan(5_000);
+  });
+});
