@@ -3,6 +3,7 @@ import { importCommand } from './import-command.js';
 import { keysCommand } from './keys-command.js';
 import { migrateCommand } from './migrate-command.js';
 import { seedCommand } from './seed-command.js';
+import { syncCommand } from './sync-command.js';
 
 /** A command as the server runs it for a CLI process: its arguments arrive as JSON and are checked first. */
 export interface HandedOffCommand {
@@ -12,7 +13,7 @@ export interface HandedOffCommand {
 
 /** Every command a CLI process may hand to the server holding the embedded store, by name. */
 export const COMMANDS: ReadonlyMap<string, HandedOffCommand> = new Map(
-  [accepting(importCommand), accepting(keysCommand), accepting(migrateCommand), accepting(seedCommand)].map((c) => [c.name, c]),
+  [accepting(importCommand), accepting(keysCommand), accepting(migrateCommand), accepting(seedCommand), accepting(syncCommand)].map((c) => [c.name, c]),
 );
 
 // Private

@@ -6,7 +6,7 @@ import { seedDatabase } from '../../src/seed/seed-database.js';
 import { startService, type RunningService } from '../../src/start/start-service.js';
 import { requestInProcess } from './in-process.js';
 import type { Store } from '../../src/db/store.js';
-import type { StoreKind } from './stores.js';
+import type { StoreKind, StoreUnderTest } from './stores.js';
 import { Writable } from 'node:stream';
 
 /** The plain key every test service accepts (through `API_KEYS`). */
@@ -46,6 +46,8 @@ export interface TestService {
 export interface TestServiceOptions {
   /** Wraps the seeded store before the service gets it, so a test can count or fail its statements. */
   wrapStore?: (store: Store) => Store;
+  /** A store the test prepared itself (then not seeded), instead of a new seeded one of `kind`. */
+  store?: StoreUnderTest;
 }
 
 /**
@@ -57,9 +59,9 @@ export async function startTestService(
   env: Record<string, string> = {},
   options: TestServiceOptions = {},
 ): Promise<TestService> {
-  const { store, dispose, url: databaseUrl } = await kind.open();
+  const { store, dispose, url: databaseUrl } = options.store ?? (await kind.open());
   await migrate(store);
-  await seedDatabase(store, CATALOG, { years: 1, lastDay: Date.parse(`${TEST_LAST_DAY}T00:00:00Z`) / 86_400_000 });
+  if (options.store === undefined) await seedDatabase(store, CATALOG, { years: 1, lastDay: Date.parse(`${TEST_LAST_DAY}T00:00:00Z`) / 86_400_000 });
   await store.exec('analyze');
   // Suites send many requests with the one test key: no rate limit unless a test asks for one.
   const config = loadConfig({ PORT: '0', API_KEYS: TEST_KEY, LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0', ...env });

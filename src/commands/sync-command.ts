@@ -1,0 +1,84 @@
+import { z } from 'zod';
+import { isIsoDate } from '../dates.js';
+import { mirrorSeries, planMirror, type SeriesOutcome } from '../sync/mirror-series.js';
+import { createUpstreamClient, UpstreamError } from '../sync/upstream-client.js';
+import type { Command } from './command.js';
+
+const syncArgs = z.object({
+  /** The upstream's base URL, e.g. https://metrics.example.com. */
+  from: z.url({ protocol: /^https?$/ }),
+  key: z.string().min(1),
+  metrics: z.array(z.string()).optional(),
+  projects: z.array(z.string()).optional(),
+  since: z.string().refine(isIsoDate, 'expected YYYY-MM-DD').optional(),
+  overlapDays: z.number().int().min(0).max(3650),
+});
+
+export type SyncArgs = z.infer<typeof syncArgs>;
+
+/**
+ * `sync --from URL --key KEY`: mirrors another instance's `/v1` API into this store,
+ * series by series, each in one transaction through the import's checks and write path.
+ * Incremental: a series is fetched from its last stored day minus the overlap, so a second
+ * run writes only what changed upstream. A series with a bad value is reported (metric,
+ * project, date) and nothing of it is written; the others go on. An upstream that stays
+ * unavailable after the retries stops the run; everything written until then stays.
+ */
+export const syncCommand: Command<SyncArgs> = {
+  name: 'sync',
+  argsSchema: syncArgs,
+  async run({ store, catalog, output, signal }, args) {
+    const started = Date.now();
+    const client = createUpstreamClient(args.from, args.key, (why, waitMs) => output.err(`upstream busy (${why}); retrying in ${(waitMs / 1000).toFixed(1)} s\n`));
+    let plan;
+    try {
+      plan = await planMirror(store, catalog, client, { metrics: args.metrics, projects: args.projects, since: args.since, overlapDays: args.overlapDays }, signal);
+    } catch (error) {
+      output.err(`${describe(error)}\n`);
+      return 1;
+    }
+    for (const notice of plan.notices) output.err(`${notice}\n`);
+    const totals = { fetched: 0, added: 0, revised: 0, removed: 0, changedSeries: 0, failed: 0 };
+    for (const [index, task] of plan.tasks.entries()) {
+      output.progress(`syncing ${index + 1}/${plan.tasks.length} series (${task.metric}/${task.slug}), ${totals.added + totals.revised + totals.removed} points written`);
+      let outcome: SeriesOutcome;
+      try {
+        outcome = await mirrorSeries(store, catalog, client, task, signal);
+      } catch (error) {
+        output.progress('');
+        output.err(`${describe(error)}\nstopped after ${index} of ${plan.tasks.length} series; what was written stays, and the next run resumes from it\n`);
+        return 1;
+      }
+      if (!outcome.ok) {
+        output.progress('');
+        output.err(`${outcome.error}; nothing of this series was written\n`);
+        totals.failed += 1;
+        continue;
+      }
+      const { added, revised, removed } = outcome.written;
+      totals.fetched += outcome.fetched;
+      totals.added += added;
+      totals.revised += revised;
+      totals.removed += removed;
+      if (added + revised + removed > 0) totals.changedSeries += 1;
+    }
+    output.progress('');
+    const seconds = (Date.now() - started) / 1000;
+    const written = totals.added + totals.revised + totals.removed;
+    output.out(
+      `synced ${plan.tasks.length - totals.failed} of ${plan.tasks.length} series from ${args.from} in ${seconds.toFixed(1)} s: `
+        + `${totals.fetched} points checked (${Math.round(totals.fetched / Math.max(seconds, 0.001))}/s), ${written} written `
+        + `(${totals.added} added, ${totals.revised} revised, ${totals.removed} removed) in ${totals.changedSeries} series`
+        + `${client.retries > 0 ? `, ${client.retries} retries` : ''}${totals.failed > 0 ? `, ${totals.failed} refused` : ''}\n`,
+    );
+    return totals.failed > 0 ? 1 : 0;
+  },
+};
+
+// Private
+
+function describe(error: unknown): string {
+  if (error instanceof UpstreamError) return error.message;
+  if ((error as Error).name === 'AbortError') return 'interrupted';
+  return `sync failed: ${(error as Error).message}`;
+}

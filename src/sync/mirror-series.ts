@@ -1,0 +1,143 @@
+import type { Catalog } from '../catalog/load-catalog.js';
+import { fromEpochDay, toEpochDay } from '../dates.js';
+import type { Queryable, Store } from '../db/store.js';
+import { syncCatalog } from '../db/sync-catalog.js';
+import { removePoints, upsertPoints, type PointRow, type WriteCount } from '../db/write-points.js';
+import { validateRow } from '../import/validate-row.js';
+import type { UpstreamClient } from './upstream-client.js';
+
+/** What to mirror and from where to start. */
+export interface MirrorOptions {
+  /** Only these metrics / slugs; undefined means all that both sides know. */
+  metrics?: readonly string[] | undefined;
+  projects?: readonly string[] | undefined;
+  /** Fetch from this day on for every series, instead of from the local last day. */
+  since?: string | undefined;
+  /** Days before the local last day fetched again, so late revisions upstream arrive too. */
+  overlapDays: number;
+}
+
+/** One series to bring up to date. */
+export interface SeriesTask {
+  metric: string;
+  slug: string;
+  projectId: number;
+  from: string;
+  to: string;
+}
+
+/** The outcome of one series: what it wrote, or why nothing was. */
+export type SeriesOutcome =
+  | { ok: true; task: SeriesTask; fetched: number; written: WriteCount }
+  | { ok: false; task: SeriesTask; error: string };
+
+export interface MirrorPlan {
+  tasks: SeriesTask[];
+  /** What the upstream has that the local catalog does not, and series with no data upstream. */
+  notices: string[];
+}
+
+/**
+ * Compares the upstream catalog (`GET /v1/metrics`, with each project's stored coverage)
+ * with the local one and the local store: one task per series both know, from the local
+ * last stored day minus the overlap (or the upstream's first day for an empty series, or
+ * `since`) to the upstream's last day. Metrics and slugs only the upstream knows are
+ * reported and left out.
+ */
+export async function planMirror(db: Queryable, catalog: Catalog, client: UpstreamClient, options: MirrorOptions, signal: AbortSignal): Promise<MirrorPlan> {
+  const upstream = JSON.parse(await client.get('/v1/metrics', signal)) as UpstreamCatalog;
+  await syncCatalog(db, catalog); // a store no server has prepared yet gets its project rows
+  const notices: string[] = [];
+  const wanted = (list: readonly string[] | undefined, item: string) => list === undefined || list.includes(item);
+  const last = await localLastDays(db);
+  const tasks: SeriesTask[] = [];
+  for (const metric of upstream.metrics) {
+    if (!wanted(options.metrics, metric.name)) continue;
+    const local = catalog.byName.get(metric.name);
+    if (local === undefined) {
+      notices.push(`upstream metric ${metric.name} is not in the local catalog: skipped`);
+      continue;
+    }
+    for (const project of metric.projects) {
+      if (!wanted(options.projects, project.slug)) continue;
+      if (!local.projects.includes(project.slug)) {
+        notices.push(`upstream project ${metric.name}/${project.slug} is not in the local catalog: skipped`);
+        continue;
+      }
+      if (project.firstDate === null || project.lastDate === null) continue;
+      const mine = last.get(`${metric.name}/${project.slug}`)!;
+      const resume = mine.last === null ? project.firstDate : fromEpochDay(toEpochDay(mine.last) - options.overlapDays);
+      const from = options.since ?? (resume < project.firstDate ? project.firstDate : resume);
+      if (from > project.lastDate) continue;
+      tasks.push({ metric: metric.name, slug: project.slug, projectId: mine.id, from, to: project.lastDate });
+    }
+  }
+  for (const name of options.metrics ?? []) if (!upstream.metrics.some((m) => m.name === name)) notices.push(`upstream has no metric ${name}`);
+  return { tasks, notices };
+}
+
+/**
+ * Brings one series up to date: fetches `[from, to]` from the upstream's REST API, checks
+ * every point with the import's row checks, and writes the series in one transaction
+ * through the import's write path (so unchanged values write nothing, revisions go to the
+ * history, the changes feed and subscribers hear of it). A point stored here in the range
+ * that the upstream no longer has is removed. One bad value writes nothing of the series.
+ */
+export async function mirrorSeries(store: Store, catalog: Catalog, client: UpstreamClient, task: SeriesTask, signal: AbortSignal): Promise<SeriesOutcome> {
+  const query = `project=${encodeURIComponent(task.slug)}&start_date=${task.from}&end_date=${task.to}`;
+  const body = await client.get(`/v1/metrics/${encodeURIComponent(task.metric)}?${query}`, signal);
+  const points = parseSeries(body, task.slug);
+  if (points === undefined) return { ok: false, task, error: `the upstream's answer is not the contract's {"${task.slug}":[{date, value}]}` };
+  const rows: PointRow[] = [];
+  for (const point of points) {
+    const { date, value, ...extra } = point;
+    const check = validateRow(catalog, { metric: task.metric, project: task.slug, date, value, extra: Object.keys(extra).length > 0 ? extra : undefined });
+    if (!check.ok) return { ok: false, task, error: `${task.metric}/${task.slug} ${typeof date === 'string' ? date.slice(0, 10) : '?'}: ${check.error}` };
+    if (check.row.value === null || check.row.day < task.from || check.row.day > task.to) {
+      return { ok: false, task, error: `${task.metric}/${task.slug} ${check.row.day}: a point the upstream cannot have sent for ${task.from}..${task.to}` };
+    }
+    rows.push({ projectId: task.projectId, day: check.row.day, value: check.row.value, extra: check.row.extra });
+  }
+  if (new Set(rows.map((r) => r.day)).size !== rows.length) return { ok: false, task, error: `${task.metric}/${task.slug}: the upstream sent a day twice` };
+  const written = await store.transaction(async (tx) => {
+    const stored = await tx.query<{ day: string }>('select day::text as day from point where project_id = $1 and day between $2 and $3', [task.projectId, task.from, task.to]);
+    const sent = new Set(rows.map((r) => r.day));
+    const gone = stored.filter((s) => !sent.has(s.day)).map((s) => ({ projectId: task.projectId, day: s.day }));
+    const upserted = await upsertPoints(tx, rows);
+    const removed = await removePoints(tx, gone);
+    return { added: upserted.added, revised: upserted.revised, removed: removed.removed };
+  });
+  return { ok: true, task, fetched: rows.length, written };
+}
+
+// Private
+
+interface UpstreamCatalog {
+  metrics: { name: string; projects: { slug: string; firstDate: string | null; lastDate: string | null }[] }[];
+}
+
+/** Each project's row id and last stored day: one index probe per project. */
+async function localLastDays(db: Queryable): Promise<Map<string, { id: number; last: string | null }>> {
+  const rows = await db.query<{ id: number; name: string; slug: string; last: string | null }>(
+    `select p.id, m.name, p.slug, (select max(day) from point where project_id = p.id)::text as last
+     from project p join metric m on m.id = p.metric_id`,
+  );
+  return new Map(rows.map((r) => [`${r.name}/${r.slug}`, { id: r.id, last: r.last }]));
+}
+
+/**
+ * The points of a contract answer `{"<slug>":[{"date","value",...extra}]}`, with each
+ * `value` kept as the exact decimal text it was sent as (a JavaScript number would round
+ * digits beyond the 17th). The contract writes only numbers after `"value":`, so quoting
+ * them before parsing is safe; undefined when the answer has another shape.
+ */
+function parseSeries(body: string, slug: string): Record<string, unknown>[] | undefined {
+  try {
+    const parsed = JSON.parse(body.replace(/"value":(-?[0-9][0-9.eE+-]*)/g, '"value":"$1"')) as Record<string, unknown>;
+    const points = parsed[slug];
+    if (Object.keys(parsed).length !== 1 || !Array.isArray(points) || !points.every((p) => typeof p === 'object' && p !== null && !Array.isArray(p))) return undefined;
+    return points as Record<string, unknown>[];
+  } catch {
+    return undefined;
+  }
+}

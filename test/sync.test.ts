@@ -1,0 +1,186 @@
+import { createServer, type Server } from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CATALOG } from '../src/catalog/load-catalog.js';
+import type { CommandOutput } from '../src/commands/command.js';
+import { syncCommand, type SyncArgs } from '../src/commands/sync-command.js';
+import { loadConfig } from '../src/config.js';
+import { migrate } from '../src/db/migrate.js';
+import type { Store } from '../src/db/store.js';
+import { npm } from './support/processes.js';
+import { startTestService, TEST_KEY, type TestService } from './support/service.js';
+import { STORE_KINDS, type StoreUnderTest } from './support/stores.js';
+
+/**
+ * Mirroring: a second real instance (the mirror, empty) syncs from a seeded one (the
+ * upstream) over HTTP, and then answers every REST request with the same bytes. Through a
+ * stub in front of the upstream: 429 and 500 are retried, a bad value writes nothing of
+ * its series.
+ */
+
+interface Captured {
+  output: CommandOutput;
+  out: string[];
+  err: string[];
+}
+
+function capture(): Captured {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { out, err, output: { out: (t) => out.push(t), err: (t) => err.push(t), progress: () => {} } };
+}
+
+async function sync(store: Store, args: Partial<SyncArgs> & { from: string }): Promise<Captured & { code: number }> {
+  const captured = capture();
+  const code = await syncCommand.run(
+    { store, catalog: CATALOG, config: loadConfig({}), output: captured.output, signal: new AbortController().signal },
+    { key: TEST_KEY, overlapDays: 7, ...args },
+  );
+  return { ...captured, code };
+}
+
+/** Every metric's whole REST answer, for all its projects. */
+async function everyAnswer(service: TestService): Promise<Map<string, string>> {
+  const answers = new Map<string, string>();
+  for (const metric of CATALOG.metrics) {
+    const res = await service.get(`/v1/metrics/${metric.name}?project=${metric.projects.join(',')}`);
+    expect(res.status).toBe(200);
+    answers.set(metric.name, await res.text());
+  }
+  return answers;
+}
+
+/** A front for the upstream that misbehaves once per rule, then passes requests through. */
+async function startStub(upstream: string, rules: { path: RegExp; status?: number; rewrite?: (body: string) => string }[]): Promise<{ url: string; hits: string[]; server: Server }> {
+  const hits: string[] = [];
+  const used = new Set<number>();
+  const server = createServer(async (req, res) => {
+    hits.push(req.url!);
+    const rule = rules.findIndex((r, i) => r.path.test(req.url!) && (r.status === undefined || !used.has(i)));
+    if (rule >= 0 && rules[rule]!.status !== undefined) {
+      used.add(rule);
+      const status = rules[rule]!.status!;
+      res.writeHead(status, status === 429 ? { 'retry-after': '1', 'content-type': 'application/problem+json' } : { 'content-type': 'text/plain' });
+      res.end(status === 429 ? '{"detail":"slow down"}' : 'upstream broke');
+      return;
+    }
+    const answer = await fetch(`${upstream}${req.url}`, { headers: { 'x-api-key': String(req.headers['x-api-key'] ?? '') } });
+    let body = await answer.text();
+    if (rule >= 0) body = rules[rule]!.rewrite!(body);
+    res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
+    res.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${address.port}`, hits, server };
+}
+
+for (const kind of STORE_KINDS) {
+  describe.skipIf(!kind.available)(`sync on ${kind.name}`, { timeout: 180_000 }, () => {
+    let upstream: TestService;
+    let mirrorStore: StoreUnderTest;
+    let mirror: TestService;
+
+    beforeAll(async () => {
+      upstream = await startTestService(kind);
+      mirrorStore = await kind.open();
+      await migrate(mirrorStore.store);
+    });
+    afterAll(async () => {
+      await upstream?.stop();
+      if (mirror !== undefined) await mirror.stop();
+      else await mirrorStore?.dispose();
+    });
+
+    it('mirrors every series through 429 and 500 answers, then answers with the upstream\'s bytes', async () => {
+      const stub = await startStub(upstream.url, [
+        { path: /^\/v1\/metrics\/token-price-usd\?/, status: 429 },
+        { path: /^\/v1\/metrics\/staking-apy\?/, status: 500 },
+      ]);
+      try {
+        const run = await sync(mirrorStore.store, { from: stub.url });
+        expect(run.err.join('')).toContain('upstream busy (429, Retry-After 1 s); retrying in 1.0 s');
+        expect(run.err.join('')).toContain('upstream busy (500); retrying in 0.5 s');
+        expect(run.code, run.err.join('')).toBe(0);
+        const series = CATALOG.metrics.reduce((n, m) => n + m.projects.length, 0);
+        expect(run.out.join('')).toMatch(new RegExp(`^synced ${series} of ${series} series from ${stub.url} in [\\d.]+ s: \\d+ points checked \\(\\d+/s\\), \\d+ written \\(\\d+ added, 0 revised, 0 removed\\) in ${series} series, 2 retries\\n$`));
+      } finally {
+        stub.server.close();
+      }
+      mirror = await startTestService(kind, {}, { store: mirrorStore });
+      const [theirs, ours] = [await everyAnswer(upstream), await everyAnswer(mirror)];
+      for (const metric of CATALOG.metrics) expect(ours.get(metric.name), metric.name).toBe(theirs.get(metric.name));
+    });
+
+    it('writes nothing on a second run, then only what changed upstream, removals included', async () => {
+      const again = await sync(mirrorStore.store, { from: upstream.url });
+      expect(again.code).toBe(0);
+      expect(again.out.join('')).toMatch(/, 0 written \(0 added, 0 revised, 0 removed\) in 0 series\n$/);
+      // Upstream revises a recent day and removes another; the mirror follows within the overlap.
+      const res = await upstream.get('/v1/metrics/staking-apy?project=aptos&start_date=2026-06-25&end_date=2026-06-30');
+      const days = ((await res.json()) as { aptos: { date: string; value: number }[] }).aptos;
+      const store = upstream.running.services.store;
+      const [project] = await store.query<{ id: number }>(`select p.id from project p join metric m on m.id = p.metric_id where m.name = 'staking-apy' and p.slug = 'aptos'`);
+      await store.query('update point set value = 1.2345678901234567891 where project_id = $1 and day = $2', [project!.id, days.at(-1)!.date]);
+      await store.query('delete from point where project_id = $1 and day = $2', [project!.id, days.at(-2)!.date]);
+      const third = await sync(mirrorStore.store, { from: upstream.url, metrics: ['staking-apy'] });
+      expect(third.out.join('')).toMatch(/, 2 written \(0 added, 1 revised, 1 removed\) in 1 series\n$/);
+      const path = '/v1/metrics/staking-apy?project=aptos&start_date=2026-06-01';
+      const mirrored = await (await mirror.get(path)).text();
+      expect(mirrored).toBe(await (await upstream.get(path)).text());
+      expect(mirrored).toContain('"value":1.2345678901234567891}'); // exact, past a double's digits
+    });
+
+    it('writes nothing of a series with a bad value, names it, and syncs the rest', async () => {
+      const store = upstream.running.services.store;
+      const [project] = await store.query<{ id: number }>(`select p.id from project p join metric m on m.id = p.metric_id where m.name = 'transaction-fail-total' and p.slug = 'ethereum'`);
+      await store.query(`insert into point (project_id, day, value) values ($1, '2026-07-01', 5), ($1, '2026-07-02', 6)`, [project!.id]);
+      const stub = await startStub(upstream.url, [
+        { path: /^\/v1\/metrics\/transaction-fail-total\?project=ethereum&/, rewrite: (body) => body.replace('"date":"2026-07-02","value":6', '"date":"2026-07-02","value":6.5') },
+      ]);
+      try {
+        const run = await sync(mirrorStore.store, { from: stub.url, metrics: ['transaction-fail-total'] });
+        expect(run.code).toBe(1);
+        expect(run.err.join('')).toContain('transaction-fail-total/ethereum 2026-07-02: expected a whole number for the integer metric "transaction-fail-total", found "6.5"; nothing of this series was written');
+        expect(run.out.join('')).toMatch(/^synced \d+ of \d+ series .*, 1 refused\n$/);
+      } finally {
+        stub.server.close();
+      }
+      const path = '/v1/metrics/transaction-fail-total?project=ethereum&start_date=2026-06-30';
+      expect(await (await mirror.get(path)).text()).toBe('{"ethereum":[{"date":"2026-06-30","value":' + JSON.parse(await (await upstream.get(path)).text()).ethereum[0].value + '}]}');
+    });
+  });
+}
+
+describe('npm run sync', { timeout: 120_000 }, () => {
+  let upstream: TestService;
+  let dir: string;
+  beforeAll(async () => {
+    upstream = await startTestService(STORE_KINDS[0]!);
+    dir = await mkdtemp(join(tmpdir(), 'metrics-sync-'));
+  });
+  afterAll(async () => {
+    await upstream?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('refuses bad arguments before touching any store, and reports a wrong key as the upstream said it', async () => {
+    const usage = await npm('sync', ['--from', 'ftp://x', '--overlap-days', 'many', '--since', '2026-13-01'], { PGLITE_DIR: join(dir, 'pglite'), UPSTREAM_API_KEY: '' });
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain('--from: give the upstream service\'s URL');
+    expect(usage.stderr).toContain('--key: give the upstream\'s API key');
+    expect(usage.stderr).toContain('--since: expected a date YYYY-MM-DD, got "2026-13-01"');
+    expect(usage.stderr).toContain('--overlap-days: expected a whole number');
+    const wrongKey = await npm('sync', ['--from', upstream.url, '--key', 'nope'], { PGLITE_DIR: join(dir, 'pglite') });
+    expect(wrongKey.code).toBe(1);
+    expect(wrongKey.stderr).toMatch(/\/v1\/metrics answered 401: /);
+  });
+
+  it('mirrors into the embedded store from the command line, with the key from UPSTREAM_API_KEY', async () => {
+    const run = await npm('sync', ['--from', upstream.url, '--metric', 'token-price-usd', '--project', 'ethereum,solana'], { PGLITE_DIR: join(dir, 'pglite'), UPSTREAM_API_KEY: TEST_KEY });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^synced 2 of 2 series from http:\/\/127\.0\.0\.1:\d+ in [\d.]+ s: \d+ points checked/);
+  });
+});
