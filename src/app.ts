@@ -13,6 +13,7 @@ import { handleCatalog } from './rest/catalog-route.js';
 import { handleChanges } from './rest/changes-route.js';
 import { handleExport } from './rest/export-route.js';
 import { handleDocsPage } from './pages/docs-page.js';
+import { handleExploreAsset, handleExplorePage } from './pages/explore-page.js';
 import { handleMetric } from './rest/metric-route.js';
 import { handleOpenApi } from './rest/openapi-route.js';
 import type { Services } from './services.js';
@@ -60,6 +61,10 @@ function createRoutes(services: Services): Route[] {
     { path: '/healthz', access: 'public', methods: READ, errors: renderProblem, handle: handleHealth },
     { path: '/readyz', access: 'public', methods: READ, errors: renderProblem, handle: handleReady },
     { path: '/docs', access: 'public', methods: READ, errors: renderProblem, handle: handleDocsPage },
+    ...(services.config.explorer ? [
+      { path: '/explore', access: 'public', methods: READ, errors: renderProblem, handle: handleExplorePage },
+      { path: '/explore/:name', access: 'public', methods: READ, errors: renderProblem, handle: handleExploreAsset },
+    ] satisfies Route[] : []),
     createGraphqlRoute(services),
     { path: '/v1/openapi.json', access: 'keyed', methods: READ, errors: renderProblem, handle: handleOpenApi },
     { path: '/v1/metrics', access: 'keyed', methods: READ, errors: renderProblem, handle: handleCatalog },

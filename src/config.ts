@@ -18,6 +18,7 @@ export const ENV_DEFAULTS = Object.freeze({
   SUBSCRIPTIONS_PER_KEY: 10,
   SUBSCRIPTIONS_MAX: 1000,
   GRAPHIQL: 'on',
+  EXPLORER: 'on',
   SHUTDOWN_GRACE_SECONDS: 10,
   SEED_YEARS: 3,
   WORKERS: 1,
@@ -44,6 +45,7 @@ const envSchema = z.object({
   SUBSCRIPTIONS_PER_KEY: z.coerce.number().int().min(0).default(D.SUBSCRIPTIONS_PER_KEY),
   SUBSCRIPTIONS_MAX: z.coerce.number().int().min(0).default(D.SUBSCRIPTIONS_MAX),
   GRAPHIQL: onOff.prefault(D.GRAPHIQL),
+  EXPLORER: onOff.prefault(D.EXPLORER),
   SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).max(600).default(D.SHUTDOWN_GRACE_SECONDS),
   SEED_YEARS: z.coerce.number().int().min(1).max(30).default(D.SEED_YEARS),
   WORKERS: z.union([z.literal('auto'), z.coerce.number().int().min(1).max(64)]).default(D.WORKERS),
@@ -74,6 +76,8 @@ export type Config = Readonly<{
   /** Live subscriptions this process holds open at once, all keys together. */
   subscriptionsMax: number;
   graphiql: boolean;
+  /** The chart page at /explore (independent of GraphiQL: it only needs the API). */
+  explorer: boolean;
   seedYears: number;
   /** How long a graceful shutdown waits for requests in flight. */
   shutdownGraceSeconds: number;
@@ -113,6 +117,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     subscriptionsPerKey: e.SUBSCRIPTIONS_PER_KEY,
     subscriptionsMax: e.SUBSCRIPTIONS_MAX,
     graphiql: e.GRAPHIQL,
+    explorer: e.EXPLORER,
     seedYears: e.SEED_YEARS,
     shutdownGraceSeconds: e.SHUTDOWN_GRACE_SECONDS,
     workers: e.WORKERS === 'auto' ? availableParallelism() : e.WORKERS,

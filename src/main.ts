@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   logger.info({ url: service.url }, 'listening; preparing the database');
   await service.ready;
   logger.info({ url: service.url, ms: Date.now() - started, pid: process.pid }, 'ready');
-  if (cluster.isPrimary) printWelcome(service.url, Date.now() - started, service.services.state.example);
+  if (cluster.isPrimary) printWelcome(service.url, Date.now() - started, service.services.state.example, config);
   else process.send?.({ ready: service.url, example: service.services.state.example } satisfies WorkerReady);
 }
 

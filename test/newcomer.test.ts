@@ -33,6 +33,7 @@ describe('a newcomer on the embedded store', { timeout: 120_000 }, () => {
   it('starts on an empty folder, seeded, and prints a local key exactly once', async () => {
     expect(key).toMatch(/^mk_[\w-]{43}$/);
     expect(server.stderr().split(key)).toHaveLength(2);
+    expect(server.stderr()).toContain(`  Explorer:  ${server.url}/explore   (charts; it asks for your key)`);
     expect(server.stderr()).toMatch(/seeded \d{6} sample points for 420 series/);
     const res = await get('/v1/metrics/token-price-usd?project=ethereum', withKey(key));
     expect(res.status).toBe(200);

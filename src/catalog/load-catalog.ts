@@ -60,6 +60,8 @@ export interface MetricDefinition {
   readonly projectRequired: boolean;
   /** How buckets of days are aggregated unless a request says otherwise. */
   readonly defaultAggregation: Aggregation;
+  /** What a value is, and so why it aggregates as it does: the metric's description. */
+  readonly description: string;
   readonly projects: readonly string[];
   /** True when the slugs stand in for a list interface-v1.md omits. */
   readonly sampleProjects: boolean;
@@ -105,6 +107,7 @@ export function parseCatalog(input: unknown): Catalog {
       valueKind: m.valueKind,
       projectRequired: m.projectRequired,
       defaultAggregation: m.defaultAggregation,
+      description: `${m.aggregationReason.charAt(0).toUpperCase()}${m.aggregationReason.slice(1)}`,
       projects: Object.freeze([...projects]),
       sampleProjects: list?.sample ?? m.sampleList ?? false,
       extraFields: Object.freeze([...(m.extraFields ?? [])]),

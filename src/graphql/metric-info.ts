@@ -11,6 +11,10 @@ export function addMetricsQuery(builder: Builder, refs: { enums: Enums; Series: 
     fields: (t) => ({
       name: t.exposeString('name', { description: 'The REST name, e.g. token-price-usd.' }),
       valueKind: t.field({ type: refs.enums.ValueKind, description: 'Whole numbers or decimals.', resolve: (m) => m.valueKind }),
+      description: t.string({
+        description: 'What a value of the metric is, and so how its buckets aggregate, e.g. "fees paid per day: a flow, so a bucket adds its days up".',
+        resolve: (m) => m.description,
+      }),
       defaultAggregation: t.field({
         type: refs.enums.Aggregation,
         description: 'How buckets aggregate this metric unless `aggregation` says otherwise: flows and counts add up (SUM), stocks take the last day (LAST), prices, rates, yields and ratios average (AVG).',

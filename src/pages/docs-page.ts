@@ -25,7 +25,8 @@ function renderDocs({ catalog, config }: Services): string {
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem}code{background:#f3f3f3;padding:0 .2em}li{margin:.2em 0}</style>
 </head><body>
 <h1>Metrics API</h1>
-<p>Daily metric time series per project, over REST (<code>/v1</code>) and GraphQL (<a href="/graphql">/graphql</a>, with GraphiQL).
+<p>Daily metric time series per project, over REST (<code>/v1</code>) and GraphQL (<a href="/graphql">/graphql</a>, with GraphiQL);
+charts of any series in the <a href="/explore">explorer</a>.
 The machine-readable REST contract is <code>GET /v1/openapi.json</code> (OpenAPI 3.1); the GraphQL schema is introspectable.</p>
 
 <h2 id="keys">Keys</h2>

@@ -20,7 +20,7 @@ export function superviseWorkers(config: Config): void {
   for (let i = 0; i < config.workers; i += 1) cluster.fork();
   cluster.on('message', (_worker, message: WorkerReady) => {
     ready += 1;
-    if (ready === config.workers) printWelcome(message.ready, Date.now() - started, message.example, config.workers);
+    if (ready === config.workers) printWelcome(message.ready, Date.now() - started, message.example, config);
   });
   let stopping = false;
   cluster.on('exit', (worker, code, signal) => {

@@ -1,0 +1,51 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { ApiError } from '../api/api-error.js';
+import type { RouteCall } from '../http/route.js';
+
+/**
+ * `GET /explore` and its assets: the chart explorer, static files that need no key and
+ * hold none (the page asks for the key and keeps it in the browser). The chart library
+ * is uPlot from node_modules, served from here: no CDN, no build step.
+ */
+export function handleExplorePage(call: RouteCall): void {
+  send(call, ASSETS.get('')!);
+}
+
+/** `GET /explore/<asset>`. */
+export function handleExploreAsset(call: RouteCall): void {
+  const asset = ASSETS.get(call.param);
+  if (asset === undefined) throw new ApiError('not-found', `nothing is served at /explore/${call.param.slice(0, 64)}`);
+  send(call, asset);
+}
+
+// Private
+
+interface Asset {
+  type: string;
+  body: Buffer;
+}
+
+const require = createRequire(import.meta.url);
+const own = (name: string) => new URL(`./explorer/${name}`, import.meta.url);
+
+/** Read once at start-up: a few kilobytes of our own and uPlot's 50 KB. */
+const ASSETS: ReadonlyMap<string, Asset> = new Map([
+  ['', { type: 'text/html; charset=utf-8', body: readFileSync(own('index.html')) }],
+  ['explorer.js', { type: 'text/javascript; charset=utf-8', body: readFileSync(own('explorer.js')) }],
+  ['explorer.css', { type: 'text/css; charset=utf-8', body: readFileSync(own('explorer.css')) }],
+  ['uplot.js', { type: 'text/javascript; charset=utf-8', body: readFileSync(require.resolve('uplot/dist/uPlot.iife.min.js')) }],
+  ['uplot.css', { type: 'text/css; charset=utf-8', body: readFileSync(require.resolve('uplot/dist/uPlot.min.css')) }],
+]);
+
+/** Scripts only from this origin; uPlot sets element styles, hence inline styles. */
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' blob: data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+function send({ req, res }: RouteCall, asset: Asset): void {
+  res.statusCode = 200;
+  res.setHeader('content-type', asset.type);
+  res.setHeader('cache-control', 'public, max-age=300');
+  res.setHeader('content-security-policy', CSP);
+  res.setHeader('content-length', asset.body.length);
+  res.end(req.method === 'HEAD' ? undefined : asset.body);
+}

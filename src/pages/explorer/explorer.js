@@ -1,0 +1,366 @@
+// The explorer page: the catalog and series come from the GraphQL API with the key the
+// user typed (kept in sessionStorage, never in the page the server sends); what is drawn
+// is also kept in window.explorer.series, so devtools and tests can read the data itself.
+'use strict';
+
+const KEY_STORAGE = 'metrics-explorer-key';
+/** URL parameters that make up a view, in the order they are written. */
+const STATE_PARAMS = ['metric', 'project', 'start_date', 'end_date', 'interval', 'aggregation', 'fill', 'transform', 'window', 'log', 'view'];
+const OPTION_PARAMS = ['interval', 'aggregation', 'fill', 'transform', 'window'];
+const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22'];
+const TABLE_ROW_LIMIT = 5000;
+
+const $ = (id) => document.getElementById(id);
+const explorer = (window.explorer = { series: {}, catalog: [], state: {}, ready: false, error: null, loads: 0 });
+let plot;
+
+// ---- state <-> URL and controls
+
+function readUrlState() {
+  const q = new URLSearchParams(location.search);
+  return Object.fromEntries(STATE_PARAMS.filter((p) => q.get(p)).map((p) => [p, q.get(p)]));
+}
+
+function writeUrlState(state) {
+  const q = new URLSearchParams();
+  for (const p of STATE_PARAMS) if (state[p]) q.set(p, state[p]);
+  history.replaceState(null, '', `${location.pathname}?${q.toString().replaceAll('%2C', ',')}`);
+}
+
+function controlsState() {
+  const projects = [...$('projects').selectedOptions].map((o) => o.value);
+  return {
+    metric: $('metric').value,
+    project: projects.join(','),
+    start_date: $('start').value,
+    end_date: $('end').value,
+    interval: $('interval').value,
+    aggregation: $('aggregation').value,
+    fill: $('fill').value,
+    transform: $('transform').value,
+    window: $('transform').value === 'moving_average' ? $('window').value : '',
+    log: $('log').checked ? 'on' : '',
+    view: $('table-view').checked ? 'table' : '',
+  };
+}
+
+function applyState(state) {
+  const metric = explorer.catalog.find((m) => m.name === state.metric) ?? explorer.catalog.find((m) => m.name === 'token-price-usd') ?? explorer.catalog[0];
+  $('metric').value = metric.name;
+  fillProjects(metric, state.project ? state.project.split(',') : metric.coverage.slice(0, 2).map((c) => c.slug));
+  $('start').value = state.start_date ?? '';
+  $('end').value = state.end_date ?? '';
+  for (const p of ['interval', 'aggregation', 'fill', 'transform']) $(p).value = state[p] ?? '';
+  $('window').value = state.window ?? '';
+  $('log').checked = state.log === 'on' || (state.log === undefined && isPrice(metric));
+  $('table-view').checked = state.view === 'table';
+  if (!state.start_date && !state.end_date) applyPreset(90);
+}
+
+function isPrice(metric) {
+  return /price|market-cap|mcap/.test(metric.name);
+}
+
+// ---- API
+
+async function graphql(query, variables) {
+  const key = sessionStorage.getItem(KEY_STORAGE);
+  if (!key) throw new UserError('Enter an API key to load data.', 'key');
+  let res;
+  try {
+    res = await fetch('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', 'x-api-key': key },
+      body: JSON.stringify({ query, variables }),
+    });
+  } catch (error) {
+    throw new UserError(`The service cannot be reached (${error.message}). Check that it is running, then try again.`);
+  }
+  await refuseHttpFailure(res);
+  const body = await res.json();
+  if (body.errors?.length) throw new UserError(describeGraphqlError(body.errors[0]));
+  return body.data;
+}
+
+async function refuseHttpFailure(res) {
+  if (res.ok) return;
+  let detail = '';
+  try {
+    const body = await res.json();
+    detail = body.detail ?? body.errors?.[0]?.message ?? '';
+  } catch {
+    // no readable body
+  }
+  const retry = res.headers.get('retry-after');
+  if (res.status === 401) throw new UserError('The API key was not accepted (401). Enter a valid key.', 'key');
+  if (res.status === 429) throw new UserError(`Too many requests for this key (429): try again in ${retry ?? 'a few'} seconds.`);
+  if (res.status === 503) throw new UserError(`The service is not ready or is shutting down (503)${retry ? `; try again in ${retry} seconds` : ''}.`);
+  throw new UserError(`The request failed (${res.status})${detail ? `: ${detail}` : ''}.`);
+}
+
+function describeGraphqlError(error) {
+  const code = error.extensions?.code;
+  if (code === 'UNAUTHENTICATED') return 'The API key was not accepted. Enter a valid key.';
+  if (code === 'RATE_LIMITED') return `Too many requests for this key: ${error.message}`;
+  return error.message;
+}
+
+class UserError extends Error {
+  constructor(message, needs) {
+    super(message);
+    this.needs = needs;
+  }
+}
+
+const CATALOG_QUERY = '{ metrics { name description valueKind defaultAggregation coverage { slug firstDate lastDate } } }';
+
+const SERIES_QUERY = `query Explore($name: MetricName!, $projects: [Project!], $from: Date, $to: Date, $interval: Interval, $aggregation: Aggregation, $fill: Fill, $transform: Transform, $window: Int) {
+  metric(name: $name, projects: $projects, from: $from, to: $to, interval: $interval, aggregation: $aggregation, fill: $fill, transform: $transform, window: $window) {
+    series { slug points { date value } }
+  }
+}`;
+
+const gqlName = (text) => text.replaceAll('-', '_');
+
+/** The GraphQL variables of a view: only what is set, so the API's defaults apply to the rest. */
+function seriesVariables(state) {
+  const v = { name: gqlName(state.metric), projects: state.project.split(',').filter(Boolean).map(gqlName) };
+  if (state.start_date) v.from = state.start_date;
+  if (state.end_date) v.to = state.end_date;
+  for (const p of ['interval', 'aggregation', 'fill', 'transform']) if (state[p]) v[p] = state[p].toUpperCase();
+  if (state.window) v.window = Number(state.window);
+  return v;
+}
+
+/** The REST parameters of a view, as /v1/metrics/<name> and /v1/export take them. */
+function restParams(state) {
+  const q = new URLSearchParams();
+  q.set('project', state.project);
+  if (state.start_date) q.set('start_date', state.start_date);
+  if (state.end_date) q.set('end_date', state.end_date);
+  for (const p of OPTION_PARAMS) if (state[p]) q.set(p, state[p]);
+  return q.toString().replaceAll('%2C', ',');
+}
+
+// ---- loading and drawing
+
+async function loadCatalog() {
+  setStatus('Loading the catalog…', 'loading');
+  const data = await graphql(CATALOG_QUERY);
+  explorer.catalog = data.metrics;
+  $('metric').replaceChildren(...explorer.catalog.map((m) => new Option(m.name, m.name)));
+}
+
+function fillProjects(metric, selected) {
+  $('metric-about').textContent = `${metric.description} — ${metric.valueKind.toLowerCase()} values, default aggregation ${metric.defaultAggregation.toLowerCase()}.`;
+  $('projects').replaceChildren(
+    ...metric.coverage.map((c) => {
+      const option = new Option(`${c.slug} (${c.firstDate ?? 'no data'} – ${c.lastDate ?? ''})`, c.slug);
+      option.selected = selected.includes(c.slug);
+      return option;
+    }),
+  );
+}
+
+function selectedCoverage() {
+  const metric = explorer.catalog.find((m) => m.name === $('metric').value);
+  const chosen = new Set([...$('projects').selectedOptions].map((o) => o.value));
+  const covered = metric.coverage.filter((c) => chosen.has(c.slug) && c.lastDate);
+  return covered.length ? covered : metric.coverage.filter((c) => c.lastDate);
+}
+
+/** A preset ends on the last stored day of the chosen projects, not on today's date: data may end earlier. */
+function applyPreset(days) {
+  const covered = selectedCoverage();
+  if (!covered.length) return;
+  const last = covered.map((c) => c.lastDate).sort().at(-1);
+  const first = covered.map((c) => c.firstDate).sort()[0];
+  $('end').value = last;
+  if (days === 'all') $('start').value = first;
+  else {
+    const start = new Date(Date.parse(`${last}T00:00:00Z`) - (days - 1) * 86_400_000).toISOString().slice(0, 10);
+    $('start').value = start < first ? first : start;
+  }
+}
+
+async function loadSeries() {
+  const state = controlsState();
+  explorer.state = state;
+  writeUrlState(state);
+  if (!state.project) {
+    setStatus('Choose at least one project.', 'error');
+    return;
+  }
+  const started = performance.now();
+  setStatus(`Loading ${state.project.split(',').length} series of ${state.metric}…`, 'loading');
+  explorer.ready = false;
+  const data = await graphql(SERIES_QUERY, seriesVariables(state));
+  explorer.series = Object.fromEntries(data.metric.series.map((s) => [s.slug, s.points]));
+  const points = data.metric.series.reduce((n, s) => n + s.points.length, 0);
+  draw(state);
+  explorer.ready = true;
+  explorer.loads += 1;
+  setStatus(`${data.metric.series.length} series, ${points} points in ${Math.round(performance.now() - started)} ms.`);
+}
+
+function draw(state) {
+  const slugs = Object.keys(explorer.series);
+  const dates = [...new Set(slugs.flatMap((s) => explorer.series[s].map((p) => p.date)))].sort();
+  const index = new Map(dates.map((d, i) => [d, i]));
+  const columns = slugs.map((slug) => {
+    const values = new Array(dates.length).fill(null);
+    for (const p of explorer.series[slug]) values[index.get(p.date)] = p.value;
+    return values;
+  });
+  const table = state.view === 'table';
+  $('table').hidden = !table;
+  $('chart').hidden = table;
+  if (table) drawTable(slugs, dates, columns);
+  else drawChart(slugs, dates, columns, state.log === 'on');
+}
+
+function drawChart(slugs, dates, columns, log) {
+  plot?.destroy();
+  const positive = columns.every((values) => values.every((v) => v === null || v > 0));
+  if (log && !positive) setTimeout(() => appendStatus(' Log scale needs positive values: drawn on a linear scale.'), 0);
+  const xs = dates.map((d) => Date.parse(`${d}T00:00:00Z`) / 1000);
+  const opts = {
+    width: Math.max(320, $('chart').clientWidth || document.body.clientWidth - 32),
+    height: 420,
+    tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
+    scales: { x: { time: true }, y: { distr: log && positive ? 3 : 1 } },
+    series: [
+      { label: 'date (UTC)', value: (_u, ts) => (ts == null ? '' : new Date(ts * 1000).toISOString().slice(0, 10)) },
+      ...slugs.map((slug, i) => ({ label: slug, stroke: COLORS[i % COLORS.length], width: 1.5, spanGaps: false, points: { show: false } })),
+    ],
+    axes: [{}, { size: 70 }],
+    legend: { live: true },
+  };
+  plot = new uPlot(opts, [xs, ...columns], $('chart'));
+}
+
+function drawTable(slugs, dates, columns) {
+  const shown = dates.slice(0, TABLE_ROW_LIMIT);
+  const head = `<thead><tr><th>date</th>${slugs.map((s) => `<th>${escapeHtml(s)}</th>`).join('')}</tr></thead>`;
+  const rows = shown.map((d, i) => `<tr><td>${d}</td>${columns.map((c) => `<td>${c[i] ?? ''}</td>`).join('')}</tr>`).join('');
+  const more = dates.length > shown.length ? `<p>First ${TABLE_ROW_LIMIT} of ${dates.length} rows; Download CSV has them all.</p>` : '';
+  $('table').innerHTML = `<table>${head}<tbody>${rows}</tbody></table>${more}`;
+}
+
+function escapeHtml(text) {
+  return text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
+}
+
+// ---- copy and download
+
+function show(text) {
+  $('copied').hidden = false;
+  $('copied').textContent = text;
+  navigator.clipboard?.writeText(text).then(
+    () => setStatus('Copied to the clipboard (shown below).'),
+    () => setStatus('Shown below: copy it from there.'),
+  );
+}
+
+function graphqlText(state) {
+  return `${SERIES_QUERY}\n\n# variables\n${JSON.stringify(seriesVariables(state), null, 2)}`;
+}
+
+function curlText(state) {
+  return `curl -H "x-api-key: $KEY" "${location.origin}/v1/metrics/${state.metric}?${restParams(state)}"`;
+}
+
+/** The CSV of /v1/export for the view: the same rows as the API serves them. */
+async function downloadCsv(state) {
+  const key = sessionStorage.getItem(KEY_STORAGE);
+  if (!key) throw new UserError('Enter an API key first.', 'key');
+  setStatus('Preparing the CSV…', 'loading');
+  const res = await fetch(`/v1/export?metric=${state.metric}&${restParams(state)}&format=csv`, { headers: { 'x-api-key': key } });
+  await refuseHttpFailure(res);
+  const blob = await res.blob();
+  const link = document.createElement('a');
+  link.href = URL.createObjectURL(blob);
+  link.download = `${state.metric}_${state.start_date || 'start'}_${state.end_date || 'end'}.csv`;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+  setStatus(`Downloaded ${link.download} (${blob.size} bytes).`);
+}
+
+// ---- status and errors
+
+function setStatus(text, kind = '') {
+  $('status').textContent = text;
+  $('status').className = kind;
+  if (kind === 'error') explorer.error = text;
+}
+
+function appendStatus(text) {
+  $('status').textContent += text;
+}
+
+function fail(error) {
+  const message = error instanceof UserError ? error.message : `Something went wrong: ${error.message}`;
+  setStatus(message, 'error');
+  if (error.needs === 'key') $('key').focus();
+}
+
+async function guarded(work) {
+  try {
+    explorer.error = null;
+    await work();
+  } catch (error) {
+    fail(error);
+  }
+}
+
+// ---- start
+
+async function start() {
+  const state = readUrlState();
+  if (!explorer.catalog.length) await loadCatalog();
+  applyState(state);
+  await loadSeries();
+}
+
+$('key-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  sessionStorage.setItem(KEY_STORAGE, $('key').value.trim());
+  $('key').value = '';
+  guarded(start);
+});
+$('forget-key').addEventListener('click', () => {
+  sessionStorage.removeItem(KEY_STORAGE);
+  setStatus('Key forgotten. Enter one to load data.');
+});
+$('controls').addEventListener('submit', (event) => {
+  event.preventDefault();
+  guarded(loadSeries);
+});
+$('metric').addEventListener('change', () => {
+  const metric = explorer.catalog.find((m) => m.name === $('metric').value);
+  fillProjects(metric, metric.coverage.slice(0, 2).map((c) => c.slug));
+  $('log').checked = isPrice(metric);
+  guarded(loadSeries);
+});
+for (const button of document.querySelectorAll('.presets button')) {
+  button.addEventListener('click', () => {
+    applyPreset(button.dataset.days === 'all' ? 'all' : Number(button.dataset.days));
+    guarded(loadSeries);
+  });
+}
+for (const id of ['log', 'table-view']) {
+  $(id).addEventListener('change', () => {
+    explorer.state = controlsState();
+    writeUrlState(explorer.state);
+    draw(explorer.state);
+  });
+}
+$('copy-graphql').addEventListener('click', () => show(graphqlText(controlsState())));
+$('copy-curl').addEventListener('click', () => show(curlText(controlsState())));
+$('download-csv').addEventListener('click', () => guarded(() => downloadCsv(controlsState())));
+window.addEventListener('resize', () => plot?.setSize({ width: $('chart').clientWidth, height: 420 }));
+
+if (sessionStorage.getItem(KEY_STORAGE)) guarded(start);
+else setStatus('Enter your API key above to explore the data.');
