@@ -4,8 +4,10 @@
 -- transaction's time). A write that replaces or removes a value moves the value it ends
 -- into point_history with the span it was served (valid_from .. valid_to), so a read
 -- "as of" an instant finds exactly one value per day, or none, in one of the two tables.
--- Every write is also appended to point_change, in commit-safe order (the writing
--- transaction's id, then the row's sequence), for the changes feed.
+-- Every write is also appended to point_change for the changes feed. Its sequence is
+-- taken in the triggers after the dataset_version row is locked, and that lock is held
+-- until the writing transaction ends: writers take turns, so sequence order is commit
+-- order, and what a reader sees of the log is always a prefix of it (gaps are rollbacks).
 alter table point add column written_at timestamptz not null default now();
 
 create table point_history (
@@ -19,15 +21,13 @@ create table point_history (
 );
 
 create table point_change (
-  xact_id xid8 not null default pg_current_xact_id(),
-  seq bigint generated always as identity,
+  seq bigint generated always as identity primary key,
   project_id integer not null references project (id),
   day date not null,
   -- null: the write removed the point
   value numeric,
   extra jsonb,
-  written_at timestamptz not null default now(),
-  primary key (xact_id, seq)
+  written_at timestamptz not null default now()
 );
 create index point_change_written_at on point_change (written_at);
 

@@ -7,13 +7,11 @@ export const DEFAULT_CHANGES_LIMIT = 1000;
 export const MAX_CHANGES_LIMIT = 10_000;
 
 /**
- * Where a page of the feed starts: after the write `(xact, seq)` in feed order, among the
- * writes made at or after `since`. The feed's order is the writing transaction's id, then
- * the row's place in it; `xact` is a PostgreSQL xid8 as decimal text.
+ * Where a page of the feed starts: after the change numbered `seq` (commit order; see
+ * migration 0007), among the writes made at or after `since`. `seq` is decimal text.
  */
 export interface FeedPosition {
   since: string;
-  xact: string;
   seq: string;
 }
 
@@ -56,12 +54,12 @@ export function validateChangesRequest(input: ChangesRequestInput, params: Chang
     errors.push({ param: params.cursor, message: `this cursor continues the feed since ${resumed.since}, not since ${since}; leave ${params.since} out or give the same instant` });
   }
   if (errors.length > 0) throw new ApiError('bad-request', errors.map((e) => `${e.param}: ${e.message}`).join('; '), { errors });
-  return { position: resumed ?? { since: since!, xact: '0', seq: '0' }, limit: limit! };
+  return { position: resumed ?? { since: since!, seq: '0' }, limit: limit! };
 }
 
 /** An opaque cursor for a position: base64url of a small JSON object. */
 export function encodeCursor(position: FeedPosition): string {
-  return Buffer.from(JSON.stringify({ v: 1, since: position.since, x: position.xact, s: position.seq })).toString('base64url');
+  return Buffer.from(JSON.stringify({ v: 1, since: position.since, s: position.seq })).toString('base64url');
 }
 
 // Private
@@ -78,7 +76,6 @@ function sinceInstant(text: string): string | undefined {
 const CURSOR_SCHEMA = z.object({
   v: z.literal(1),
   since: z.string().refine((text) => canonicalInstant(text) === text),
-  x: z.string().regex(/^\d{1,20}$/),
   s: z.string().regex(/^\d{1,19}$/),
 });
 
@@ -86,7 +83,7 @@ function decodeCursor(text: string): FeedPosition | undefined {
   if (text.length > 200 || !/^[A-Za-z0-9_-]+$/.test(text)) return undefined;
   try {
     const parsed = CURSOR_SCHEMA.safeParse(JSON.parse(Buffer.from(text, 'base64url').toString('utf8')));
-    return parsed.success ? { since: parsed.data.since, xact: parsed.data.x, seq: parsed.data.s } : undefined;
+    return parsed.success ? { since: parsed.data.since, seq: parsed.data.s } : undefined;
   } catch {
     return undefined;
   }

@@ -25,7 +25,7 @@ export function addChangesQuery(builder: Builder, refs: { enums: Enums }) {
   const ChangeConnection = builder.objectRef<ChangesPage>('ChangeConnection').implement({
     description: 'A page of the changes feed.',
     fields: (t) => ({
-      changes: t.field({ type: [ChangeRef], description: 'Writes in write order: by writing transaction, then within it.', resolve: (page) => page.changes }),
+      changes: t.field({ type: [ChangeRef], description: 'Writes in commit order.', resolve: (page) => page.changes }),
       endCursor: t.string({
         description: 'Pass as `after` to continue: the next page while `hasNextPage`, else later writes once they land. Never skips or repeats a write.',
         resolve: (page) => page.next ?? page.cursor,
@@ -37,7 +37,7 @@ export function addChangesQuery(builder: Builder, refs: { enums: Enums }) {
   builder.queryField('changes', (t) =>
     t.field({
       type: ChangeConnection,
-      description: `Every write of a point since an instant, one entry per write (a value written twice appears twice), a page at a time: the feed of GET /v1/changes. Costs one rate-limit unit per ${DEFAULT_CHANGES_LIMIT} entries asked for. A transaction still open holds the feed back until it ends.`,
+      description: `Every write of a point since an instant, one entry per write (a value written twice appears twice), a page at a time: the feed of GET /v1/changes. Costs one rate-limit unit per ${DEFAULT_CHANGES_LIMIT} entries asked for.`,
       args: {
         since: t.arg({ type: 'DateTime', required: true, description: 'Writes at or after this instant.' }),
         first: t.arg.int({ required: false, defaultValue: DEFAULT_CHANGES_LIMIT, description: `Entries per page, 1 to ${MAX_CHANGES_LIMIT}.` }),

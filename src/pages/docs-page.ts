@@ -82,9 +82,9 @@ CSV field or <code>null</code>. Memory stays flat for any size; a client that le
 <p><code>GET /v1/changes?since=&lt;RFC 3339 instant&gt;&amp;limit=N</code> (limit 1–10,000, default 1,000) lists every write of a point since that instant
 (a date alone: the start of that UTC day) as <code>{"changes":[{"metric","project","date","value","updatedAt"}], "next"?, "cursor"}</code>:
 one entry per write, so a value written twice appears twice; a removed point has <code>value</code> null; <code>updatedAt</code> is the write's time, UTC with microseconds.
-Entries are in write order: by writing transaction, then within it. <code>next</code> is present while more entries wait; pass it as <code>?cursor=</code> for the next page.
+Entries are in commit order (writers take turns, so that is write order too). <code>next</code> is present while more entries wait; pass it as <code>?cursor=</code> for the next page.
 <code>cursor</code> is always present: keep it and ask again later to get only what landed since. Following cursors skips nothing and repeats nothing, even while writes land
-between pages, because a page never reaches past the oldest transaction still running; the price is that a transaction left open holds the feed back until it ends.
+between pages: a write is numbered while its writer holds the turn, so one that commits later always comes later.
 Sample data loaded at first start is not a change. A cursor carries its <code>since</code>; given both, they must agree. Cost: one unit per 1,000 entries asked for.
 GraphQL: <code>changes(since, first, after)</code> returns the same entries as a plain list with <code>endCursor</code> and <code>hasNextPage</code>.</p>
 

@@ -97,7 +97,7 @@ export function changesOperation(catalog: Catalog): Record<string, unknown> {
   return {
     operationId: 'listChanges',
     summary: 'Every write of a point since an instant, a page at a time (extension)',
-    description: `One entry per write, in write order (by writing transaction, then within it): a value written twice appears twice, a removed point has value null. Follow \`next\` while it is present; \`cursor\` resumes later from where this page ended. Following cursors skips and repeats nothing, even while new writes land; a transaction still open holds the feed back until it ends. Costs one rate-limit unit per ${DEFAULT_CHANGES_LIMIT} entries asked for.`,
+    description: `One entry per write, in commit order: a value written twice appears twice, a removed point has value null. Follow \`next\` while it is present; \`cursor\` resumes later from where this page ended. Following cursors skips and repeats nothing, even while new writes land. Costs one rate-limit unit per ${DEFAULT_CHANGES_LIMIT} entries asked for.`,
     parameters: [
       {
         name: 'since', in: 'query', required: false,
