@@ -70,6 +70,15 @@ for (const kind of STORE_KINDS) {
       expect(await page.locator('#chart .u-legend').innerText()).toContain('solana');
       await page.screenshot({ path: `/tmp/explorer-${kind.name}.png`, fullPage: true });
 
+      // The table view shows the same values, a row per day.
+      await page.locator('#table-view').check();
+      expect(await page.locator('#table thead th').allInnerTexts()).toEqual(['date', 'ethereum', 'solana']);
+      expect(await page.locator('#table tbody tr').count()).toBe(series.ethereum!.length);
+      const lastRow = await page.locator('#table tbody tr').last().locator('td').allInnerTexts();
+      expect(lastRow).toEqual([TEST_LAST_DAY, String(rest.ethereum!.at(-1)!.value), String(rest.solana!.at(-1)!.value)]);
+      expect(new URL(page.url()).searchParams.get('view')).toBe('table');
+      await page.locator('#table-view').uncheck();
+
       // Shape options go into the URL; a reload draws the same thing.
       await page.locator('#interval').selectOption('week');
       await page.locator('#controls button[type=submit]').click();

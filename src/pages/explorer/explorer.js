@@ -8,7 +8,8 @@ const KEY_STORAGE = 'metrics-explorer-key';
 const STATE_PARAMS = ['metric', 'project', 'start_date', 'end_date', 'interval', 'aggregation', 'fill', 'transform', 'window', 'log', 'view'];
 const OPTION_PARAMS = ['interval', 'aggregation', 'fill', 'transform', 'window'];
 const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22'];
-const TABLE_ROW_LIMIT = 5000;
+/** Cells the table view shows at most (76 series × 3,650 days would be 277,400): a page stays quick to draw. */
+const TABLE_CELL_LIMIT = 40_000;
 
 const $ = (id) => document.getElementById(id);
 const explorer = (window.explorer = { series: {}, catalog: [], state: {}, ready: false, error: null, loads: 0 });
@@ -240,10 +241,12 @@ function drawChart(slugs, dates, columns, log) {
 }
 
 function drawTable(slugs, dates, columns) {
-  const shown = dates.slice(0, TABLE_ROW_LIMIT);
+  const limit = Math.max(100, Math.floor(TABLE_CELL_LIMIT / Math.max(1, slugs.length)));
+  const shown = dates.slice(-limit); // the latest days: what a reader looks for first
   const head = `<thead><tr><th>date</th>${slugs.map((s) => `<th>${escapeHtml(s)}</th>`).join('')}</tr></thead>`;
-  const rows = shown.map((d, i) => `<tr><td>${d}</td>${columns.map((c) => `<td>${c[i] ?? ''}</td>`).join('')}</tr>`).join('');
-  const more = dates.length > shown.length ? `<p>First ${TABLE_ROW_LIMIT} of ${dates.length} rows; Download CSV has them all.</p>` : '';
+  const offset = dates.length - shown.length;
+  const rows = shown.map((d, i) => `<tr><td>${d}</td>${columns.map((c) => `<td>${c[offset + i] ?? ''}</td>`).join('')}</tr>`).join('');
+  const more = offset > 0 ? `<p>The last ${shown.length} of ${dates.length} days; Download CSV has them all.</p>` : '';
   $('table').innerHTML = `<table>${head}<tbody>${rows}</tbody></table>${more}`;
 }
 
