@@ -36,6 +36,7 @@ interface Row {
   peakRssGrowthMb?: number;
 }
 
+if (QUICK) log('--quick: only 3 projects x 365 days at 8 connections, 3 rounds of 4 s per target (floor, rest, graphql); no memory runs');
 const db = await ensureBenchDatabase(SERVER_URL, log);
 // The service runs as deployed (request logs at info level); only the rate limit is lifted.
 const env = { DATABASE_URL: db.url, LOG_LEVEL: 'info', PORT: '0', API_KEYS: BENCH_KEY, RATE_LIMIT_PER_MINUTE: '0', ...(args.workers ? { WORKERS: args.workers } : {}) };
@@ -89,16 +90,18 @@ if (!QUICK && (args.shape === undefined || args.shape === '76x3650')) {
   });
   try {
     const largest = SHAPES.find((s) => s.name === '76x3650')!;
-    const rest = targetsFor(largest, db.lastDay, db.projectIds, { floor: floor.port, service: probe.port }, BENCH_KEY)[1]!;
+    const [, rest, graphql] = targetsFor(largest, db.lastDay, db.projectIds, { floor: floor.port, service: probe.port }, BENCH_KEY);
     const small = targetsFor(SHAPES[1]!, db.lastDay, db.projectIds, { floor: floor.port, service: probe.port }, BENCH_KEY)[1]!;
     await autocannon({ url: small.url, headers: small.headers, connections: 8, duration: 3 });
-    for (const connections of [1, 8]) {
-      const before = probe.rss();
-      const sampler = sampleRss(probe);
-      const result = await autocannon({ url: rest.url, headers: rest.headers, connections, duration: 8 });
-      const growth = (sampler.stop() - before) / 2 ** 20;
-      memoryLines.push(`76x3650 rest on a fresh service, ${connections} connection(s): ${result.requests.total} answers of ${(result.throughput.total / Math.max(1, result.requests.total) / 2 ** 20).toFixed(1)} MB, RSS ${(before / 2 ** 20).toFixed(0)} MB before, peak growth ${growth.toFixed(1)} MB`);
-      log(memoryLines.at(-1)!);
+    for (const target of [rest!, graphql!]) {
+      for (const connections of [1, 8]) {
+        const before = probe.rss();
+        const sampler = sampleRss(probe);
+        const result = await autocannon({ url: target.url, method: target.method, headers: target.headers, body: target.body, connections, duration: 8 });
+        const growth = (sampler.stop() - before) / 2 ** 20;
+        memoryLines.push(`76x3650 ${target.name} on a fresh service, ${connections} connection(s): ${result.requests.total} answers of ${(result.throughput.total / Math.max(1, result.requests.total) / 2 ** 20).toFixed(1)} MB, RSS ${(before / 2 ** 20).toFixed(0)} MB before, peak growth ${growth.toFixed(1)} MB`);
+        log(memoryLines.at(-1)!);
+      }
     }
   } finally {
     await probe.stop();
