@@ -17,6 +17,7 @@ export const ENV_DEFAULTS = Object.freeze({
   RATE_LIMIT_BURST: 1200,
   SUBSCRIPTIONS_PER_KEY: 10,
   SUBSCRIPTIONS_MAX: 1000,
+  RESPONSE_CACHE_MB: 64,
   GRAPHIQL: 'on',
   EXPLORER: 'on',
   SHUTDOWN_GRACE_SECONDS: 10,
@@ -44,6 +45,7 @@ const envSchema = z.object({
   RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(D.RATE_LIMIT_BURST),
   SUBSCRIPTIONS_PER_KEY: z.coerce.number().int().min(0).default(D.SUBSCRIPTIONS_PER_KEY),
   SUBSCRIPTIONS_MAX: z.coerce.number().int().min(0).default(D.SUBSCRIPTIONS_MAX),
+  RESPONSE_CACHE_MB: z.coerce.number().min(0).max(65536).default(D.RESPONSE_CACHE_MB),
   GRAPHIQL: onOff.prefault(D.GRAPHIQL),
   EXPLORER: onOff.prefault(D.EXPLORER),
   SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).max(600).default(D.SHUTDOWN_GRACE_SECONDS),
@@ -75,6 +77,8 @@ export type Config = Readonly<{
   subscriptionsPerKey: number;
   /** Live subscriptions this process holds open at once, all keys together. */
   subscriptionsMax: number;
+  /** Memory for hot answers, in MB; 0 turns the response cache off. */
+  responseCacheMb: number;
   graphiql: boolean;
   /** The chart page at /explore (independent of GraphiQL: it only needs the API). */
   explorer: boolean;
@@ -116,6 +120,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitBurst: e.RATE_LIMIT_BURST,
     subscriptionsPerKey: e.SUBSCRIPTIONS_PER_KEY,
     subscriptionsMax: e.SUBSCRIPTIONS_MAX,
+    responseCacheMb: e.RESPONSE_CACHE_MB,
     graphiql: e.GRAPHIQL,
     explorer: e.EXPLORER,
     seedYears: e.SEED_YEARS,

@@ -4,6 +4,7 @@ import type { Catalog } from './catalog/load-catalog.js';
 import type { Config } from './config.js';
 import type { ProjectDirectory } from './db/project-directory.js';
 import type { Store } from './db/store.js';
+import { createResponseCache, type ResponseCache } from './cache/response-cache.js';
 import { createMemoryRateLimitStore } from './limits/memory-bucket-store.js';
 import { createRateLimiter, type RateLimiter } from './limits/rate-limiter.js';
 import { createSeriesUpdates, type SeriesUpdates } from './live/series-updates.js';
@@ -23,6 +24,8 @@ export interface Services {
   rateLimiter: RateLimiter;
   /** Live "data landed" events for GraphQL subscriptions. */
   seriesUpdates: SeriesUpdates;
+  /** Hot answers, dropped whenever a write is announced. */
+  responseCache: ResponseCache;
 }
 
 /** Mutable start-up, traffic and shutdown state, shared by every request. */
@@ -53,12 +56,16 @@ export interface ServiceParts {
 
 export function createServices(parts: ServiceParts): Services {
   const clock = parts.clock ?? (() => new Date());
+  const seriesUpdates = createSeriesUpdates({ perKey: parts.config.subscriptionsPerKey, total: parts.config.subscriptionsMax }, parts.logger);
+  const responseCache = createResponseCache(Math.floor(parts.config.responseCacheMb * 2 ** 20));
+  seriesUpdates.observe((listening) => responseCache.invalidate(listening));
   return {
     ...parts,
     clock,
+    seriesUpdates,
+    responseCache,
     state: { directory: undefined, example: undefined, stopping: false, inFlight: 0 },
     keys: createKeyVerifier(parts.store, parts.config.apiKeys),
-    seriesUpdates: createSeriesUpdates({ perKey: parts.config.subscriptionsPerKey, total: parts.config.subscriptionsMax }, parts.logger),
     rateLimiter: createRateLimiter(
       { perMinute: parts.config.rateLimitPerMinute, burst: parts.config.rateLimitBurst },
       { store: createMemoryRateLimitStore(), now: () => clock().getTime() },

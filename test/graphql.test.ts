@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CATALOG, type MetricDefinition } from '../src/catalog/load-catalog.js';
 import type { Store } from '../src/db/store.js';
 import { upsertPoints } from '../src/db/write-points.js';
-import { startTestService, TEST_KEY, type TestService } from './support/service.js';
+import { heard, startTestService, TEST_KEY, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 
 /** A fixed 20-day range inside the seeded year that ends on 2026-06-30. */
@@ -44,7 +44,8 @@ for (const kind of STORE_KINDS) {
     let service: TestService;
 
     beforeAll(async () => {
-      service = await startTestService(kind, {}, { wrapStore: probe.wrap });
+      // The response cache off: these tests count the statements the loaders send (the cache has its own suite).
+      service = await startTestService(kind, { RESPONSE_CACHE_MB: '0' }, { wrapStore: probe.wrap });
     });
 
     afterAll(async () => {
@@ -450,7 +451,7 @@ for (const kind of STORE_KINDS) {
         const day = changed.points[0]!.date;
         expect(changed.points[0]!.value).not.toBe(12.5);
         const projectId = service.running.services.state.directory!.idOf('etf-aum-change-pct', changed.slug)!;
-        await upsertPoints(service.running.services.store, [{ projectId, day, value: '12.5', extra: null }]);
+        await heard(service, () => upsertPoints(service.running.services.store, [{ projectId, day, value: '12.5', extra: null }]));
         probe.reset();
 
         const second = await ask<ThreeAliases>(threeAliases(true));
@@ -493,7 +494,7 @@ function createStoreProbe() {
           return store.query<Row>(text, params, signal);
         },
         copyCsv: (table, columns, csv) => store.copyCsv(table, columns, csv),
-        listen: (channel, onMessage) => store.listen(channel, onMessage),
+        listen: (channel, onMessage, onListening) => store.listen(channel, onMessage, onListening),
         streamRaw: (text: string, params: readonly unknown[], batchRows: number) => {
           statements.push(text);
           const error = failure;

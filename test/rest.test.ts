@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../src/catalog/load-catalog.js';
-import { startTestService, TEST_KEY, type TestService } from './support/service.js';
+import { heard, startTestService, TEST_KEY, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 
 type Point = { date: string; value: number } & Record<string, unknown>;
@@ -280,11 +280,11 @@ for (const kind of STORE_KINDS) {
       const etag = before.headers.get('etag')!;
       const old = (await before.json()) as Body;
       const day = old.solana![0]!.date;
-      await svc.running.services.store.query(
+      await heard(svc, () => svc.running.services.store.query(
         `update point set value = value + 1 where day = $1 and project_id = (
            select p.id from project p join metric m on m.id = p.metric_id where m.name = 'price' and p.slug = 'solana')`,
         [day],
-      );
+      ));
       const after = await svc.get(path, { headers: { 'if-none-match': etag } });
       expect(after.status).toBe(200);
       expect(after.headers.get('etag')).not.toBe(etag);

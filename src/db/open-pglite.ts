@@ -30,8 +30,9 @@ export async function openPglite(dir: string): Promise<Store> {
       yield (await db.query<ColumnText[]>(text, params as unknown[], { rowMode: 'array' })).rows;
     },
     queryRaw: async (text: string, params: readonly unknown[]) => (await db.query<ColumnText[]>(text, params as unknown[], { rowMode: 'array' })).rows,
-    listen: async (channel, onMessage) => {
+    listen: async (channel, onMessage, onState) => {
       const stop = await db.listen(channel, onMessage);
+      onState?.(true);
       return () => stop();
     },
     transaction: (work) => db.transaction((tx) => work(over(tx))),

@@ -71,12 +71,53 @@ export function openPostgres(options: PostgresOptions): Store {
         guard.done();
       }
     },
-    listen: async (channel, onMessage) => {
-      const { unlisten } = await sql.listen(channel, onMessage);
-      return unlisten;
-    },
+    listen: (channel, onMessage, onState) => listenOn(options, channel, onMessage, onState),
     transaction: async (work) => (await sql.begin((tx) => work(over(tx)))) as Awaited<ReturnType<typeof work>>,
     close: () => sql.end({ timeout: 5 }),
+  };
+}
+
+/**
+ * LISTEN on a connection of its own. postgres.js' `listen` reconnects by itself but does
+ * not say when the connection is lost, and a cache that trusts notifications must stop
+ * trusting them at that moment: so this one reports both edges, and listens again (every
+ * second) until it is back.
+ */
+async function listenOn(options: PostgresOptions, channel: string, onMessage: (payload: string) => void, onState?: (listening: boolean) => void): Promise<() => Promise<void>> {
+  let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+  // `onnotify` is the driver's own hook (its listen() uses it) but not in its types.
+  const listener = postgres(options.url, {
+    max: 1,
+    idle_timeout: 0,
+    max_lifetime: null,
+    fetch_types: false,
+    connect_timeout: options.connectTimeoutSeconds,
+    onnotice: () => {},
+    onnotify: (name: string, payload: string) => {
+      if (name === channel) onMessage(payload);
+    },
+    onclose: () => {
+      if (stopped) return;
+      onState?.(false);
+      again();
+    },
+    connection: { application_name: 'metrics-service listener' },
+  } as postgres.Options<Record<string, never>>);
+  const start = async () => {
+    await listener.unsafe(`listen "${channel.replace(/"/g, '""')}"`);
+    onState?.(true);
+  };
+  const again = () => {
+    clearTimeout(retry);
+    retry = setTimeout(() => void start().catch(() => again()), 1000);
+    retry.unref();
+  };
+  await start();
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    await listener.end({ timeout: 1 });
   };
 }
 

@@ -42,8 +42,10 @@ export interface Store extends Queryable {
    * Resolves once listening, to a function that stops it. A server store listens on a
    * connection of its own and listens again after a reconnect; notifications sent while
    * it was away are lost, so they are hints, and the changes feed is the record.
+   * `onState` is told `true` each time listening (re)starts (what was missed before is
+   * unknown) and `false` as soon as the listening connection is lost.
    */
-  listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
+  listen(channel: string, onMessage: (payload: string) => void, onState?: (listening: boolean) => void): Promise<() => Promise<void>>;
   /** Runs `work` in one transaction; it commits when `work` resolves and rolls back when it throws. */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;

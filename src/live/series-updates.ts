@@ -41,8 +41,15 @@ export interface SeriesUpdates {
   /** The updates matching `filter` until `signal` aborts or the hub closes; refused past the caps. */
   subscribe(caller: string, filter: SeriesUpdateFilter, signal: AbortSignal): AsyncIterable<SeriesUpdate>;
   publish(update: SeriesUpdate): void;
+  /**
+   * Calls `observer` for every write announced, whoever subscribes, and with `listening`
+   * true each time listening (re)starts and false when it stops: caches drop what they hold.
+   */
+  observe(observer: (listening: boolean) => void): void;
   /** Subscriptions open now. */
   readonly open: number;
+  /** Write announcements heard since start. */
+  readonly heard: number;
   /** Ends every subscription and stops listening: a graceful shutdown does not wait for them. */
   close(): Promise<void>;
 }
@@ -52,9 +59,14 @@ const QUEUE_LIMIT = 1000;
 
 export function createSeriesUpdates(limits: SubscriptionLimits, logger: Logger): SeriesUpdates {
   const subscribers = new Set<Subscriber>();
+  const observers: ((listening: boolean) => void)[] = [];
+  const tell = (listening: boolean) => {
+    for (const observer of observers) observer(listening);
+  };
   const perKey = new Map<string, number>();
   let stopListening: (() => Promise<void>) | undefined;
   let closed = false;
+  let heard = 0;
 
   const publish = (update: SeriesUpdate) => {
     for (const subscriber of subscribers) if (matches(subscriber.filter, update)) subscriber.push(update);
@@ -63,10 +75,12 @@ export function createSeriesUpdates(limits: SubscriptionLimits, logger: Logger):
   return {
     async start(store, directory) {
       stopListening = await store.listen('series_updated', (payload) => {
+        heard += 1;
+        tell(true);
         const update = parseNotification(payload, directory);
         if (update === undefined) logger.warn({ payload: payload.slice(0, 200) }, 'ignored a series_updated notification it could not read');
         else publish(update);
-      });
+      }, tell);
     },
     subscribe(caller, filter, signal) {
       if (closed) throw new ApiError('unavailable', 'the service is shutting down; subscribe again shortly', { headers: { 'retry-after': '1' } });
@@ -98,11 +112,18 @@ export function createSeriesUpdates(limits: SubscriptionLimits, logger: Logger):
       }, new SlidingBuffer(QUEUE_LIMIT));
     },
     publish,
+    observe(observer) {
+      observers.push(observer);
+    },
     get open() {
       return subscribers.size;
     },
+    get heard() {
+      return heard;
+    },
     async close() {
       closed = true;
+      tell(false);
       for (const subscriber of subscribers) subscriber.end();
       await stopListening?.().catch(() => {});
     },

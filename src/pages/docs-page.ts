@@ -96,6 +96,11 @@ after the write has committed: an event never names data a query cannot read yet
 Subscribing costs one unit of the key's rate limit. A key holds at most ${config.subscriptionsPerKey} open subscriptions (<code>RATE_LIMITED</code> past it),
 a process ${config.subscriptionsMax} (<code>SERVICE_UNAVAILABLE</code>). Events are hints, delivered while the subscriber is connected; what changed while it was not is in the changes feed.</p>
 
+<h2 id="cache">Response cache</h2>
+<p>Repeated identical requests (REST series answers, whole GraphQL results) are answered from memory, up to ${config.responseCacheMb} MB, until a write is announced:
+PostgreSQL notifies every instance after the writing transaction commits, and every kept answer is dropped then. A hit costs the same rate-limit units as the
+first answer; its bytes, ETag and Last-Modified are the same.</p>
+
 <h2 id="decisions">Decisions where the contract is silent</h2>
 <ul>
 <li><b>Dates</b> are ISO calendar dates, <code>YYYY-MM-DD</code>, real days only (<code>2024-02-30</code> is a 400). Both bounds are inclusive.

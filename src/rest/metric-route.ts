@@ -7,7 +7,7 @@ import { readSeriesRows } from '../series/read-series.js';
 import { planSeries } from '../series/series-plan.js';
 import { validateSeriesRequest } from '../series/series-request.js';
 import { parseMetricQuery, REST_PARAMS } from './parse-query.js';
-import { sendSeriesBody } from './send-series.js';
+import { sendCachedAnswer, sendSeriesBody } from './send-series.js';
 
 /**
  * Points fetched per round trip (about 40 bytes each as JSON, so about 1.2 MB of bytes
@@ -31,7 +31,12 @@ export async function handleMetric({ req, res, services, param, query, signal, m
   const span = requestedSpan(request, todayEpochDay(services.clock()));
   await meter.charge(requestCost(request, span));
   const plan = planSeries(request, readyDirectory(services.state));
+  // Charged first: a kept answer costs what reading it did.
+  const cacheKey = `${metric.name}?${query}`;
+  const kept = services.responseCache.get(cacheKey);
+  if (kept !== undefined) return sendCachedAnswer(req, res, kept, services.config.cacheMaxAgeSeconds);
+  const ticket = services.responseCache.ticket();
   const projectsPerBatch = Math.max(1, Math.floor(POINTS_PER_BATCH / Math.max(1, span.buckets)));
   const answer = await readSeriesRows(services.store, plan, 'rest', projectsPerBatch, signal);
-  await sendSeriesBody(req, res, plan, answer, services.config.cacheMaxAgeSeconds);
+  await sendSeriesBody(req, res, plan, answer, services.config.cacheMaxAgeSeconds, (fresh) => services.responseCache.set(cacheKey, fresh, ticket));
 }

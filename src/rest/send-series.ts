@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { CachedAnswer } from '../cache/response-cache.js';
 import type { ColumnText } from '../db/store.js';
 import type { RawSeriesRow, SeriesRows } from '../series/read-series.js';
 import type { SeriesPlan } from '../series/series-plan.js';
@@ -15,30 +16,49 @@ import { streamBody, type BodyChunk } from '../http/stream-body.js';
  * length (compressed above the threshold); batches stream chunked (compressed when
  * accepted), so memory stays bounded however large the answer is.
  */
-export async function sendSeriesBody(req: IncomingMessage, res: ServerResponse, plan: SeriesPlan, answer: SeriesRows, maxAgeSeconds: number): Promise<void> {
+export async function sendSeriesBody(req: IncomingMessage, res: ServerResponse, plan: SeriesPlan, answer: SeriesRows, maxAgeSeconds: number, keep?: (answer: CachedAnswer) => void): Promise<void> {
   if ('whole' in answer) {
-    if (!writeValidators(req, res, plan, answer.whole[0], maxAgeSeconds)) return;
+    const validators = validatorsOf(plan, answer.whole[0]);
+    if (!writeValidators(req, res, validators, maxAgeSeconds)) return;
     const parts = answer.whole.flatMap((row, i) => [Buffer.from(`${i === 0 ? '{' : ','}${key(row)}`), bytes(row.points)]);
-    await sendBytes(req, res, [...(parts.length === 0 ? [Buffer.from('{')] : parts), Buffer.from('}')]);
+    const body = [...(parts.length === 0 ? [Buffer.from('{')] : parts), Buffer.from('}')];
+    keep?.({ body: Buffer.concat(body), contentType: 'application/json', ...validators, cost: 0 });
+    await sendBytes(req, res, body);
     return;
   }
   const iterator = answer.batches[Symbol.asyncIterator]();
   try {
     const first = await iterator.next();
     const rows = first.done ? [] : first.value;
-    if (!writeValidators(req, res, plan, rows[0], maxAgeSeconds)) return;
+    if (!writeValidators(req, res, validatorsOf(plan, rows[0]), maxAgeSeconds)) return;
     await streamBody(req, res, 'application/json', jsonChunks(chain(rows, iterator)));
   } finally {
     await iterator.return?.();
   }
 }
 
+/** Sends a kept answer as it was first sent: the same bytes and validators (a 304 when the client's copy is current). */
+export async function sendCachedAnswer(req: IncomingMessage, res: ServerResponse, answer: CachedAnswer, maxAgeSeconds: number): Promise<void> {
+  if (writeValidators(req, res, { etag: answer.etag!, lastModified: answer.lastModified }, maxAgeSeconds)) await sendBytes(req, res, answer.body);
+}
+
 // Private
 
-/** ETag, Last-Modified and caching headers from an answer's first row; false (after a 304) when the client's copy is current. */
-function writeValidators(req: IncomingMessage, res: ServerResponse, plan: SeriesPlan, first: RawSeriesRow | undefined, maxAgeSeconds: number): boolean {
-  const etag = `W/"${first === undefined ? '0' : String(first.version)}-${planHash(plan)}"`;
-  const lastModified = first?.updatedAt == null ? undefined : Date.parse(String(first.updatedAt));
+interface Validators {
+  etag: string;
+  lastModified: number | undefined;
+}
+
+/** The ETag joins the dataset version and the request; Last-Modified is the newest write to the answer's series. */
+function validatorsOf(plan: SeriesPlan, first: RawSeriesRow | undefined): Validators {
+  return {
+    etag: `W/"${first === undefined ? '0' : String(first.version)}-${planHash(plan)}"`,
+    lastModified: first?.updatedAt == null ? undefined : Date.parse(String(first.updatedAt)),
+  };
+}
+
+/** ETag, Last-Modified and caching headers; false (after a 304) when the client's copy is current. */
+function writeValidators(req: IncomingMessage, res: ServerResponse, { etag, lastModified }: Validators, maxAgeSeconds: number): boolean {
   res.setHeader('etag', etag);
   if (lastModified !== undefined) res.setHeader('last-modified', new Date(lastModified).toUTCString());
   res.setHeader('cache-control', `private, max-age=${maxAgeSeconds}`);

@@ -43,6 +43,19 @@ export interface TestService {
   stop(): Promise<void>;
 }
 
+/**
+ * Runs `write` and resolves once the service has heard PostgreSQL announce it: answers
+ * kept by the response cache are dropped then, not at the commit itself.
+ */
+export async function heard<T>(service: TestService, write: () => Promise<T>): Promise<T> {
+  const updates = service.running.services.seriesUpdates;
+  const before = updates.heard;
+  const result = await write();
+  for (let i = 0; i < 400 && updates.heard === before; i++) await new Promise((r) => setTimeout(r, 5));
+  if (updates.heard === before) throw new Error('the write was not announced within 2 s');
+  return result;
+}
+
 export interface TestServiceOptions {
   /** Wraps the seeded store before the service gets it, so a test can count or fail its statements. */
   wrapStore?: (store: Store) => Store;

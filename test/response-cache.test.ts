@@ -1,0 +1,161 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { CATALOG } from '../src/catalog/load-catalog.js';
+import { insertApiKey } from '../src/db/api-key-queries.js';
+import type { Store } from '../src/db/store.js';
+import { generateApiKey, hashApiKey } from '../src/auth/api-keys.js';
+import { importFile } from '../src/import/import-files.js';
+import { npm } from './support/processes.js';
+import { heard, startTestService, type TestService } from './support/service.js';
+import { STORE_KINDS } from './support/stores.js';
+
+/**
+ * The response cache: a repeated request is answered without a statement, in the same
+ * bytes; a write (in this process or another) makes the next answer the new data; as_of
+ * and options are kept apart; every hit still costs its rate-limit units; memory stays bounded.
+ */
+
+const PATH = '/v1/metrics/token-price-usd?project=ethereum,solana&start_date=2026-06-01&end_date=2026-06-30';
+const QUERY = '{ metric(name: token_price_usd, projects: [ethereum], from: "2026-06-01", to: "2026-06-30") { series { slug points { date value } } } }';
+
+/** Counts statements that read the point table. */
+function pointReads() {
+  let reads = 0;
+  const counts = (text: string) => {
+    if (/\bfrom point\b|point_history/.test(text)) reads += 1;
+  };
+  return {
+    get reads() {
+      return reads;
+    },
+    reset: () => (reads = 0),
+    wrap: (store: Store): Store => ({
+      ...store,
+      query: (text, params, signal) => (counts(text), store.query(text, params, signal)),
+      queryRaw: (text, params, signal) => (counts(text), store.queryRaw(text, params, signal)),
+      streamRaw: (text, params, batch, signal) => (counts(text), store.streamRaw(text, params, batch, signal)),
+      listen: (channel, onMessage, onState) => store.listen(channel, onMessage, onState),
+      transaction: (work) => store.transaction(work),
+      copyCsv: (table, columns, csv) => store.copyCsv(table, columns, csv),
+      exec: (script) => store.exec(script),
+      close: () => store.close(),
+    }),
+  };
+}
+
+for (const kind of STORE_KINDS) {
+  describe.skipIf(!kind.available)(`the response cache on ${kind.name}`, { timeout: 60_000 }, () => {
+    const probe = pointReads();
+    let service: TestService;
+    let dir: string;
+
+    beforeAll(async () => {
+      service = await startTestService(kind, {}, { wrapStore: probe.wrap });
+      dir = await mkdtemp(join(tmpdir(), 'metrics-cache-'));
+    });
+    afterAll(async () => {
+      await service?.stop();
+      if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+    });
+    beforeEach(() => probe.reset());
+
+    const importRows = async (rows: string) => {
+      const file = join(dir, `rows-${Date.now()}.csv`);
+      await writeFile(file, `metric,project,date,value\n${rows}\n`);
+      await heard(service, () => importFile(service.running.services.store, CATALOG, file));
+    };
+
+    it('answers a repeated REST request from memory, in the same bytes and validators', async () => {
+      const first = await service.get(PATH);
+      const body = await first.text();
+      expect(probe.reads).toBeGreaterThan(0);
+      probe.reset();
+      const again = await service.get(PATH);
+      expect(await again.text()).toBe(body);
+      expect(again.headers.get('etag')).toBe(first.headers.get('etag'));
+      expect(again.headers.get('last-modified')).toBe(first.headers.get('last-modified'));
+      expect(again.headers.get('content-type')).toBe('application/json');
+      const notModified = await service.get(PATH, { headers: { 'if-none-match': first.headers.get('etag')! } });
+      expect(notModified.status).toBe(304);
+      expect(probe.reads).toBe(0);
+      // Other options, or another instant, are other answers.
+      const asOf = await service.get(`${PATH}&as_of=2000-01-01`);
+      expect(await asOf.json()).toEqual({ ethereum: [], solana: [] });
+      expect(probe.reads).toBe(1);
+    });
+
+    it('answers a repeated GraphQL query from memory', async () => {
+      const first = await (await service.graphql(QUERY)).text();
+      expect(probe.reads).toBeGreaterThan(0);
+      probe.reset();
+      const res = await service.graphql(QUERY);
+      expect(res.headers.get('content-type')).toMatch(/^application\/graphql-response\+json/);
+      expect(await res.text()).toBe(first);
+      expect(probe.reads).toBe(0);
+    });
+
+    it('serves the new data right after a write is announced, on both APIs, as_of still the past', async () => {
+      const before = (await (await service.get(PATH)).json()) as Record<string, { date: string; value: number }[]>;
+      await service.graphql(QUERY);
+      const instant = new Date().toISOString();
+      await new Promise((r) => setTimeout(r, 5));
+      await importRows('token-price-usd,ethereum,2026-06-15,4242.5');
+      probe.reset();
+      const after = (await (await service.get(PATH)).json()) as typeof before;
+      expect(after.ethereum!.find((p) => p.date === '2026-06-15')!.value).toBe(4242.5);
+      expect(after.solana).toEqual(before.solana);
+      const graphql = (await (await service.graphql(QUERY)).json()) as { data: { metric: { series: { points: { date: string; value: number }[] }[] } } };
+      expect(graphql.data.metric.series[0]!.points.find((p) => p.date === '2026-06-15')!.value).toBe(4242.5);
+      expect(probe.reads).toBe(2);
+      const past = (await (await service.get(`${PATH}&as_of=${instant}`)).json()) as typeof before;
+      expect(past).toEqual(before);
+    });
+
+    if (kind.name === 'postgres') it('serves the new data after an import in another process', async () => {
+      await service.get(PATH);
+      const file = join(dir, 'other-process.csv');
+      await writeFile(file, 'metric,project,date,value\ntoken-price-usd,solana,2026-06-16,77.25\n');
+      await heard(service, async () => {
+        const run = await npm('import', [file], { DATABASE_URL: service.databaseUrl!, LOG_LEVEL: 'warn' });
+        expect(run.code, run.stderr).toBe(0);
+      });
+      const after = (await (await service.get(PATH)).json()) as Record<string, { date: string; value: number }[]>;
+      expect(after.solana!.find((p) => p.date === '2026-06-16')!.value).toBe(77.25);
+    });
+
+    it('charges every hit its units: a small bucket runs out on cached answers too', async () => {
+      const key = generateApiKey();
+      await insertApiKey(service.running.services.store, 'cache-limited', hashApiKey(key), { ratePerMinute: 1, burst: 3 });
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) statuses.push((await service.get(PATH, { key })).status);
+      expect(statuses).toEqual([200, 200, 200, 429, 429]);
+    });
+  });
+}
+
+describe('the response cache bound', () => {
+  it('keeps its entries within RESPONSE_CACHE_MB, and keeps nothing with 0', async () => {
+    const service = await startTestService(STORE_KINDS[0]!, { RESPONSE_CACHE_MB: '0.05' });
+    const off = await startTestService(STORE_KINDS[0]!, { RESPONSE_CACHE_MB: '0' });
+    try {
+      // About 1.3 KB each, so a hundred of them overflow 52 KB.
+      for (const metric of CATALOG.metrics) {
+        for (const slug of metric.projects.slice(0, 6)) {
+          const path = `/v1/metrics/${metric.name}?project=${slug}&start_date=2026-06-01`;
+          expect((await service.get(path)).status).toBe(200);
+          await off.get(path);
+        }
+      }
+      const stats = service.running.services.responseCache.stats;
+      expect(stats.maxBytes).toBe(Math.floor(0.05 * 2 ** 20));
+      expect(stats.entries).toBeGreaterThan(10);
+      expect(stats.bytes).toBeLessThanOrEqual(stats.maxBytes);
+      expect(stats.misses).toBeGreaterThan(stats.entries); // some were pushed out
+      expect(off.running.services.responseCache.stats.entries).toBe(0);
+    } finally {
+      await Promise.all([service.stop(), off.stop()]);
+    }
+  });
+});
