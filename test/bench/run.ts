@@ -36,18 +36,23 @@ interface Row {
   peakRssGrowthMb?: number;
 }
 
-if (QUICK) log('--quick: only 3 projects x 365 days at 8 connections, 3 rounds of 4 s per target (floor, rest, graphql); no memory runs');
+if (QUICK) log('--quick: only 3 projects x 365 days at 8 connections, 3 rounds of 4 s per target (floor, rest, graphql, and rest-hot and graphql-hot through the response cache); no memory runs');
 const db = await ensureBenchDatabase(SERVER_URL, log);
-// The service runs as deployed (request logs at info level); only the rate limit is lifted.
-const env = { DATABASE_URL: db.url, LOG_LEVEL: 'info', PORT: '0', API_KEYS: BENCH_KEY, RATE_LIMIT_PER_MINUTE: '0', ...(args.workers ? { WORKERS: args.workers } : {}) };
+// The service runs as deployed (request logs at info level); only the rate limit is lifted,
+// and the response cache is off: the rest and graphql rows measure the series path, since
+// the bench repeats one request. A second service with the cache on gives the hot rows.
+const env = { DATABASE_URL: db.url, LOG_LEVEL: 'info', PORT: '0', API_KEYS: BENCH_KEY, RATE_LIMIT_PER_MINUTE: '0', RESPONSE_CACHE_MB: '0', ...(args.workers ? { WORKERS: args.workers } : {}) };
+const hotEnv = { ...env, RESPONSE_CACHE_MB: '64' };
 const floor = await startChild('test/bench/floor-server.ts', env, (line) => {
   const port = /floor listening on (\d+)/.exec(line)?.[1];
   return port === undefined ? undefined : Number(port);
 });
-const service = await startChild('src/main.ts', env, (line) => {
+const readyPort = (line: string) => {
   const port = /ready at http:\/\/[\d.]+:(\d+)/.exec(line)?.[1];
   return port === undefined ? undefined : Number(port);
-});
+};
+const service = await startChild('src/main.ts', env, readyPort);
+const hot = await startChild('src/main.ts', hotEnv, readyPort);
 
 const ROUNDS = QUICK ? 3 : 2;
 const rows: Row[] = [];
@@ -58,6 +63,10 @@ try {
     const connectionCounts = QUICK ? [8] : shape.connections;
     for (const connections of connectionCounts) {
       const targets = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: service.port }, BENCH_KEY);
+      if (shape.name === '3x365') {
+        const [, rest, graphql] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: hot.port }, BENCH_KEY);
+        targets.push({ ...rest!, name: 'rest-hot' }, { ...graphql!, name: 'graphql-hot' });
+      }
       await sleep(2_000); // let requests still running from the previous shape finish
       const reference = await fetchPoints(targets[0]!, shape);
       for (const target of targets) {
@@ -78,7 +87,7 @@ try {
     }
   }
 } finally {
-  await Promise.all([floor.stop(), service.stop()]);
+  await Promise.all([floor.stop(), service.stop(), hot.stop()]);
 }
 
 // Memory of the largest REST answer, on a fresh service so no earlier run's heap hides it.
@@ -122,7 +131,7 @@ const ratio = (target: string, connections: number) => {
   return (of(target) / of('floor')).toFixed(2);
 };
 const ratiosAt32 = QUICK ? '' : ` (32 connections: rest/floor=${ratio('rest', 32)} graphql/floor=${ratio('graphql', 32)})`;
-const summary = `ratios: rest/floor=${ratio('rest', 8)} graphql/floor=${ratio('graphql', 8)}`;
+const summary = `ratios: rest/floor=${ratio('rest', 8)} graphql/floor=${ratio('graphql', 8)} rest-hot/floor=${ratio('rest-hot', 8)} graphql-hot/floor=${ratio('graphql-hot', 8)}`;
 mkdirSync('.data', { recursive: true });
 writeFileSync(`.data/bench-${QUICK ? 'quick' : 'full'}.md`, `${report}\n\n${memoryLines.join('\n')}\n\n${summary}${ratiosAt32}\n`);
 console.log(`\n${report}\n`);
@@ -133,7 +142,7 @@ console.log(summary);
 // Private
 
 async function measure(target: Target, shape: Shape, connections: number): Promise<Row> {
-  const child: Child = target.name === 'floor' ? floor : service;
+  const child: Child = target.name === 'floor' ? floor : target.name.endsWith('-hot') ? hot : service;
   const rssBefore = child.rss();
   const sampler = sampleRss(child);
   const result = await autocannon({

@@ -21,7 +21,7 @@ export const SHAPES: Shape[] = [
 ];
 
 export interface Target {
-  name: 'floor' | 'rest' | 'graphql';
+  name: 'floor' | 'rest' | 'graphql' | 'rest-hot' | 'graphql-hot';
   url: string;
   method: 'GET' | 'POST';
   headers: Record<string, string>;
