@@ -43,6 +43,7 @@ const envSchema = z.object({
   CORS_ORIGINS: commaList.optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(D.RATE_LIMIT_PER_MINUTE),
   RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(D.RATE_LIMIT_BURST),
+  REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
   SUBSCRIPTIONS_PER_KEY: z.coerce.number().int().min(0).default(D.SUBSCRIPTIONS_PER_KEY),
   SUBSCRIPTIONS_MAX: z.coerce.number().int().min(0).default(D.SUBSCRIPTIONS_MAX),
   RESPONSE_CACHE_MB: z.coerce.number().min(0).max(65536).default(D.RESPONSE_CACHE_MB),
@@ -73,6 +74,8 @@ export type Config = Readonly<{
   rateLimitPerMinute: number;
   /** Most cost units a key can spend at once (its bucket's size). */
   rateLimitBurst: number;
+  /** Where rate-limit buckets are shared by every instance and worker; unset: each process keeps its own. */
+  redisUrl: string | undefined;
   /** Live subscriptions one key may hold open at once; 0 turns subscriptions off. */
   subscriptionsPerKey: number;
   /** Live subscriptions this process holds open at once, all keys together. */
@@ -118,6 +121,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: Object.freeze(e.CORS_ORIGINS ?? []),
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     rateLimitBurst: e.RATE_LIMIT_BURST,
+    redisUrl: e.REDIS_URL,
     subscriptionsPerKey: e.SUBSCRIPTIONS_PER_KEY,
     subscriptionsMax: e.SUBSCRIPTIONS_MAX,
     responseCacheMb: e.RESPONSE_CACHE_MB,

@@ -6,6 +6,7 @@ import type { ProjectDirectory } from './db/project-directory.js';
 import type { Store } from './db/store.js';
 import { createResponseCache, type ResponseCache } from './cache/response-cache.js';
 import { createMemoryRateLimitStore } from './limits/memory-bucket-store.js';
+import { createRedisRateLimitStore } from './limits/redis-bucket-store.js';
 import { createRateLimiter, type RateLimiter } from './limits/rate-limiter.js';
 import { createSeriesUpdates, type SeriesUpdates } from './live/series-updates.js';
 
@@ -26,6 +27,8 @@ export interface Services {
   seriesUpdates: SeriesUpdates;
   /** Hot answers, dropped whenever a write is announced. */
   responseCache: ResponseCache;
+  /** Releases what the services hold besides the store (the Redis connection). */
+  close(): Promise<void>;
 }
 
 /** Mutable start-up, traffic and shutdown state, shared by every request. */
@@ -59,6 +62,8 @@ export function createServices(parts: ServiceParts): Services {
   const seriesUpdates = createSeriesUpdates({ perKey: parts.config.subscriptionsPerKey, total: parts.config.subscriptionsMax }, parts.logger);
   const responseCache = createResponseCache(Math.floor(parts.config.responseCacheMb * 2 ** 20));
   seriesUpdates.observe((listening) => responseCache.invalidate(listening));
+  const memory = createMemoryRateLimitStore();
+  const redis = parts.config.redisUrl === undefined ? undefined : createRedisRateLimitStore(parts.config.redisUrl, memory, parts.logger);
   return {
     ...parts,
     clock,
@@ -68,7 +73,10 @@ export function createServices(parts: ServiceParts): Services {
     keys: createKeyVerifier(parts.store, parts.config.apiKeys),
     rateLimiter: createRateLimiter(
       { perMinute: parts.config.rateLimitPerMinute, burst: parts.config.rateLimitBurst },
-      { store: createMemoryRateLimitStore(), now: () => clock().getTime() },
+      { store: redis ?? memory, now: () => clock().getTime() },
     ),
+    close: async () => {
+      await redis?.close();
+    },
   };
 }

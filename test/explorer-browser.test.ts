@@ -1,22 +1,33 @@
 import { readFile } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashApiKey } from '../src/auth/api-keys.js';
+import { insertApiKey } from '../src/db/api-key-queries.js';
 import { BROWSER_AVAILABLE, launchBrowser } from './support/browser.js';
-import { startTestService, TEST_KEY, TEST_LAST_DAY, type TestService } from './support/service.js';
+import { startTestService, TEST_KEY, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 
 /**
  * The chart explorer in a real browser, on both stores: what it draws (read from
  * window.explorer.series, not pixels) equals the REST answer, its URL reloads the same
- * view, its CSV equals /v1/export, a wrong key shows a message, and no page holds a key.
+ * view, its CSV equals /v1/export, failures (a wrong key, 429, 503, no network) are
+ * messages on the page, and no page holds a key.
  */
 
-const START = '2026-05-01';
-const VIEW = `/explore?metric=token-price-usd&project=ethereum,solana&start_date=${START}&end_date=${TEST_LAST_DAY}`;
+const SCREENSHOT = (store: string) => `/tmp/explorer-${store}.png`;
 
 interface Point {
   date: string;
   value: number | null;
+}
+
+interface View {
+  start: string;
+  end: string;
+  /** The page's URL for token-price-usd of ethereum and solana over start..end. */
+  path: string;
+  /** The same range as REST parameters. */
+  rest: string;
 }
 
 for (const kind of STORE_KINDS) {
@@ -24,17 +35,12 @@ for (const kind of STORE_KINDS) {
     let service: TestService;
     let browser: Browser;
     let page: Page;
-
-    const drawn = (p: Page) => p.evaluate(() => (window as unknown as { explorer: { series: Record<string, Point[]> } }).explorer.series);
-    const loads = (p: Page) => p.evaluate(() => (window as unknown as { explorer: { loads: number } }).explorer.loads);
-    const enterKey = async (p: Page, key: string) => {
-      await p.locator('#key').fill(key);
-      await p.locator('#key').press('Enter');
-    };
+    let view: View;
 
     beforeAll(async () => {
       [service, browser] = await Promise.all([startTestService(kind), launchBrowser()]);
       page = await browser.newPage({ viewport: { width: 1300, height: 900 }, acceptDownloads: true });
+      view = await storedView(service);
     }, 90_000);
     afterAll(async () => {
       await browser?.close();
@@ -42,7 +48,7 @@ for (const kind of STORE_KINDS) {
     });
 
     it('serves the page and its assets without a key, holding none', async () => {
-      for (const [path, type] of [['/explore', /^text\/html/], ['/explore/explorer.js', /^text\/javascript/], ['/explore/uplot.js', /^text\/javascript/], ['/explore/uplot.css', /^text\/css/]] as const) {
+      for (const [path, type] of [['/explore', /^text\/html/], ['/explore/explorer.js', /^text\/javascript/], ['/explore/explorer.css', /^text\/css/], ['/explore/uplot.js', /^text\/javascript/], ['/explore/uplot.css', /^text\/css/]] as const) {
         const res = await service.get(path, { key: null });
         expect(res.status, path).toBe(200);
         expect(res.headers.get('content-type'), path).toMatch(type);
@@ -56,11 +62,11 @@ for (const kind of STORE_KINDS) {
     });
 
     it('draws the REST answer for the URL\'s view once the key is entered, and the URL reloads it', async () => {
-      await page.goto(`${service.url}${VIEW}`);
+      await page.goto(`${service.url}${view.path}`);
       await expect.poll(() => page.locator('#status').innerText()).toMatch(/Enter your API key/);
       await enterKey(page, TEST_KEY);
       await expect.poll(() => loads(page), { timeout: 20_000 }).toBe(1);
-      const rest = (await (await service.get(`/v1/metrics/token-price-usd?project=ethereum,solana&start_date=${START}&end_date=${TEST_LAST_DAY}`)).json()) as Record<string, Point[]>;
+      const rest = (await (await service.get(`/v1/metrics/token-price-usd?${view.rest}`)).json()) as Record<string, Point[]>;
       const series = await drawn(page);
       expect(Object.keys(series)).toEqual(['ethereum', 'solana']);
       expect(series.ethereum!.length).toBe(series.solana!.length);
@@ -68,63 +74,178 @@ for (const kind of STORE_KINDS) {
       expect(series).toEqual(rest);
       expect(await page.locator('#chart .uplot').count()).toBe(1);
       expect(await page.locator('#chart .u-legend').innerText()).toContain('solana');
-      await page.screenshot({ path: `/tmp/explorer-${kind.name}.png`, fullPage: true });
+      expect(await page.locator('#log').isChecked()).toBe(true); // a price opens on a log scale
+      await page.screenshot({ path: SCREENSHOT(kind.name), fullPage: true });
 
       // The table view shows the same values, a row per day.
       await page.locator('#table-view').check();
       expect(await page.locator('#table thead th').allInnerTexts()).toEqual(['date', 'ethereum', 'solana']);
       expect(await page.locator('#table tbody tr').count()).toBe(series.ethereum!.length);
       const lastRow = await page.locator('#table tbody tr').last().locator('td').allInnerTexts();
-      expect(lastRow).toEqual([TEST_LAST_DAY, String(rest.ethereum!.at(-1)!.value), String(rest.solana!.at(-1)!.value)]);
+      expect(lastRow).toEqual([view.end, String(rest.ethereum!.at(-1)!.value), String(rest.solana!.at(-1)!.value)]);
       expect(new URL(page.url()).searchParams.get('view')).toBe('table');
       await page.locator('#table-view').uncheck();
 
-      // Shape options go into the URL; a reload draws the same thing.
+      // Shape options and a linear scale go into the URL; a reload draws the same thing.
+      await page.locator('#log').uncheck();
       await page.locator('#interval').selectOption('week');
       await page.locator('#controls button[type=submit]').click();
       await expect.poll(() => loads(page)).toBe(2);
-      expect(new URL(page.url()).search).toBe(`?metric=token-price-usd&project=ethereum,solana&start_date=${START}&end_date=${TEST_LAST_DAY}&interval=week&log=on`);
+      expect(new URL(page.url()).search).toBe(`?metric=token-price-usd&project=ethereum,solana&start_date=${view.start}&end_date=${view.end}&interval=week&log=off`);
       const weekly = await drawn(page);
-      expect(weekly.ethereum![0]!.date).toBe('2026-04-27'); // a Monday: the week holding May 1
+      expect(weekly.ethereum![0]!.date).toBe(mondayOf(view.start)); // a week is labelled by its Monday
       await page.reload();
       await expect.poll(() => loads(page), { timeout: 20_000 }).toBe(1); // the key is still in this tab
       expect(await drawn(page)).toEqual(weekly);
       expect(await page.locator('#interval').inputValue()).toBe('week');
+      expect(await page.locator('#log').isChecked()).toBe(false);
     });
 
     it('downloads a CSV equal to /v1/export and copies a curl without the key', async () => {
       const [download] = await Promise.all([page.waitForEvent('download'), page.locator('#download-csv').click()]);
       const csv = await readFile((await download.path())!, 'utf8');
-      const exported = await (await service.get(`/v1/export?metric=token-price-usd&project=ethereum,solana&start_date=${START}&end_date=${TEST_LAST_DAY}&interval=week&format=csv`)).text();
+      const exported = await (await service.get(`/v1/export?metric=token-price-usd&${view.rest}&interval=week&format=csv`)).text();
       expect(csv).toBe(exported);
       expect(csv.split('\n')[0]).toBe('metric,project,date,value');
+      expect(download.suggestedFilename()).toBe(`token-price-usd_${view.start}_${view.end}.csv`);
       await page.locator('#copy-curl').click();
       const curl = await page.locator('#copied').innerText();
-      expect(curl).toBe(`curl -H "x-api-key: $KEY" "${service.url}/v1/metrics/token-price-usd?project=ethereum,solana&start_date=${START}&end_date=${TEST_LAST_DAY}&interval=week"`);
+      expect(curl).toBe(`curl -H "x-api-key: $KEY" "${service.url}/v1/metrics/token-price-usd?${view.rest}&interval=week"`);
       await page.locator('#copy-graphql').click();
-      expect(await page.locator('#copied').innerText()).toContain('"interval": "WEEK"');
+      const graphql = await page.locator('#copied').innerText();
+      expect(graphql).toContain('"interval": "WEEK"');
+      expect(graphql).not.toContain(TEST_KEY);
     });
 
-    it('shows a readable message for a wrong key', async () => {
+    it('shows a readable message for a wrong key and asks for it again', async () => {
       const fresh = await browser.newPage();
-      await fresh.goto(`${service.url}${VIEW}`);
+      await fresh.goto(`${service.url}${view.path}`);
       await enterKey(fresh, 'not-a-key');
       await expect.poll(() => fresh.locator('#status').innerText(), { timeout: 10_000 }).toMatch(/The API key was not accepted \(401\)/);
       expect(await fresh.locator('#status').getAttribute('class')).toBe('error');
+      expect(await fresh.evaluate(() => sessionStorage.length)).toBe(0); // a reload asks again
+      expect(await fresh.evaluate(() => document.activeElement?.id)).toBe('key');
+      await fresh.close();
+    });
+
+    it('tells a key over its rate limit how many seconds to wait', async () => {
+      // One unit a minute with a bucket of one: the catalog spends it, the series is refused.
+      const limited = 'explorer-limited-0123456789abcdef';
+      await insertApiKey(service.running.services.store, 'explorer-limited', hashApiKey(limited), { ratePerMinute: 1, burst: 1 });
+      const fresh = await browser.newPage();
+      await fresh.goto(`${service.url}${view.path}`);
+      await enterKey(fresh, limited);
+      await expect.poll(() => fresh.locator('#status').innerText(), { timeout: 10_000 }).toMatch(/Too many requests for this key \(429\): try again in \d+ seconds\./);
+      const seconds = Number(/in (\d+) seconds/.exec(await fresh.locator('#status').innerText())![1]);
+      expect(seconds).toBeGreaterThanOrEqual(1);
+      expect(seconds).toBeLessThanOrEqual(60);
+      await fresh.close();
+    });
+
+    it('says when the service is unavailable or unreachable, and draws again once it is back', async () => {
+      const fresh = await browser.newPage();
+      await fresh.goto(`${service.url}${view.path}`);
+      await enterKey(fresh, TEST_KEY);
+      await expect.poll(() => loads(fresh), { timeout: 20_000 }).toBe(1);
+      const show = () => fresh.locator('#controls button[type=submit]').click();
+
+      // The service's own 503: its database is away (as while reconnecting).
+      const state = service.running.services.state;
+      const directory = state.directory;
+      state.directory = undefined;
+      try {
+        await show();
+        await expect.poll(() => fresh.locator('#status').innerText()).toMatch(/not ready .*\(503\); try again in 5 seconds/);
+      } finally {
+        state.directory = directory;
+      }
+
+      await fresh.route('**/graphql', (route) => route.abort('connectionrefused'));
+      await show();
+      await expect.poll(() => fresh.locator('#status').innerText()).toMatch(/The service cannot be reached/);
+      expect(await fresh.locator('#status').getAttribute('class')).toBe('error');
+      await fresh.unroute('**/graphql');
+
+      await show();
+      await expect.poll(() => loads(fresh)).toBe(2);
+      expect(await fresh.locator('#status').getAttribute('class')).toBe('');
+      expect(await fresh.locator('#chart .uplot').count()).toBe(1);
       await fresh.close();
     });
   });
 }
 
+describe.skipIf(!BROWSER_AVAILABLE)('the explorer beside GraphiQL settings', { timeout: 90_000 }, () => {
+  it('draws with GRAPHIQL=off: it needs only the API', async () => {
+    const [service, browser] = await Promise.all([startTestService(STORE_KINDS[0]!, { GRAPHIQL: 'off' }), launchBrowser()]);
+    try {
+      const graphiql = await service.get('/graphql', { key: null, headers: { accept: 'text/html' } });
+      expect(graphiql.headers.get('content-type')).not.toMatch(/^text\/html/);
+      const view = await storedView(service);
+      const page = await browser.newPage();
+      await page.goto(`${service.url}${view.path}`);
+      await enterKey(page, TEST_KEY);
+      await expect.poll(() => loads(page), { timeout: 20_000 }).toBe(1);
+      expect(Object.keys(await drawn(page))).toEqual(['ethereum', 'solana']);
+    } finally {
+      await browser.close();
+      await service.stop();
+    }
+  });
+});
+
 describe('the explorer turned off', () => {
-  it('is a 404 with EXPLORER=off, even with GraphiQL on', async () => {
+  it('is a 404 problem with EXPLORER=off, even with GraphiQL on', async () => {
     const service = await startTestService(STORE_KINDS[0]!, { EXPLORER: 'off' });
     try {
-      const res = await service.get('/explore', { key: null });
-      expect(res.status).toBe(404);
-      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      for (const path of ['/explore', '/explore/explorer.js', '/explore/uplot.js']) {
+        const res = await service.get(path, { key: null });
+        expect(res.status, path).toBe(404);
+        expect(res.headers.get('content-type'), path).toMatch(/^application\/problem\+json/);
+      }
     } finally {
       await service.stop();
     }
   });
 });
+
+// Private
+
+/**
+ * Sixty stored days that ethereum and solana both have, read from the REST catalog (not
+ * today's date): they end on the earlier of their last days.
+ */
+async function storedView(service: TestService): Promise<View> {
+  const catalog = (await (await service.get('/v1/metrics')).json()) as { metrics: { name: string; projects: { slug: string; firstDate: string; lastDate: string }[] }[] };
+  const chosen = catalog.metrics.find((m) => m.name === 'token-price-usd')!.projects.filter((p) => p.slug === 'ethereum' || p.slug === 'solana');
+  expect(chosen.map((p) => p.slug)).toEqual(['ethereum', 'solana']);
+  const end = chosen.map((p) => p.lastDate).sort()[0]!;
+  const firstShared = chosen.map((p) => p.firstDate).sort().at(-1)!;
+  const sixtyDays = addDays(end, -59);
+  const start = sixtyDays < firstShared ? firstShared : sixtyDays;
+  const rest = `project=ethereum,solana&start_date=${start}&end_date=${end}`;
+  return { start, end, rest, path: `/explore?metric=token-price-usd&${rest}` };
+}
+
+function addDays(date: string, days: number): string {
+  return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+}
+
+/** The Monday of an ISO week holding `date`. */
+function mondayOf(date: string): string {
+  const weekday = (new Date(`${date}T00:00:00Z`).getUTCDay() + 6) % 7; // Monday 0 … Sunday 6
+  return addDays(date, -weekday);
+}
+
+async function enterKey(page: Page, key: string): Promise<void> {
+  await page.locator('#key').fill(key);
+  await page.locator('#key').press('Enter');
+}
+
+function drawn(page: Page): Promise<Record<string, Point[]>> {
+  return page.evaluate(() => (window as unknown as { explorer: { series: Record<string, Point[]> } }).explorer.series);
+}
+
+function loads(page: Page): Promise<number> {
+  return page.evaluate(() => (window as unknown as { explorer: { loads: number } }).explorer.loads);
+}

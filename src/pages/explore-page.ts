@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { ApiError } from '../api/api-error.js';
 import type { RouteCall } from '../http/route.js';
+import { PACKAGE_ROOT } from '../package-root.js';
 
 /**
  * `GET /explore` and its assets: the chart explorer, static files that need no key and
@@ -27,7 +28,11 @@ interface Asset {
 }
 
 const require = createRequire(import.meta.url);
-const own = (name: string) => new URL(`./explorer/${name}`, import.meta.url);
+/**
+ * Found from the package root, not beside this module: tsc compiles this file to
+ * dist/src/pages/ and copies no static files, so the page has one home in source and build.
+ */
+const own = (name: string) => new URL(`src/pages/explorer/${name}`, PACKAGE_ROOT);
 
 /** Read once at start-up: a few kilobytes of our own and uPlot's 50 KB. */
 const ASSETS: ReadonlyMap<string, Asset> = new Map([

@@ -97,6 +97,7 @@ export async function startService(config: Config, logger: Logger, options: Star
         server.closeAllConnections();
       });
       await control?.close();
+      await services.close();
       await store.close();
       claim?.release();
     },

@@ -97,7 +97,9 @@ export async function startTestService(
     running,
     url: running.url,
     databaseUrl,
-    logs: new Proxy([], { get: (_t, p) => Reflect.get(lines.flatMap((l) => l.trim().split('\n')).map((l) => JSON.parse(l)), p) }),
+    get logs() {
+      return lines.flatMap((l) => l.trim().split('\n')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    },
     logText: () => lines.join(''),
     get: (path, init) => requestInProcess(running.app, path, withKey(init)),
     fetch: (path, init) => fetch(`${running.url}${path}`, withKey(init)),

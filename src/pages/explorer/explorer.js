@@ -40,7 +40,8 @@ function controlsState() {
     fill: $('fill').value,
     transform: $('transform').value,
     window: $('transform').value === 'moving_average' ? $('window').value : '',
-    log: $('log').checked ? 'on' : '',
+    // Always written: a price metric defaults to log, so "off" must survive a reload.
+    log: $('log').checked ? 'on' : 'off',
     view: $('table-view').checked ? 'table' : '',
   };
 }
@@ -58,8 +59,12 @@ function applyState(state) {
   if (!state.start_date && !state.end_date) applyPreset(90);
 }
 
+/**
+ * Prices and market capitalisations span orders of magnitude across projects, so they open
+ * on a log scale. The catalog carries no unit; its REST names (a fixed contract) say it.
+ */
 function isPrice(metric) {
-  return /price|market-cap|mcap/.test(metric.name);
+  return /(^|-)(price|market-cap)(-|$)/.test(metric.name);
 }
 
 // ---- API
@@ -306,7 +311,10 @@ function appendStatus(text) {
 function fail(error) {
   const message = error instanceof UserError ? error.message : `Something went wrong: ${error.message}`;
   setStatus(message, 'error');
-  if (error.needs === 'key') $('key').focus();
+  if (error.needs === 'key') {
+    sessionStorage.removeItem(KEY_STORAGE); // a refused key would only be refused again on reload
+    $('key').focus();
+  }
 }
 
 async function guarded(work) {

@@ -1,0 +1,107 @@
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { EPSILON, wholeSeconds, type RateLimitOutcome, type RateLimitPolicy, type RateLimitStore } from './rate-limiter.js';
+
+export interface RedisRateLimitStore extends RateLimitStore {
+  take(key: string, cost: number, now: number, policy: RateLimitPolicy): Promise<RateLimitOutcome>;
+  /** Whether the last charge reached Redis (false while it is unreachable and the fallback counts). */
+  readonly shared: boolean;
+  close(): Promise<void>;
+}
+
+/** How long a charge waits for Redis before the fallback answers: a request never hangs on it. */
+const COMMAND_TIMEOUT_MS = 250;
+
+/**
+ * Token buckets in Redis, shared by every instance and worker that points at it: the same
+ * arithmetic as the in-memory store, done by one Lua script so a read, refill and spend is
+ * atomic (no two instances can both spend the last unit). A script rather than a library
+ * (rate-limiter-flexible has no token bucket with a charge that may exceed what is left
+ * and report when it could be covered, which the 429's Retry-After needs). The time is the
+ * caller's clock: instances keep theirs in step with NTP, and a few milliseconds of skew
+ * moves a refill by a few milliseconds' worth of units. Buckets expire once they would be
+ * full again, so Redis holds only keys in use.
+ *
+ * If Redis cannot be reached (or answers slower than 250 ms), the charge is made in this
+ * process's own buckets instead, with one warning per outage: the service keeps serving
+ * (fail open) with limits per instance, as without Redis, and shares them again as soon
+ * as Redis answers.
+ */
+export function createRedisRateLimitStore(url: string, fallback: RateLimitStore, logger: Logger): RedisRateLimitStore {
+  const redis = new Redis(url, {
+    lazyConnect: false,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: COMMAND_TIMEOUT_MS,
+    connectTimeout: 2_000,
+    retryStrategy: (times) => Math.min(100 * 2 ** times, 1_000),
+  });
+  redis.on('error', () => {}); // reported once per outage below, not once per reconnect attempt
+  redis.defineCommand('takeTokens', { numberOfKeys: 1, lua: TAKE_SCRIPT });
+  let shared = true;
+  // The first charges may come before the first connection is up: they wait for it (once, a
+  // second at most) rather than fall back; during a later outage nothing waits.
+  const connected = new Promise<void>((resolve) => {
+    redis.once('ready', resolve);
+    setTimeout(resolve, 1_000).unref();
+  });
+
+  return {
+    get shared() {
+      return shared;
+    },
+    async take(key, cost, now, policy) {
+      const perMs = policy.perMinute / 60_000;
+      if (redis.status === 'connecting' || redis.status === 'connect') await connected;
+      try {
+        const [allowed, tokensText] = (await (redis as unknown as TakeTokens).takeTokens(`metrics:rate:${key}`, cost, now, policy.burst, perMs)) as [number, string];
+        if (!shared) logger.info('rate limits are shared through Redis again');
+        shared = true;
+        return outcomeOf(allowed === 1, Number(tokensText), cost, policy.burst, perMs);
+      } catch (error) {
+        if (shared) logger.warn({ err: error }, 'Redis is unreachable: rate limits are kept in this process until it is back');
+        shared = false;
+        return fallback.take(key, cost, now, policy);
+      }
+    },
+    close: async () => {
+      redis.disconnect();
+    },
+  };
+}
+
+// Private
+
+interface TakeTokens {
+  takeTokens(key: string, cost: number, now: number, burst: number, perMs: number): Promise<unknown>;
+}
+
+/** The memory store's outcome, from the tokens left after the charge (or before it, when refused). */
+function outcomeOf(allowed: boolean, tokens: number, cost: number, burst: number, perMs: number): RateLimitOutcome {
+  return {
+    allowed,
+    remaining: Math.floor(tokens + EPSILON),
+    resetSeconds: wholeSeconds((burst - tokens) / perMs),
+    retryAfterSeconds: allowed ? 0 : Math.max(1, wholeSeconds((cost - tokens) / perMs)),
+  };
+}
+
+/** KEYS[1] the bucket; ARGV cost, now (ms), burst, units per ms. Returns {allowed 1|0, tokens left}. */
+const TAKE_SCRIPT = `
+local cost = tonumber(ARGV[1])
+local now = tonumber(ARGV[2])
+local burst = tonumber(ARGV[3])
+local per_ms = tonumber(ARGV[4])
+local bucket = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local held = burst
+if bucket[1] then
+  held = math.min(burst, tonumber(bucket[1]) + math.max(0, now - tonumber(bucket[2])) * per_ms)
+end
+local allowed = held + ${EPSILON} >= cost
+local tokens = held
+if allowed then tokens = math.max(0, held - cost) end
+redis.call('HSET', KEYS[1], 'tokens', string.format('%.17g', tokens), 'at', string.format('%.17g', now))
+redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) / per_ms) + 1000)
+if allowed then return {1, string.format('%.17g', tokens)} end
+return {0, string.format('%.17g', tokens)}
+`;
