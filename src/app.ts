@@ -6,6 +6,7 @@ import { authenticate } from './auth/authenticate.js';
 import { createGraphqlRoute } from './graphql/graphql-route.js';
 import { applyCors } from './http/cors.js';
 import { handleHealth, handleReady } from './http/health-routes.js';
+import { handleMetrics } from './ops/metrics-route.js';
 import { rawHeaderTooLarge, renderProblem } from './http/render-error.js';
 import type { Access, Route, RouteCall } from './http/route.js';
 import type { RateLimitMeter } from './limits/rate-limiter.js';
@@ -61,6 +62,9 @@ function createRoutes(services: Services): Route[] {
     { path: '/healthz', access: 'public', methods: READ, errors: renderProblem, handle: handleHealth },
     { path: '/readyz', access: 'public', methods: READ, errors: renderProblem, handle: handleReady },
     { path: '/docs', access: 'public', methods: READ, errors: renderProblem, handle: handleDocsPage },
+    ...(services.config.metrics === 'off' ? [] : [
+      { path: '/metrics', access: services.config.metrics === 'public' ? 'public' : 'keyed', methods: READ, errors: renderProblem, handle: handleMetrics } satisfies Route,
+    ]),
     ...(services.config.explorer ? [
       { path: '/explore', access: 'public', methods: READ, errors: renderProblem, handle: handleExplorePage },
       { path: '/explore/:name', access: 'public', methods: READ, errors: renderProblem, handle: handleExploreAsset },
@@ -120,6 +124,7 @@ function serve(services: Services, routes: RouteTable, req: IncomingMessage, res
     finished = true;
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     services.logger.info({ requestId, method: req.method, route: route.path, status: res.statusCode, ms }, 'request');
+    services.metrics.observeRequest(route.path, req.method ?? 'GET', res.statusCode, ms / 1000);
   });
 
   run(services, route, { req, res, services, param, query, signal: gone.signal, meter: FREE }).catch((error: unknown) => {

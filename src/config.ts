@@ -20,6 +20,7 @@ export const ENV_DEFAULTS = Object.freeze({
   RESPONSE_CACHE_MB: 64,
   GRAPHIQL: 'on',
   EXPLORER: 'on',
+  METRICS: 'off',
   SHUTDOWN_GRACE_SECONDS: 10,
   SEED_YEARS: 3,
   WORKERS: 1,
@@ -49,6 +50,7 @@ const envSchema = z.object({
   RESPONSE_CACHE_MB: z.coerce.number().min(0).max(65536).default(D.RESPONSE_CACHE_MB),
   GRAPHIQL: onOff.prefault(D.GRAPHIQL),
   EXPLORER: onOff.prefault(D.EXPLORER),
+  METRICS: z.enum(['off', 'on', 'public']).default(D.METRICS),
   SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).max(600).default(D.SHUTDOWN_GRACE_SECONDS),
   SEED_YEARS: z.coerce.number().int().min(1).max(30).default(D.SEED_YEARS),
   WORKERS: z.union([z.literal('auto'), z.coerce.number().int().min(1).max(64)]).default(D.WORKERS),
@@ -85,6 +87,8 @@ export type Config = Readonly<{
   graphiql: boolean;
   /** The chart page at /explore (independent of GraphiQL: it only needs the API). */
   explorer: boolean;
+  /** `GET /metrics` (Prometheus): off, on for key holders, or public (for a scraper on a private network). */
+  metrics: 'off' | 'on' | 'public';
   seedYears: number;
   /** How long a graceful shutdown waits for requests in flight. */
   shutdownGraceSeconds: number;
@@ -127,6 +131,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     responseCacheMb: e.RESPONSE_CACHE_MB,
     graphiql: e.GRAPHIQL,
     explorer: e.EXPLORER,
+    metrics: e.METRICS,
     seedYears: e.SEED_YEARS,
     shutdownGraceSeconds: e.SHUTDOWN_GRACE_SECONDS,
     workers: e.WORKERS === 'auto' ? availableParallelism() : e.WORKERS,

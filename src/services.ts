@@ -9,6 +9,7 @@ import { createMemoryRateLimitStore } from './limits/memory-bucket-store.js';
 import { createRedisRateLimitStore } from './limits/redis-bucket-store.js';
 import { createRateLimiter, type RateLimiter } from './limits/rate-limiter.js';
 import { createSeriesUpdates, type SeriesUpdates } from './live/series-updates.js';
+import { createServiceMetrics, type ServiceMetrics } from './ops/prometheus.js';
 
 /** Everything a request handler needs, built once at start-up and shared by REST and GraphQL. */
 export interface Services {
@@ -27,6 +28,8 @@ export interface Services {
   seriesUpdates: SeriesUpdates;
   /** Hot answers, dropped whenever a write is announced. */
   responseCache: ResponseCache;
+  /** Request counts and latencies and the other figures of `GET /metrics`. */
+  metrics: ServiceMetrics;
   /** Releases what the services hold besides the store (the Redis connection). */
   close(): Promise<void>;
 }
@@ -75,6 +78,7 @@ export function createServices(parts: ServiceParts): Services {
       { perMinute: parts.config.rateLimitPerMinute, burst: parts.config.rateLimitBurst },
       { store: redis ?? memory, now: () => clock().getTime() },
     ),
+    metrics: createServiceMetrics({ responseCache, seriesUpdates, rateLimitsShared: redis === undefined ? undefined : () => redis.shared }),
     close: async () => {
       await redis?.close();
     },

@@ -75,6 +75,13 @@ for (const kind of STORE_KINDS) {
       expect(await page.locator('#chart .uplot').count()).toBe(1);
       expect(await page.locator('#chart .u-legend').innerText()).toContain('solana');
       expect(await page.locator('#log').isChecked()).toBe(true); // a price opens on a log scale
+      // Hovering shows the day and each series' value in the legend.
+      await page.locator('#chart .u-over').hover();
+      const legend = await page.locator('#chart .u-legend').innerText();
+      const day = /\d{4}-\d{2}-\d{2}/.exec(legend)?.[0];
+      expect(day).toBeDefined();
+      const hovered = rest.ethereum!.find((p) => p.date === day)!;
+      expect(legend).toContain(hovered.value!.toLocaleString('en-US', { maximumFractionDigits: 3 }));
       await page.screenshot({ path: SCREENSHOT(kind.name), fullPage: true });
 
       // The table view shows the same values, a row per day.
@@ -180,7 +187,8 @@ describe.skipIf(!BROWSER_AVAILABLE)('the explorer beside GraphiQL settings', { t
     const [service, browser] = await Promise.all([startTestService(STORE_KINDS[0]!, { GRAPHIQL: 'off' }), launchBrowser()]);
     try {
       const graphiql = await service.get('/graphql', { key: null, headers: { accept: 'text/html' } });
-      expect(graphiql.headers.get('content-type')).not.toMatch(/^text\/html/);
+      expect(graphiql.headers.get('content-type') ?? '').not.toMatch(/^text\/html/);
+      expect(await graphiql.text()).not.toContain('GraphiQL');
       const view = await storedView(service);
       const page = await browser.newPage();
       await page.goto(`${service.url}${view.path}`);

@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateApiKey, hashApiKey } from '../src/auth/api-keys.js';
+import { insertApiKey } from '../src/db/api-key-queries.js';
+import { startTestService, type TestService } from './support/service.js';
+import { STORE_KINDS } from './support/stores.js';
+
+/** `GET /metrics`: off by default, keyed with METRICS=on, open with public; its figures follow the traffic. */
+
+const pglite = STORE_KINDS[0]!;
+const PATH = '/v1/metrics/price?project=ethereum&start_date=2026-06-01';
+
+/** The value of one sample line, e.g. `metrics_http_requests_total{route="/docs",method="GET",status="200"}`. */
+function sample(text: string, name: string, labels = ''): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${name}${labels} `));
+  return line === undefined ? 0 : Number(line.split(' ').at(-1));
+}
+
+describe('GET /metrics', { timeout: 60_000 }, () => {
+  let on: TestService;
+  let off: TestService;
+  let open: TestService;
+
+  beforeAll(async () => {
+    [on, off, open] = await Promise.all([
+      startTestService(pglite, { METRICS: 'on' }),
+      startTestService(pglite),
+      startTestService(pglite, { METRICS: 'public' }),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([on, off, open].map((s) => s?.stop()));
+  });
+
+  it('is a 404 by default, needs a key with METRICS=on, and none with public', async () => {
+    expect((await off.get('/metrics')).status).toBe(404);
+    const anonymous = await on.get('/metrics', { key: null });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    const res = await on.get('/metrics');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+    expect(await res.text()).toContain('# TYPE metrics_http_requests_total counter');
+    expect((await open.get('/metrics', { key: null })).status).toBe(200);
+  });
+
+  it('counts requests by route and status, refusals, and cache hits', async () => {
+    const before = await (await on.get('/metrics')).text();
+    for (let i = 0; i < 3; i++) await (await on.get(PATH)).arrayBuffer();
+    await (await on.get('/v1/metrics/price?project=nowhere')).arrayBuffer();
+    const key = generateApiKey();
+    await insertApiKey(on.running.services.store, 'metrics-limited', hashApiKey(key), { ratePerMinute: 1, burst: 1 });
+    for (let i = 0; i < 3; i++) await (await on.get(PATH, { key })).arrayBuffer();
+    const after = await (await on.get('/metrics')).text();
+    const ok = '{route="/v1/metrics/:name",method="GET",status="200"}';
+    expect(sample(after, 'metrics_http_requests_total', ok) - sample(before, 'metrics_http_requests_total', ok)).toBe(4);
+    expect(sample(after, 'metrics_http_requests_total', '{route="/v1/metrics/:name",method="GET",status="400"}')).toBe(1);
+    expect(sample(after, 'metrics_rate_limit_rejections_total') - sample(before, 'metrics_rate_limit_rejections_total')).toBe(2);
+    // The first answer was read, the next three (one with the other key) came from the cache.
+    expect(sample(after, 'metrics_response_cache_hits') - sample(before, 'metrics_response_cache_hits')).toBe(3);
+    expect(sample(after, 'metrics_http_request_duration_seconds_count', '{route="/v1/metrics/:name"}')).toBeGreaterThanOrEqual(7);
+    expect(after).not.toContain('metrics_rate_limits_shared '); // no Redis configured
+  });
+});
