@@ -21,8 +21,8 @@ USER node
 COPY --chown=node:node package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --chown=node:node --from=build /app/dist ./dist
-# The explorer's static files are read beside its compiled module; tsc does not copy them.
-COPY --chown=node:node src/pages/explorer ./dist/src/pages/explorer
+# The explorer's static files are read from the package root (tsc does not copy them).
+COPY --chown=node:node src/pages/explorer ./src/pages/explorer
 COPY --chown=node:node db ./db
 RUN mkdir -p .data
 # The embedded store (used when DATABASE_URL is unset) lives here; mount a volume to keep it.

@@ -237,7 +237,8 @@ function drawChart(slugs, dates, columns, log) {
     scales: { x: { time: true }, y: { distr: log && positive ? 3 : 1 } },
     series: [
       { label: 'date (UTC)', value: (_u, ts) => (ts == null ? '' : new Date(ts * 1000).toISOString().slice(0, 10)) },
-      ...slugs.map((slug, i) => ({ label: slug, stroke: COLORS[i % COLORS.length], width: 1.5, spanGaps: false, points: { show: false } })),
+      // Hover values as the API serves them, unrounded: the legend is read, not glanced at.
+      ...slugs.map((slug, i) => ({ label: slug, stroke: COLORS[i % COLORS.length], width: 1.5, spanGaps: false, points: { show: false }, value: (_u, v) => (v == null ? '–' : String(v)) })),
     ],
     axes: [{}, { size: 70 }],
     legend: { live: true },
