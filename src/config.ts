@@ -9,6 +9,7 @@ export const ENV_DEFAULTS = Object.freeze({
   HOST: '127.0.0.1',
   PORT: 4000,
   DATABASE_POOL_SIZE: 10,
+  REPLICA_MAX_LAG_SECONDS: 30,
   PGLITE_DIR: '.data/pglite',
   STATEMENT_TIMEOUT_SECONDS: 5,
   CONNECT_TIMEOUT_SECONDS: 5,
@@ -36,6 +37,12 @@ const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(D.PORT),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(D.DATABASE_POOL_SIZE),
+  DATABASE_READ_URLS: z.string().transform((v, ctx) => {
+    const urls = v.split(',').map((s) => s.trim()).filter((s) => s !== '');
+    for (const url of urls) if (!/^postgres(ql)?:\/\/[^/]/.test(url)) ctx.addIssue({ code: 'custom', message: `expected postgres:// URLs joined with commas, got ${JSON.stringify(url.replace(/\/\/[^@]*@/, '//…@').slice(0, 80))}` });
+    return urls;
+  }).optional(),
+  REPLICA_MAX_LAG_SECONDS: z.coerce.number().positive().max(86_400).default(D.REPLICA_MAX_LAG_SECONDS),
   PGLITE_DIR: z.string().min(1).default(D.PGLITE_DIR),
   STATEMENT_TIMEOUT_SECONDS: z.coerce.number().positive().max(600).default(D.STATEMENT_TIMEOUT_SECONDS),
   CONNECT_TIMEOUT_SECONDS: z.coerce.number().positive().max(120).default(D.CONNECT_TIMEOUT_SECONDS),
@@ -66,6 +73,9 @@ export type Config = Readonly<{
   port: number;
   databaseUrl: string | undefined;
   databasePoolSize: number;
+  /** Streaming replicas that serve data reads while healthy and within the lag limit. */
+  databaseReadUrls: readonly string[];
+  replicaMaxLagSeconds: number;
   pgliteDir: string;
   statementTimeoutSeconds: number;
   connectTimeoutSeconds: number;
@@ -109,6 +119,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  if ((e.DATABASE_READ_URLS ?? []).length > 0 && e.DATABASE_URL === undefined) {
+    throw new Error('invalid configuration:\n  DATABASE_READ_URLS: replicas need DATABASE_URL, the primary they replicate');
+  }
   if (e.WORKERS !== 1 && e.DATABASE_URL === undefined) {
     throw new Error('invalid configuration:\n  WORKERS: several workers need DATABASE_URL (the embedded store belongs to one process)');
   }
@@ -117,6 +130,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: e.PORT,
     databaseUrl: e.DATABASE_URL,
     databasePoolSize: e.DATABASE_POOL_SIZE,
+    databaseReadUrls: Object.freeze(e.DATABASE_READ_URLS ?? []),
+    replicaMaxLagSeconds: e.REPLICA_MAX_LAG_SECONDS,
     pgliteDir: e.PGLITE_DIR,
     statementTimeoutSeconds: e.STATEMENT_TIMEOUT_SECONDS,
     connectTimeoutSeconds: e.CONNECT_TIMEOUT_SECONDS,

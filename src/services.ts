@@ -3,6 +3,7 @@ import { createKeyVerifier, type KeyVerifier } from './auth/api-keys.js';
 import type { Catalog } from './catalog/load-catalog.js';
 import type { Config } from './config.js';
 import type { ProjectDirectory } from './db/project-directory.js';
+import { createReadRouter, type ReadRouter } from './db/read-replicas.js';
 import type { Store } from './db/store.js';
 import { createResponseCache, type ResponseCache } from './cache/response-cache.js';
 import { createMemoryRateLimitStore } from './limits/memory-bucket-store.js';
@@ -16,6 +17,10 @@ export interface Services {
   config: Config;
   catalog: Catalog;
   store: Store;
+  /** Where data reads go: a healthy replica when DATABASE_READ_URLS names some, else `store`. */
+  reads: Store;
+  /** The replicas and their state, when there are any. */
+  replicas: ReadRouter | undefined;
   logger: Logger;
   /** The current time; injected so tests do not depend on today's date. */
   clock: () => Date;
@@ -65,10 +70,21 @@ export function createServices(parts: ServiceParts): Services {
   const seriesUpdates = createSeriesUpdates({ perKey: parts.config.subscriptionsPerKey, total: parts.config.subscriptionsMax }, parts.logger);
   const responseCache = createResponseCache(Math.floor(parts.config.responseCacheMb * 2 ** 20));
   seriesUpdates.observe((listening) => responseCache.invalidate(listening));
+  const { config } = parts;
+  const replicas = config.databaseReadUrls.length === 0 || parts.store.kind !== 'postgres' ? undefined : createReadRouter(parts.store, {
+    urls: config.databaseReadUrls,
+    maxLagSeconds: config.replicaMaxLagSeconds,
+    checkEverySeconds: Math.min(5, Math.max(0.5, config.replicaMaxLagSeconds / 3)),
+    poolSize: config.databasePoolSize,
+    statementTimeoutSeconds: config.statementTimeoutSeconds,
+    connectTimeoutSeconds: config.connectTimeoutSeconds,
+  }, parts.logger);
   const memory = createMemoryRateLimitStore();
   const redis = parts.config.redisUrl === undefined ? undefined : createRedisRateLimitStore(parts.config.redisUrl, memory, parts.logger);
   return {
     ...parts,
+    reads: replicas?.reads ?? parts.store,
+    replicas,
     clock,
     seriesUpdates,
     responseCache,
@@ -81,6 +97,7 @@ export function createServices(parts: ServiceParts): Services {
     metrics: createServiceMetrics({ responseCache, seriesUpdates, rateLimitsShared: redis === undefined ? undefined : () => redis.shared }),
     close: async () => {
       await redis?.close();
+      await replicas?.close();
     },
   };
 }

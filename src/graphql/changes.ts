@@ -49,7 +49,7 @@ export function addChangesQuery(builder: Builder, refs: { enums: Enums }) {
           { since: 'since', limit: 'first', cursor: 'after' },
         );
         await ctx.meter.charge(changesCost(request));
-        return readChanges(ctx.services.store, request);
+        return readChanges(ctx.services.reads, request);
       },
     }),
   );

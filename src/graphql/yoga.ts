@@ -55,7 +55,7 @@ export function createGraphqlServer(services: Services): YogaServerInstance<Grap
       }),
       useSplices((context) => (context as GraphqlContext).splices),
     ],
-    context: ({ directory, signal, meter, caller }) => ({ services, directory, meter, caller, signal, loaders: createSeriesLoaders(services.store, directory, signal), splices: createSplices() }),
+    context: ({ directory, signal, meter, caller }) => ({ services, directory, meter, caller, signal, loaders: createSeriesLoaders(services.reads, directory, signal), splices: createSplices() }),
     graphiql: services.config.graphiql ? () => graphiqlOptions(services) : false,
     // The page is a 9 MB bundle (no CDN needed); it is loaded the first time someone opens it.
     renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),

@@ -14,7 +14,7 @@ export async function handleReady({ res, services }: RouteCall): Promise<void> {
   try {
     const pending = await pendingMigrations(services.store);
     if (pending.length > 0) return sendStatus(res, 503, { status: 'migrations pending', pending });
-    sendStatus(res, 200, { status: 'ready', store: services.store.kind });
+    sendStatus(res, 200, { status: 'ready', store: services.store.kind, ...(services.replicas === undefined ? {} : { replicas: services.replicas.states() }) });
   } catch {
     sendStatus(res, 503, { status: 'database unavailable' });
   }

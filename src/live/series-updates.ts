@@ -36,8 +36,12 @@ export interface SubscriptionLimits {
  * heard elsewhere (a fan-out between instances).
  */
 export interface SeriesUpdates {
-  /** Starts listening; the directory names the project rows notifications carry. */
-  start(store: Store, directory: ProjectDirectory): Promise<void>;
+  /**
+   * Starts listening; the directory names the project rows notifications carry. With
+   * `beforeDelivery` (replicas), each write is delivered once it resolves: once the
+   * replicas that serve reads have replayed it.
+   */
+  start(store: Store, directory: ProjectDirectory, beforeDelivery?: () => Promise<void>): Promise<void>;
   /** The updates matching `filter` until `signal` aborts or the hub closes; refused past the caps. */
   subscribe(caller: string, filter: SeriesUpdateFilter, signal: AbortSignal): AsyncIterable<SeriesUpdate>;
   publish(update: SeriesUpdate): void;
@@ -73,13 +77,22 @@ export function createSeriesUpdates(limits: SubscriptionLimits, logger: Logger):
   };
 
   return {
-    async start(store, directory) {
+    async start(store, directory, beforeDelivery) {
+      // Delivered in the order heard, each after the replicas caught up with it.
+      let delivered = Promise.resolve();
       stopListening = await store.listen('series_updated', (payload) => {
         heard += 1;
         tell(true);
         const update = parseNotification(payload, directory);
         if (update === undefined) logger.warn({ payload: payload.slice(0, 200) }, 'ignored a series_updated notification it could not read');
-        else publish(update);
+        if (beforeDelivery === undefined) {
+          if (update !== undefined) publish(update);
+          return;
+        }
+        delivered = delivered.then(beforeDelivery).catch(() => {}).then(() => {
+          tell(true); // answers kept while a replica still showed the old data go too
+          if (update !== undefined) publish(update);
+        });
       }, tell);
     },
     subscribe(caller, filter, signal) {

@@ -8,7 +8,7 @@ import { createSeriesLoaders } from '../series/series-loader.js';
  * default aggregation, its allowed slugs, and each slug's stored date coverage and last write.
  */
 export async function handleCatalog({ req, res, services, signal }: RouteCall): Promise<void> {
-  const loaders = createSeriesLoaders(services.store, readyDirectory(services.state), signal);
+  const loaders = createSeriesLoaders(services.reads, readyDirectory(services.state), signal);
   const metrics = await Promise.all(
     services.catalog.metrics.map(async (metric) => {
       const coverage = await Promise.all(metric.projects.map((slug) => loaders.coverage.load({ metric: metric.name, slug })));

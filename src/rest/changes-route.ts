@@ -18,5 +18,5 @@ export async function handleChanges({ req, res, services, query, meter }: RouteC
   );
   await meter.charge(changesCost(request));
   readyDirectory(services.state); // 503 until migrations have run
-  await sendJson(req, res, changesPageJson(await readChanges(services.store, request)));
+  await sendJson(req, res, changesPageJson(await readChanges(services.reads, request)));
 }

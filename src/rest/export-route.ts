@@ -39,7 +39,7 @@ export async function handleExport({ req, res, services, query, signal, meter }:
   const plans = requests.map((r, i) => ({ plan: planSeries(r, directory), buckets: spans[i]!.buckets }));
   res.setHeader('content-disposition', `attachment; filename="metrics-export.${format}"`);
   res.setHeader('cache-control', 'no-store');
-  await streamBody(req, res, FORMATS[format].type, rows(services.store, plans, format, signal));
+  await streamBody(req, res, FORMATS[format].type, rows(services.reads, plans, format, signal));
 }
 
 // Private

@@ -37,6 +37,6 @@ export async function handleMetric({ req, res, services, param, query, signal, m
   if (kept !== undefined) return sendCachedAnswer(req, res, kept, services.config.cacheMaxAgeSeconds);
   const ticket = services.responseCache.ticket();
   const projectsPerBatch = Math.max(1, Math.floor(POINTS_PER_BATCH / Math.max(1, span.buckets)));
-  const answer = await readSeriesRows(services.store, plan, 'rest', projectsPerBatch, signal);
+  const answer = await readSeriesRows(services.reads, plan, 'rest', projectsPerBatch, signal);
   await sendSeriesBody(req, res, plan, answer, services.config.cacheMaxAgeSeconds, (fresh) => services.responseCache.set(cacheKey, fresh, ticket));
 }

@@ -116,7 +116,7 @@ async function keepPreparing(services: Services, signal: AbortSignal): Promise<v
   for (let attempt = 0; ; attempt += 1) {
     try {
       const prepared = await prepareDatabase(services.store, services.catalog, services.config, services.logger);
-      await services.seriesUpdates.start(services.store, prepared.directory);
+      await services.seriesUpdates.start(services.store, prepared.directory, services.replicas?.caughtUp);
       Object.assign(services.state, prepared);
       return;
     } catch (error) {

@@ -1,0 +1,158 @@
+import type { Logger } from 'pino';
+import { isUnavailableError } from './classify-error.js';
+import { openPostgres, type PostgresOptions } from './open-postgres.js';
+import type { ColumnText, Store } from './store.js';
+
+/** One replica as readiness reports it (never its password). */
+export interface ReplicaState {
+  replica: string;
+  inUse: boolean;
+  /** Seconds its replay trails the primary (0 when caught up); null when it cannot be asked. */
+  lagSeconds: number | null;
+  /** Why it is out of rotation. */
+  reason?: string;
+}
+
+export interface ReadRouter {
+  /** A store for data reads: a healthy replica's, round robin, else the primary's. Writes go to the primary. */
+  readonly reads: Store;
+  states(): ReplicaState[];
+  /** Resolves once every replica in use has replayed what the primary has written so far (or left rotation). */
+  caughtUp(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface ReplicaOptions extends Omit<PostgresOptions, 'url'> {
+  urls: readonly string[];
+  maxLagSeconds: number;
+  /** How often each replica's health and lag are read. */
+  checkEverySeconds: number;
+}
+
+/**
+ * Reads from PostgreSQL streaming replicas. Every replica's lag is read every few seconds
+ * against the primary's own WAL position and clock: caught up when it has replayed the
+ * primary's current position, else the time since the last transaction it replayed (an
+ * idle primary does not make a caught-up replica look late). A replica that fails its
+ * check or lags beyond the limit leaves rotation until a check finds it fit again, and a
+ * read it fails for a connection reason is retried on the primary: a replica's fault is
+ * never a client's 5xx. Each answer comes from one server, its data version (ETag)
+ * included, so a client never pairs an old version with newer data or the reverse.
+ */
+export function createReadRouter(primary: Store, options: ReplicaOptions, logger: Logger): ReadRouter {
+  const replicas = options.urls.map((url) => ({
+    url,
+    name: describe(url),
+    store: openPostgres({ ...options, url }),
+    inUse: false,
+    lagSeconds: null as number | null,
+    reason: 'not checked yet' as string | undefined,
+  }));
+  let next = 0;
+  const pick = () => {
+    const fit = replicas.filter((r) => r.inUse);
+    if (fit.length === 0) return undefined;
+    next = (next + 1) % fit.length;
+    return fit[next]!;
+  };
+  const drop = (replica: (typeof replicas)[number], reason: string) => {
+    if (replica.inUse) logger.warn({ replica: replica.name, reason }, 'replica out of rotation: reads go elsewhere');
+    replica.inUse = false;
+    replica.reason = reason;
+  };
+
+  const check = async (replica: (typeof replicas)[number]) => {
+    try {
+      const [head] = await primary.query<{ lsn: string; now: number }>('select pg_current_wal_lsn()::text as lsn, extract(epoch from clock_timestamp())::float8 as now');
+      const [state] = await replica.store.query<{ recovery: boolean; behind: string | null; replayed: number | null }>(
+        `select pg_is_in_recovery() as recovery, pg_wal_lsn_diff($1::pg_lsn, pg_last_wal_replay_lsn())::text as behind,
+           extract(epoch from pg_last_xact_replay_timestamp())::float8 as replayed`,
+        [head!.lsn],
+      );
+      if (!state!.recovery) return drop(replica, 'not a standby (pg_is_in_recovery() is false)');
+      const lag = Number(state!.behind ?? 0) <= 0 ? 0 : Math.max(0, head!.now - (state!.replayed ?? 0));
+      replica.lagSeconds = Math.round(lag * 10) / 10;
+      if (lag > options.maxLagSeconds) return drop(replica, `lags ${replica.lagSeconds} s, more than ${options.maxLagSeconds} s`);
+      if (!replica.inUse) logger.info({ replica: replica.name, lagSeconds: replica.lagSeconds }, 'replica in rotation');
+      replica.inUse = true;
+      replica.reason = undefined;
+    } catch (error) {
+      replica.lagSeconds = null;
+      drop(replica, `check failed: ${(error as Error).message.slice(0, 120)}`);
+    }
+  };
+  const checkAll = () => Promise.all(replicas.map(check));
+  const timer = setInterval(() => void checkAll(), options.checkEverySeconds * 1000);
+  timer.unref();
+  void checkAll();
+
+  /** Runs a read on a replica, and on the primary when there is none or it fails to answer. */
+  async function routed<T>(read: (store: Store) => Promise<T>): Promise<T> {
+    const replica = pick();
+    if (replica === undefined) return read(primary);
+    try {
+      return await read(replica.store);
+    } catch (error) {
+      if (!isUnavailableError(error)) throw error;
+      drop(replica, `a read failed: ${(error as Error).message.slice(0, 120)}`);
+      return read(primary);
+    }
+  }
+
+  const reads: Store = {
+    ...primary,
+    description: `${primary.description}, reads from ${replicas.length} replica(s)`,
+    query: (text, params, signal) => routed((s) => s.query(text, params, signal)),
+    queryRaw: (text, params, signal) => routed((s) => s.queryRaw(text, params, signal)),
+    streamRaw: (text, params, batchRows, signal) => streamRouted(pick(), primary, drop, (s) => s.streamRaw(text, params, batchRows, signal)),
+  };
+
+  return {
+    reads,
+    states: () => replicas.map((r) => ({ replica: r.name, inUse: r.inUse, lagSeconds: r.lagSeconds, ...(r.reason === undefined ? {} : { reason: r.reason }) })),
+    async caughtUp() {
+      const [head] = await primary.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn');
+      await Promise.all(replicas.filter((r) => r.inUse).map(async (replica) => {
+        const deadline = Date.now() + options.maxLagSeconds * 1000;
+        for (;;) {
+          const [state] = await replica.store.query<{ behind: string }>('select pg_wal_lsn_diff($1::pg_lsn, pg_last_wal_replay_lsn())::text as behind', [head!.lsn]).catch(() => [{ behind: '1' }]);
+          if (Number(state!.behind) <= 0) return;
+          if (Date.now() > deadline) return drop(replica, `did not replay a write within ${options.maxLagSeconds} s`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      }));
+    },
+    async close() {
+      clearInterval(timer);
+      await Promise.all(replicas.map((r) => r.store.close()));
+    },
+  };
+}
+
+// Private
+
+/** A stream from a replica, restarted on the primary when the replica fails before its first rows. */
+async function* streamRouted<R extends { name: string; store: Store }>(
+  replica: R | undefined,
+  primary: Store,
+  drop: (replica: R, reason: string) => void,
+  stream: (store: Store) => AsyncIterable<ColumnText[][]>,
+): AsyncGenerator<ColumnText[][]> {
+  if (replica === undefined) return yield* stream(primary);
+  let started = false;
+  try {
+    for await (const rows of stream(replica.store)) {
+      started = true;
+      yield rows;
+    }
+  } catch (error) {
+    if (started || !isUnavailableError(error)) throw error;
+    drop(replica, `a read failed: ${(error as Error).message.slice(0, 120)}`);
+    yield* stream(primary);
+  }
+}
+
+function describe(url: string): string {
+  const u = new URL(url);
+  return `${u.hostname}:${u.port || '5432'}${u.pathname}`;
+}
