@@ -23,13 +23,18 @@ export const POSTGRES_BIN: string | undefined = (() => {
  */
 export interface PrivatePostgres {
   url: string;
+  port: number;
   start(): Promise<void>;
   /** `fast` disconnects clients and shuts down cleanly; `immediate` is a crash. */
   stop(mode?: 'fast' | 'immediate'): Promise<void>;
   destroy(): Promise<void>;
 }
 
-export async function createPrivatePostgres(): Promise<PrivatePostgres> {
+/**
+ * A private cluster of its own (`initdb`), or with `standbyOf` a streaming standby of
+ * another one (`pg_basebackup -R`): read-only, replaying what the primary writes.
+ */
+export async function createPrivatePostgres(standbyOf?: PrivatePostgres): Promise<PrivatePostgres> {
   if (POSTGRES_BIN === undefined) throw new Error('no PostgreSQL server binaries on this machine');
   const dir = await mkdtemp(join(tmpdir(), 'metrics-pg-'));
   const data = join(dir, 'data');
@@ -42,7 +47,8 @@ export async function createPrivatePostgres(): Promise<PrivatePostgres> {
   }
   const pg = (tool: string, args: string[]) =>
     asRoot ? run('runuser', ['-u', 'postgres', '--', join(POSTGRES_BIN!, tool), ...args]) : run(join(POSTGRES_BIN!, tool), args);
-  await pg('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
+  if (standbyOf === undefined) await pg('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
+  else await pg('pg_basebackup', ['-h', '127.0.0.1', '-p', String(standbyOf.port), '-U', 'postgres', '-D', data, '-R', '-X', 'stream', '-c', 'fast', '--no-sync']);
   const options = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c fsync=off -c max_connections=50`;
   const start = async () => {
     await pg('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', '-t', '30', 'start']);
@@ -53,6 +59,7 @@ export async function createPrivatePostgres(): Promise<PrivatePostgres> {
   await start();
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    port,
     start,
     stop,
     destroy: async () => {
