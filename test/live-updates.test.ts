@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../src/catalog/load-catalog.js';
+import { openPostgres } from '../src/db/open-postgres.js';
+import { upsertPoints } from '../src/db/write-points.js';
 import { importFile } from '../src/import/import-files.js';
 import { npm, npmStart, type StartedServer } from './support/processes.js';
 import { startTestService, TEST_KEY, type TestService } from './support/service.js';
@@ -99,6 +101,25 @@ for (const kind of STORE_KINDS) {
     });
   });
 }
+
+describe.skipIf(!STORE_KINDS[1]!.available)('seriesUpdated across two instances on one PostgreSQL', { timeout: 60_000 }, () => {
+  it('tells a subscriber on instance B of a write made through instance A', async () => {
+    const a = await startTestService(STORE_KINDS[1]!);
+    const second = openPostgres({ url: a.databaseUrl!, poolSize: 2, statementTimeoutSeconds: 5, connectTimeoutSeconds: 5 });
+    const b = await startTestService(STORE_KINDS[1]!, {}, { store: { store: second, url: a.databaseUrl!, dispose: () => second.close() } });
+    try {
+      const sub = await subscribeSse(b.url, PRICE, TEST_KEY);
+      await subscribed(b, 1);
+      const projectId = a.running.services.state.directory!.idOf('token-price-usd', 'ethereum')!;
+      await upsertPoints(a.running.services.store, [{ projectId, day: '2026-07-09', value: 9, extra: null }]);
+      expect(await sub.next(2_000)).toMatchObject({ data: { seriesUpdated: { name: 'token_price_usd', slug: 'ethereum', from: '2026-07-09', to: '2026-07-09' } } });
+      sub.close();
+    } finally {
+      await b.stop();
+      await a.stop();
+    }
+  });
+});
 
 describe('seriesUpdated on the embedded store with npm start', { timeout: 120_000 }, () => {
   let dir: string;
