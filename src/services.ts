@@ -12,6 +12,8 @@ import { createRateLimiter, type RateLimiter } from './limits/rate-limiter.js';
 import { createSeriesUpdates, type SeriesUpdates } from './live/series-updates.js';
 import { createServiceMetrics, type ServiceMetrics } from './ops/prometheus.js';
 
+const IGNORED_METRICS: ServiceMetrics = { observeRequest: () => {}, render: async () => ({ contentType: 'text/plain', body: '' }) };
+
 /** Everything a request handler needs, built once at start-up and shared by REST and GraphQL. */
 export interface Services {
   config: Config;
@@ -94,7 +96,8 @@ export function createServices(parts: ServiceParts): Services {
       { perMinute: parts.config.rateLimitPerMinute, burst: parts.config.rateLimitBurst },
       { store: redis ?? memory, now: () => clock().getTime() },
     ),
-    metrics: createServiceMetrics({ responseCache, seriesUpdates, rateLimitsShared: redis === undefined ? undefined : () => redis.shared }),
+    // Nothing is counted when nothing can read it: the bench's REST path pays for no metrics.
+    metrics: config.metrics === 'off' ? IGNORED_METRICS : createServiceMetrics({ responseCache, seriesUpdates, rateLimitsShared: redis === undefined ? undefined : () => redis.shared }),
     close: async () => {
       await redis?.close();
       await replicas?.close();

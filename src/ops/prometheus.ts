@@ -52,10 +52,19 @@ export function createServiceMetrics(sources: MetricSources): ServiceMetrics {
       },
     });
   }
+  // Label sets are few (routes × methods × statuses): their children are looked up once,
+  // so counting a request is two map lookups, not a label hash per metric.
+  const counters = new Map<string, Counter.Internal>();
+  const timers = new Map<string, Histogram.Internal<string>>();
   return {
     observeRequest(route, method, status, seconds) {
-      requests.inc({ route, method, status: String(status) });
-      latency.observe({ route }, seconds);
+      const key = `${route} ${method} ${status}`;
+      let counter = counters.get(key);
+      if (counter === undefined) counters.set(key, (counter = requests.labels(route, method, String(status))));
+      counter.inc();
+      let timer = timers.get(route);
+      if (timer === undefined) timers.set(route, (timer = latency.labels(route)));
+      timer.observe(seconds);
       if (status === 429) refused.inc();
     },
     async render() {

@@ -36,7 +36,7 @@ interface Row {
   peakRssGrowthMb?: number;
 }
 
-if (QUICK) log('--quick: only 3 projects x 365 days at 8 connections, 3 rounds of 4 s per target (floor, rest, graphql, and rest-hot and graphql-hot through the response cache); no memory runs');
+if (QUICK) log('--quick: only 3 projects x 365 days at 8 connections, 3 rounds of 4 s per target (floor, rest, graphql, rest-hot and graphql-hot through the response cache, and rest on two instances); no memory runs');
 const db = await ensureBenchDatabase(SERVER_URL, log);
 // The service runs as deployed (request logs at info level); only the rate limit is lifted,
 // and the response cache is off: the rest and graphql rows measure the series path, since
@@ -84,6 +84,35 @@ try {
         rows.push(row);
         log(formatRow(row));
       }
+    }
+  }
+  // Two instances of the service on the same machine and database, each taking half the
+  // connections: what scaling out gives when both share these two cores.
+  if (args.shape === undefined || args.shape === '3x365') {
+    const second = await startChild('src/main.ts', env, readyPort);
+    try {
+      const shape = SHAPES.find((s) => s.name === '3x365')!;
+      const [, one] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: service.port }, BENCH_KEY);
+      const [, two] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: second.port }, BENCH_KEY);
+      const runs: Row[] = [];
+      for (let round = 0; round < ROUNDS; round += 1) {
+        const halves = await Promise.all([one!, two!].map((t) => autocannon({ url: t.url, headers: t.headers, connections: 4, duration: QUICK ? 4 : shape.seconds })));
+        runs.push({
+          shape: shape.name, connections: 8, target: 'rest-2-instances',
+          rps: halves[0]!.requests.average + halves[1]!.requests.average,
+          p50: Math.max(halves[0]!.latency.p50, halves[1]!.latency.p50),
+          p99: Math.max(halves[0]!.latency.p99, halves[1]!.latency.p99),
+          errors: halves.reduce((n, h) => n + h.errors + h.timeouts, 0),
+          non2xx: halves.reduce((n, h) => n + h.non2xx, 0),
+          statuses: '',
+          bytes: Math.round(halves[0]!.throughput.total / Math.max(1, halves[0]!.requests.total)),
+        });
+      }
+      const row = medianRow(runs);
+      rows.push(row);
+      log(formatRow(row));
+    } finally {
+      await second.stop();
     }
   }
 } finally {
