@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryRateLimitStore } from '../src/limits/memory-bucket-store.js';
 import { createRedisRateLimitStore } from '../src/limits/redis-bucket-store.js';
 import { prerequisite } from './support/ci.js';
+import { freePort } from './support/private-postgres.js';
 import { startTestService, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 import { execFileSync } from 'node:child_process';
@@ -125,15 +125,4 @@ function hasRedisServer(): boolean {
   } catch {
     return false;
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
 }

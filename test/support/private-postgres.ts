@@ -71,7 +71,8 @@ export async function createPrivatePostgres(standbyOf?: PrivatePostgres): Promis
 
 // Private
 
-function freePort(): Promise<number> {
+/** A port nothing listens on now, for a server of a test's own. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
