@@ -8,6 +8,7 @@ import autocannon from 'autocannon';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
+import { CATALOG } from '../../src/catalog/load-catalog.js';
 import { ensureBenchDatabase } from './bench-database.js';
 import { sampleRss, startChild, type Child } from './processes.js';
 import { SHAPES, type Shape, type Target, targetsFor } from './shapes.js';
@@ -146,6 +147,43 @@ if (!QUICK && (args.shape === undefined || args.shape === '76x3650')) {
   }
 }
 
+// Shaped views and the bulk export, on a fresh service (no floor does these): a monthly
+// view of 76 projects over the whole history, and every metric, project and day exported.
+const viewLines: string[] = [];
+if (!QUICK && (args.shape === undefined || args.shape === 'views')) {
+  const fresh = await startChild('src/main.ts', env, readyPort);
+  try {
+    const shape = SHAPES.find((s) => s.name === '76x3650')!;
+    const [, rest, graphql] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: fresh.port }, BENCH_KEY);
+    const monthlyRest = { ...rest!, url: `${rest!.url}&interval=month` };
+    const monthlyGraphql = { ...graphql!, body: graphql!.body!.replace('to: $to)', 'to: $to, interval: MONTH)') };
+    for (const [name, target] of [['rest', monthlyRest], ['graphql', monthlyGraphql]] as const) {
+      const check = await fetch(target.url, { method: target.method, headers: target.headers, body: target.body });
+      const size = (await check.arrayBuffer()).byteLength;
+      if (check.status !== 200) throw new Error(`monthly ${name} answered ${check.status}`);
+      const result = await autocannon({ url: target.url, method: target.method, headers: target.headers, body: target.body, connections: 8, duration: 6 });
+      viewLines.push(`monthly 76x3650 ${name}, 8 connections: ${result.requests.average.toFixed(0)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ${size} bytes per answer, non-2xx ${result.non2xx}`);
+      log(viewLines.at(-1)!);
+    }
+    const metrics = CATALOG.metrics.map((m) => m.name).join(',');
+    const before = fresh.rss();
+    const sampler = sampleRss(fresh);
+    const started = Date.now();
+    const res = await fetch(`http://127.0.0.1:${fresh.port}/v1/export?metric=${metrics}&format=csv`, { headers: { 'x-api-key': BENCH_KEY } });
+    let bytes = 0;
+    let rowsSeen = 0;
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      bytes += chunk.byteLength;
+      for (const b of chunk) if (b === 10) rowsSeen += 1;
+    }
+    const growth = (sampler.stop() - before) / 2 ** 20;
+    viewLines.push(`export of every metric, project and day as CSV: status ${res.status}, ${rowsSeen - 1} rows, ${(bytes / 2 ** 20).toFixed(1)} MB in ${((Date.now() - started) / 1000).toFixed(1)} s, service peak RSS growth ${growth.toFixed(1)} MB`);
+    log(viewLines.at(-1)!);
+  } finally {
+    await fresh.stop();
+  }
+}
+
 const report = [
   `| shape | conns | target | req/s | × floor | p50 ms | p99 ms | errors | non-2xx | bytes/resp | peak RSS growth MB |`,
   `|---|---|---|---|---|---|---|---|---|---|---|`,
@@ -162,9 +200,9 @@ const ratio = (target: string, connections: number) => {
 const ratiosAt32 = QUICK ? '' : ` (32 connections: rest/floor=${ratio('rest', 32)} graphql/floor=${ratio('graphql', 32)})`;
 const summary = `ratios: rest/floor=${ratio('rest', 8)} graphql/floor=${ratio('graphql', 8)} rest-hot/floor=${ratio('rest-hot', 8)} graphql-hot/floor=${ratio('graphql-hot', 8)}`;
 mkdirSync('.data', { recursive: true });
-writeFileSync(`.data/bench-${QUICK ? 'quick' : 'full'}.md`, `${report}\n\n${memoryLines.join('\n')}\n\n${summary}${ratiosAt32}\n`);
+writeFileSync(`.data/bench-${args.shape ?? (QUICK ? 'quick' : 'full')}.md`, `${report}\n\n${[...memoryLines, ...viewLines].join('\n')}\n\n${summary}${ratiosAt32}\n`);
 console.log(`\n${report}\n`);
-for (const line of memoryLines) console.log(line);
+for (const line of [...memoryLines, ...viewLines]) console.log(line);
 if (!QUICK) console.log(`3x365 at 32 connections:${ratiosAt32}`);
 console.log(summary);
 
