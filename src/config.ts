@@ -51,7 +51,7 @@ const envSchema = z.object({
   CORS_ORIGINS: commaList.optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(D.RATE_LIMIT_PER_MINUTE),
   RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(D.RATE_LIMIT_BURST),
-  REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
+  REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'expected a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379' }).optional(),
   SUBSCRIPTIONS_PER_KEY: z.coerce.number().int().min(0).default(D.SUBSCRIPTIONS_PER_KEY),
   SUBSCRIPTIONS_MAX: z.coerce.number().int().min(0).default(D.SUBSCRIPTIONS_MAX),
   RESPONSE_CACHE_MB: z.coerce.number().min(0).max(65536).default(D.RESPONSE_CACHE_MB),

@@ -81,6 +81,7 @@ export function createServices(parts: ServiceParts): Services {
     statementTimeoutSeconds: config.statementTimeoutSeconds,
     connectTimeoutSeconds: config.connectTimeoutSeconds,
   }, parts.logger);
+  const state: ServiceState = { directory: undefined, example: undefined, stopping: false, inFlight: 0 };
   const memory = createMemoryRateLimitStore();
   const redis = parts.config.redisUrl === undefined ? undefined : createRedisRateLimitStore(parts.config.redisUrl, memory, parts.logger);
   return {
@@ -90,14 +91,20 @@ export function createServices(parts: ServiceParts): Services {
     clock,
     seriesUpdates,
     responseCache,
-    state: { directory: undefined, example: undefined, stopping: false, inFlight: 0 },
+    state,
     keys: createKeyVerifier(parts.store, parts.config.apiKeys),
     rateLimiter: createRateLimiter(
       { perMinute: parts.config.rateLimitPerMinute, burst: parts.config.rateLimitBurst },
       { store: redis ?? memory, now: () => clock().getTime() },
     ),
     // Nothing is counted when nothing can read it: the bench's REST path pays for no metrics.
-    metrics: config.metrics === 'off' ? IGNORED_METRICS : createServiceMetrics({ responseCache, seriesUpdates, rateLimitsShared: redis === undefined ? undefined : () => redis.shared }),
+    metrics: config.metrics === 'off' ? IGNORED_METRICS : createServiceMetrics({
+      responseCache,
+      seriesUpdates,
+      inFlight: () => state.inFlight,
+      rateLimitsShared: redis === undefined ? undefined : () => redis.shared,
+      replicas: replicas === undefined ? undefined : () => replicas.states(),
+    }),
     close: async () => {
       await redis?.close();
       await replicas?.close();

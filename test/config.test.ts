@@ -21,6 +21,22 @@ describe('configuration', () => {
     );
   });
 
+  it('shares nothing and serves no /metrics unless asked', () => {
+    expect(loadConfig({})).toMatchObject({ redisUrl: undefined, metrics: 'off' });
+    expect(loadConfig({ REDIS_URL: 'rediss://:secret@cache.example:6380/2', METRICS: 'public' })).toMatchObject({ redisUrl: 'rediss://:secret@cache.example:6380/2', metrics: 'public' });
+  });
+
+  it('names REDIS_URL and METRICS when they are not what is expected, without echoing the URL', () => {
+    let message = '';
+    try {
+      loadConfig({ REDIS_URL: 'http://:secret@cache.example:6379', METRICS: 'yes' });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/REDIS_URL: expected a redis:\/\/ or rediss:\/\/ URL[\s\S]*METRICS: .*"off"\|"on"\|"public"/);
+    expect(message).not.toContain('secret');
+  });
+
   it('turns GraphiQL off only when asked, whatever NODE_ENV says', () => {
     expect(loadConfig({ NODE_ENV: 'production' }).graphiql).toBe(true);
     expect(loadConfig({ GRAPHIQL: 'off' }).graphiql).toBe(false);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey, hashApiKey } from '../src/auth/api-keys.js';
 import { insertApiKey } from '../src/db/api-key-queries.js';
+import { createServiceMetrics } from '../src/ops/prometheus.js';
 import { startTestService, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 
@@ -43,6 +44,12 @@ describe('GET /metrics', { timeout: 60_000 }, () => {
     expect((await open.get('/metrics', { key: null })).status).toBe(200);
   });
 
+  it('is described on /docs as it is configured', async () => {
+    expect(await (await off.get('/docs', { key: null })).text()).not.toContain('GET /metrics');
+    expect(await (await on.get('/docs', { key: null })).text()).toContain('<code>GET /metrics</code> gives the service\'s figures in Prometheus text format to a key holder');
+    expect(await (await open.get('/docs', { key: null })).text()).toContain('Prometheus text format without a key');
+  });
+
   it('counts requests by route and status, refusals, and cache hits', async () => {
     const before = await (await on.get('/metrics')).text();
     for (let i = 0; i < 3; i++) await (await on.get(PATH)).arrayBuffer();
@@ -56,8 +63,29 @@ describe('GET /metrics', { timeout: 60_000 }, () => {
     expect(sample(after, 'metrics_http_requests_total', '{route="/v1/metrics/:name",method="GET",status="400"}')).toBe(1);
     expect(sample(after, 'metrics_rate_limit_rejections_total') - sample(before, 'metrics_rate_limit_rejections_total')).toBe(2);
     // The first answer was read, the next three (one with the other key) came from the cache.
-    expect(sample(after, 'metrics_response_cache_hits') - sample(before, 'metrics_response_cache_hits')).toBe(3);
+    expect(after).toContain('# TYPE metrics_response_cache_hits_total counter');
+    expect(sample(after, 'metrics_response_cache_hits_total') - sample(before, 'metrics_response_cache_hits_total')).toBe(3);
+    expect(sample(after, 'metrics_http_requests_in_flight')).toBe(1); // the scrape itself
     expect(sample(after, 'metrics_http_request_duration_seconds_count', '{route="/v1/metrics/:name"}')).toBeGreaterThanOrEqual(7);
     expect(after).not.toContain('metrics_rate_limits_shared '); // no Redis configured
+    expect(after).not.toContain('metrics_replica_in_use'); // no replicas configured
+  });
+
+  it('reports each replica as in use or not, and its lag while it can be asked', async () => {
+    const services = on.running.services;
+    const metrics = createServiceMetrics({
+      responseCache: services.responseCache,
+      seriesUpdates: services.seriesUpdates,
+      inFlight: () => 0,
+      replicas: () => [
+        { replica: 'standby-1:5432/metrics', inUse: true, lagSeconds: 0.4 },
+        { replica: 'standby-2:5432/metrics', inUse: false, lagSeconds: null, reason: 'check failed' },
+      ],
+    });
+    const { body } = await metrics.render();
+    expect(sample(body, 'metrics_replica_in_use', '{replica="standby-1:5432/metrics"}')).toBe(1);
+    expect(body).toContain('metrics_replica_in_use{replica="standby-2:5432/metrics"} 0');
+    expect(sample(body, 'metrics_replica_lag_seconds', '{replica="standby-1:5432/metrics"}')).toBe(0.4);
+    expect(body).not.toContain('metrics_replica_lag_seconds{replica="standby-2');
   });
 });

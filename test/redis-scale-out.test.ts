@@ -1,122 +1,271 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { request } from 'node:http';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateApiKey, hashApiKey } from '../src/auth/api-keys.js';
+import { insertApiKey } from '../src/db/api-key-queries.js';
+import { openPostgres } from '../src/db/open-postgres.js';
 import { createMemoryRateLimitStore } from '../src/limits/memory-bucket-store.js';
-import { createRedisRateLimitStore } from '../src/limits/redis-bucket-store.js';
+import { createRedisRateLimitStore, type RedisRateLimitStore } from '../src/limits/redis-bucket-store.js';
 import { prerequisite } from './support/ci.js';
 import { freePort } from './support/private-postgres.js';
-import { startTestService, type TestService } from './support/service.js';
-import { STORE_KINDS } from './support/stores.js';
-import { execFileSync } from 'node:child_process';
+import { npmStart, type StartedServer } from './support/processes.js';
+import { startTestService, TEST_KEY, type TestService } from './support/service.js';
+import { createScratchDatabase, STORE_KINDS, TEST_DATABASE_URL, type ScratchDatabase } from './support/stores.js';
 
 /**
- * Rate limits shared through Redis, against a private redis-server this test starts and
- * kills: two instances spend one key's burst together; without Redis they fail open on
- * their own buckets, and share again once it is back.
+ * Rate limits shared through Redis, against a private redis-server this test starts,
+ * kills, freezes and restarts: two instances on one PostgreSQL spend one key's burst
+ * together; while Redis is away they fail open on their own buckets without waiting on
+ * it, and share again once it is back.
  */
 
 const REDIS_AVAILABLE = prerequisite(hasRedisServer(), 'redis-server', 'install it with apt-get install -y redis-server');
+const POSTGRES = STORE_KINDS[1]!;
 const PATH = '/v1/metrics/price?project=ethereum&start_date=2026-06-30';
+const UNREACHABLE = 'Redis is unreachable: rate limits are kept in this process until it is back';
+const SHARED_AGAIN = 'rate limits are shared through Redis again';
 
-describe.skipIf(!REDIS_AVAILABLE)('rate limits shared through Redis', { timeout: 90_000 }, () => {
-  let port: number;
-  let redis: ChildProcess | undefined;
-  let instances: TestService[] = [];
-
-  const startRedis = async () => {
-    redis = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'], { stdio: 'ignore' });
-    for (let i = 0; i < 100; i++) {
-      try {
-        if (execFileSync('redis-cli', ['-p', String(port), 'ping']).toString().trim() === 'PONG') return;
-      } catch {
-        // not up yet
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error('redis-server did not start');
-  };
-  const stopRedis = async () => {
-    const child = redis;
-    redis = undefined;
-    if (child === undefined || child.exitCode !== null) return;
-    const gone = new Promise((r) => child.once('exit', r));
-    child.kill('SIGKILL');
-    await gone;
-  };
-  /** 20 requests, alternating between the two instances: the statuses, and the slowest answer. */
-  const burst = async () => {
-    const statuses: number[] = [];
-    let slowest = 0;
-    for (let i = 0; i < 20; i++) {
-      const started = Date.now();
-      const res = await instances[i % 2]!.get(PATH);
-      slowest = Math.max(slowest, Date.now() - started);
-      statuses.push(res.status);
-      await res.arrayBuffer();
-    }
-    return { ok: statuses.filter((s) => s === 200).length, refused: statuses.filter((s) => s === 429).length, slowest };
-  };
+describe.skipIf(!REDIS_AVAILABLE)('the Redis bucket store', { timeout: 30_000 }, () => {
+  let redis: PrivateRedis;
+  let store: RedisRateLimitStore;
 
   beforeAll(async () => {
-    port = await freePort();
-    await startRedis();
-    const env = { REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_PER_MINUTE: '1', RATE_LIMIT_BURST: '10', RESPONSE_CACHE_MB: '0' };
-    instances = await Promise.all([startTestService(STORE_KINDS[0]!, env), startTestService(STORE_KINDS[0]!, env)]);
-  }, 90_000);
+    redis = await startPrivateRedis(await freePort());
+    store = createRedisRateLimitStore(redis.url, createMemoryRateLimitStore(), pino({ level: 'silent' }));
+  });
   afterAll(async () => {
-    await Promise.all(instances.map((s) => s.stop()));
-    await stopRedis();
+    await store?.close();
+    await redis?.kill();
   });
 
-  it('computes exactly what the in-memory buckets compute', async () => {
+  it('computes exactly what the in-memory buckets compute for the same takes', async () => {
     const memory = createMemoryRateLimitStore();
-    const shared = createRedisRateLimitStore(`redis://127.0.0.1:${port}`, createMemoryRateLimitStore(), pino({ level: 'silent' }));
-    try {
-      const policy = { perMinute: 90, burst: 7 };
-      let now = 1_800_000_000_000;
-      let seed = 3;
-      for (let i = 0; i < 200; i++) {
-        seed = (seed * 48271) % 2147483647;
-        const cost = 1 + (seed % 9);
-        now += seed % 2500;
-        expect(await shared.take('equivalence', cost, now, policy), `take ${i}`).toEqual(memory.take('equivalence', cost, now, policy));
-      }
-      expect(shared.shared).toBe(true);
-    } finally {
-      await shared.close();
+    const policy = { perMinute: 90, burst: 7 };
+    let now = 1_800_000_000_000;
+    let seed = 3;
+    for (let i = 0; i < 200; i++) {
+      seed = (seed * 48271) % 2147483647;
+      const cost = 1 + (seed % 9);
+      now += seed % 2500;
+      expect(await store.take('equivalence', cost, now, policy), `take ${i}`).toEqual(memory.take('equivalence', cost, now, policy));
     }
+    expect(store.shared).toBe(true);
   });
 
-  it('lets two instances spend one burst of 10 together, not 10 each', async () => {
-    execFileSync('redis-cli', ['-p', String(port), 'flushall']);
-    const { ok, refused } = await burst();
-    expect(ok).toBe(10);
-    expect(refused).toBe(10);
+  it('refills no interval twice when the instances\' clocks disagree', async () => {
+    const policy = { perMinute: 60, burst: 10 };
+    const ahead = 1_800_000_000_000;
+    expect(await store.take('skew', 10, ahead, policy)).toMatchObject({ allowed: true, remaining: 0 });
+    // An instance whose clock is 5 s behind: the bucket is empty for it too.
+    expect(await store.take('skew', 1, ahead - 5_000, policy)).toMatchObject({ allowed: false, remaining: 0, retryAfterSeconds: 1 });
+    // One second later on the clock ahead: one unit back, not the six a rewound bucket would give.
+    expect(await store.take('skew', 1, ahead + 1_000, policy)).toMatchObject({ allowed: true, remaining: 0 });
   });
 
-  it('fails open on each instance\'s own buckets while Redis is gone, without hanging, and shares again once it is back', async () => {
-    await stopRedis();
-    const alone = await burst();
-    // Each instance spends its own bucket of 10 now: all 20 pass, none waits on Redis.
-    expect(alone.ok).toBe(20);
-    expect(alone.slowest).toBeLessThan(1_000);
-    for (const instance of instances) {
-      expect(instance.logs.filter((l) => l.msg === 'Redis is unreachable: rate limits are kept in this process until it is back')).toHaveLength(1);
-    }
+  it('lets a bucket expire once it would be full again', async () => {
+    const policy = { perMinute: 6_000, burst: 10 };
+    await store.take('expiry', 10, Date.now(), policy);
+    const ttl = Number(execFileSync('redis-cli', ['-p', String(redis.port), 'pttl', 'metrics:rate:expiry']).toString());
+    // 10 units at 100 a second: full after 100 ms, kept a second longer at most.
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(1_100);
+  });
+});
 
-    await startRedis();
-    // Until each instance has charged Redis again (a reconnect within about a second).
-    for (let i = 0; i < 50 && !instances.every((s) => s.logs.some((l) => l.msg === 'rate limits are shared through Redis again')); i++) {
+describe.skipIf(!REDIS_AVAILABLE || !POSTGRES.available)('two instances on one PostgreSQL sharing rate limits through Redis', { timeout: 90_000 }, () => {
+  let redis: PrivateRedis;
+  let instances: TestService[] = [];
+
+  /** 20 requests over real sockets, alternating between the two instances. */
+  const burst = async (key?: string) => {
+    const answers: { status: number; retryAfter: string | null; ms: number }[] = [];
+    for (let i = 0; i < 20; i++) {
+      const started = Date.now();
+      const res = await instances[i % 2]!.fetch(PATH, { key });
+      await res.arrayBuffer();
+      answers.push({ status: res.status, retryAfter: res.headers.get('retry-after'), ms: Date.now() - started });
+    }
+    return {
+      ok: answers.filter((a) => a.status === 200).length,
+      refused: answers.filter((a) => a.status === 429),
+      other: answers.filter((a) => a.status !== 200 && a.status !== 429).map((a) => a.status),
+      slowest: Math.max(...answers.map((a) => a.ms)),
+      total: answers.reduce((sum, a) => sum + a.ms, 0),
+    };
+  };
+  const flush = () => execFileSync('redis-cli', ['-p', String(redis.port), 'flushall']);
+  const sharedGauge = async (instance: TestService) => {
+    const text = await (await instance.get('/metrics', { key: null })).text();
+    return /^metrics_rate_limits_shared (\d)$/m.exec(text)?.[1];
+  };
+  const logged = (message: string) => instances.map((s) => s.logs.filter((l) => l.msg === message).length);
+  /** Sends a request to each instance every 100 ms until both have logged charging Redis again (5 s at most). */
+  const untilSharedAgain = async (before: number[]) => {
+    for (let i = 0; i < 50 && logged(SHARED_AGAIN).some((n, at) => n === before[at]); i++) {
       await Promise.all(instances.map(async (s) => (await s.get(PATH)).arrayBuffer()));
       await new Promise((r) => setTimeout(r, 100));
     }
-    execFileSync('redis-cli', ['-p', String(port), 'flushall']);
+    expect(logged(SHARED_AGAIN)).toEqual(before.map((n) => n + 1));
+  };
+
+  beforeAll(async () => {
+    redis = await startPrivateRedis(await freePort());
+    const env = { REDIS_URL: redis.url, RATE_LIMIT_PER_MINUTE: '1', RATE_LIMIT_BURST: '10', RESPONSE_CACHE_MB: '0', METRICS: 'public' };
+    const first = await startTestService(POSTGRES, env);
+    const store = openPostgres({ url: first.databaseUrl!, poolSize: 2, statementTimeoutSeconds: 5, connectTimeoutSeconds: 5 });
+    const second = await startTestService(POSTGRES, env, { store: { store, url: first.databaseUrl!, dispose: () => store.close() } });
+    instances = [first, second];
+  }, 90_000);
+  afterAll(async () => {
+    for (const instance of [...instances].reverse()) await instance.stop();
+    await redis?.kill();
+  });
+
+  it('spends one burst of 10 across both instances: 10 answers, then 429s with Retry-After', async () => {
+    flush();
+    const { ok, refused } = await burst();
+    expect(ok).toBe(10);
+    expect(refused).toHaveLength(10);
+    for (const answer of refused) expect(Number(answer.retryAfter)).toBeGreaterThanOrEqual(1);
+    expect(await sharedGauge(instances[0]!)).toBe('1');
+    expect(await (await instances[0]!.get('/docs', { key: null })).text()).toContain('The budget is shared by every instance of the service (it is kept in Redis)');
+  });
+
+  it('fails open on each instance\'s own buckets while Redis is killed, without waiting on it, and shares again once it is back', async () => {
+    const recoveries = logged(SHARED_AGAIN);
+    await redis.kill();
+    const alone = await burst();
+    // Each instance spends a bucket of its own now: all 20 pass (10 each), none waits on Redis.
+    expect(alone.ok).toBe(20);
+    expect(alone.other).toEqual([]);
+    expect(alone.slowest).toBeLessThan(1_000);
+    expect(logged(UNREACHABLE)).toEqual([1, 1]);
+    expect(await sharedGauge(instances[0]!)).toBe('0');
+
+    redis = await startPrivateRedis(redis.port);
+    await untilSharedAgain(recoveries);
+    flush();
     const together = await burst();
     expect(together.ok).toBe(10);
+    expect(await sharedGauge(instances[0]!)).toBe('1');
+  });
+
+  it('answers within a second while Redis accepts connections but does not answer, and shares again when it does', async () => {
+    // A key of its own, so the fallback buckets start full: the outage above spent the test key's.
+    const key = generateApiKey();
+    await insertApiKey(instances[0]!.running.services.store, 'frozen-redis', hashApiKey(key), { ratePerMinute: 1, burst: 10 });
+    const warnings = logged(UNREACHABLE);
+    const recoveries = logged(SHARED_AGAIN);
+    redis.freeze();
+    try {
+      const frozen = await burst(key);
+      // A charge waits 250 ms for Redis, then Redis is left alone for a second: not 20 waits.
+      expect(frozen.slowest).toBeGreaterThanOrEqual(250);
+      expect(frozen.slowest).toBeLessThan(1_000);
+      expect(frozen.total).toBeLessThan(2_500);
+      expect(frozen.other).toEqual([]);
+      // Each instance spends a bucket of its own: 10 each.
+      expect(frozen.ok).toBe(20);
+      expect(logged(UNREACHABLE)).toEqual(warnings.map((n) => n + 1));
+    } finally {
+      redis.thaw();
+    }
+    await untilSharedAgain(recoveries);
+    flush();
+    expect((await burst(key)).ok).toBe(10);
+  });
+});
+
+describe.skipIf(!REDIS_AVAILABLE || !POSTGRES.available)('WORKERS=2 with REDIS_URL under npm start', { timeout: 120_000 }, () => {
+  let redis: PrivateRedis;
+  let database: ScratchDatabase;
+  let server: StartedServer;
+  /** A fixed range of 30 days: one unit, whatever today is. */
+  const RANGE = '/v1/metrics/price?project=ethereum&start_date=2026-06-01&end_date=2026-06-30';
+  /** 20 requests, each on a connection of its own, which the primary hands to the workers in turn. */
+  const burst = async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 20; i++) statuses.push(await getOnNewConnection(`${server.url}${RANGE}`, TEST_KEY));
+    return statuses.filter((s) => s === 200).length;
+  };
+
+  beforeAll(async () => {
+    redis = await startPrivateRedis(await freePort());
+    database = await createScratchDatabase(TEST_DATABASE_URL!);
+    server = await npmStart({
+      DATABASE_URL: database.url,
+      WORKERS: '2',
+      REDIS_URL: redis.url,
+      API_KEYS: TEST_KEY,
+      RATE_LIMIT_PER_MINUTE: '1',
+      RATE_LIMIT_BURST: '10',
+      LOG_LEVEL: 'warn',
+    }, 90_000);
+  }, 120_000);
+  afterAll(async () => {
+    await server?.stop('SIGTERM');
+    await redis?.kill();
+    await database?.drop();
+  });
+
+  it('spends one bucket in both workers while Redis is up, and one bucket each while it is not', async () => {
+    expect(await burst()).toBe(10);
+    // The same spread with each worker counting alone gives 20: both workers did serve the burst above.
+    await redis.kill();
+    expect(await burst()).toBe(20);
   });
 });
 
 // Private
+
+/** GET `url` on a fresh connection (closed after the answer); resolves to the status. */
+function getOnNewConnection(url: string, key: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent: false, headers: { 'x-api-key': key, connection: 'close' } }, (res) => {
+      res.resume();
+      res.once('end', () => resolve(res.statusCode!));
+    });
+    req.setTimeout(2_000, () => req.destroy(new Error(`no answer from ${url} within 2 s`)));
+    req.once('error', reject);
+    req.end();
+  });
+}
+
+interface PrivateRedis {
+  port: number;
+  url: string;
+  /** SIGKILL, as a crash would: resolves once the process has exited. */
+  kill(): Promise<void>;
+  /** SIGSTOP: connections stay open and nothing is answered. */
+  freeze(): void;
+  thaw(): void;
+}
+
+/** A redis-server of this test's own on `port`, keeping nothing on disk; resolves once it answers PING. */
+async function startPrivateRedis(port: number): Promise<PrivateRedis> {
+  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], { stdio: 'ignore' });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  for (let i = 0; i < 100; i++) {
+    try {
+      if (execFileSync('redis-cli', ['-p', String(port), 'ping'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim() === 'PONG') break;
+    } catch {
+      // not up yet
+    }
+    if (i === 99) throw new Error(`redis-server did not answer on port ${port} within 5 s`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    kill: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+    freeze: () => void child.kill('SIGSTOP'),
+    thaw: () => void child.kill('SIGCONT'),
+  };
+}
 
 function hasRedisServer(): boolean {
   try {

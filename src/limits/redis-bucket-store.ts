@@ -12,20 +12,31 @@ export interface RedisRateLimitStore extends RateLimitStore {
 /** How long a charge waits for Redis before the fallback answers: a request never hangs on it. */
 const COMMAND_TIMEOUT_MS = 250;
 
+/** During an outage, charges go straight to the fallback and Redis is tried again after this long. */
+const RETRY_AFTER_FAILURE_MS = 1_000;
+
 /**
  * Token buckets in Redis, shared by every instance and worker that points at it: the same
  * arithmetic as the in-memory store, done by one Lua script so a read, refill and spend is
- * atomic (no two instances can both spend the last unit). A script rather than a library
- * (rate-limiter-flexible has no token bucket with a charge that may exceed what is left
- * and report when it could be covered, which the 429's Retry-After needs). The time is the
- * caller's clock: instances keep theirs in step with NTP, and a few milliseconds of skew
- * moves a refill by a few milliseconds' worth of units. Buckets expire once they would be
- * full again, so Redis holds only keys in use.
+ * atomic (no two instances can both spend the last unit). A script rather than
+ * rate-limiter-flexible: its Redis limiters count points per fixed window (bursts by
+ * combining two windows), not in a bucket refilled continuously, so they could not give
+ * the in-memory store's remaining units, time until full and Retry-After exactly, and the
+ * fallback would then count differently from Redis. The script is sent once and run by
+ * its digest (EVALSHA, through ioredis's `defineCommand`).
+ *
+ * The time is the caller's `now`, not Redis's TIME: the store's contract is the memory
+ * store's (tests inject a clock, and the fallback must count in the same time). Clocks of
+ * instances may disagree, so a bucket's time never moves back: a charge from a clock
+ * behind refills nothing until that clock passes the bucket's, and no interval is
+ * refilled twice. Skew can delay a refill by its size, never grant extra units. Buckets
+ * expire once they would be full again, so Redis holds only keys in use.
  *
  * If Redis cannot be reached (or answers slower than 250 ms), the charge is made in this
  * process's own buckets instead, with one warning per outage: the service keeps serving
- * (fail open) with limits per instance, as without Redis, and shares them again as soon
- * as Redis answers.
+ * (fail open) with limits per instance, as without Redis. While it is out, Redis is tried
+ * again once a second (so a Redis that stopped answering costs one request in a second
+ * 250 ms, not every request), and limits are shared again as soon as it answers.
  */
 export function createRedisRateLimitStore(url: string, fallback: RateLimitStore, logger: Logger): RedisRateLimitStore {
   const redis = new Redis(url, {
@@ -39,6 +50,7 @@ export function createRedisRateLimitStore(url: string, fallback: RateLimitStore,
   redis.on('error', () => {}); // reported once per outage below, not once per reconnect attempt
   redis.defineCommand('takeTokens', { numberOfKeys: 1, lua: TAKE_SCRIPT });
   let shared = true;
+  let retryAt = 0;
   // The first charges may come before the first connection is up: they wait for it (once, a
   // second at most) rather than fall back; during a later outage nothing waits.
   const connected = new Promise<void>((resolve) => {
@@ -52,6 +64,7 @@ export function createRedisRateLimitStore(url: string, fallback: RateLimitStore,
     },
     async take(key, cost, now, policy) {
       const perMs = policy.perMinute / 60_000;
+      if (!shared && Date.now() < retryAt) return fallback.take(key, cost, now, policy);
       if (redis.status === 'connecting' || redis.status === 'connect') await connected;
       try {
         const [allowed, tokensText] = (await (redis as unknown as TakeTokens).takeTokens(`metrics:rate:${key}`, cost, now, policy.burst, perMs)) as [number, string];
@@ -61,6 +74,7 @@ export function createRedisRateLimitStore(url: string, fallback: RateLimitStore,
       } catch (error) {
         if (shared) logger.warn({ err: error }, 'Redis is unreachable: rate limits are kept in this process until it is back');
         shared = false;
+        retryAt = Date.now() + RETRY_AFTER_FAILURE_MS;
         return fallback.take(key, cost, now, policy);
       }
     },
@@ -86,7 +100,10 @@ function outcomeOf(allowed: boolean, tokens: number, cost: number, burst: number
   };
 }
 
-/** KEYS[1] the bucket; ARGV cost, now (ms), burst, units per ms. Returns {allowed 1|0, tokens left}. */
+/**
+ * KEYS[1] the bucket; ARGV cost, now (ms), burst, units per ms. Returns {allowed 1|0,
+ * tokens left} (tokens as text: Redis would truncate a Lua number to an integer).
+ */
 const TAKE_SCRIPT = `
 local cost = tonumber(ARGV[1])
 local now = tonumber(ARGV[2])
@@ -94,13 +111,16 @@ local burst = tonumber(ARGV[3])
 local per_ms = tonumber(ARGV[4])
 local bucket = redis.call('HMGET', KEYS[1], 'tokens', 'at')
 local held = burst
+local at = now
 if bucket[1] then
-  held = math.min(burst, tonumber(bucket[1]) + math.max(0, now - tonumber(bucket[2])) * per_ms)
+  local last = tonumber(bucket[2])
+  held = math.min(burst, tonumber(bucket[1]) + math.max(0, now - last) * per_ms)
+  at = math.max(now, last)
 end
 local allowed = held + ${EPSILON} >= cost
 local tokens = held
 if allowed then tokens = math.max(0, held - cost) end
-redis.call('HSET', KEYS[1], 'tokens', string.format('%.17g', tokens), 'at', string.format('%.17g', now))
+redis.call('HSET', KEYS[1], 'tokens', string.format('%.17g', tokens), 'at', string.format('%.17g', at))
 redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) / per_ms) + 1000)
 if allowed then return {1, string.format('%.17g', tokens)} end
 return {0, string.format('%.17g', tokens)}

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ResponseCache } from '../cache/response-cache.js';
+import type { ReplicaState } from '../db/read-replicas.js';
 import type { SeriesUpdates } from '../live/series-updates.js';
 
 /** What the service counts for `GET /metrics`. */
@@ -10,18 +11,27 @@ export interface ServiceMetrics {
   render(): Promise<{ contentType: string; body: string }>;
 }
 
+/**
+ * Where the figures read at each scrape come from. A part of the service that has state
+ * worth watching adds a source here; it is read only when `/metrics` is asked for.
+ */
 export interface MetricSources {
   responseCache: ResponseCache;
   seriesUpdates: SeriesUpdates;
+  /** Requests being answered now. */
+  inFlight: () => number;
   /** Whether rate limits are shared through Redis now; absent when no Redis is configured. */
   rateLimitsShared?: (() => boolean) | undefined;
+  /** The replicas of DATABASE_READ_URLS and their state; absent when there are none. */
+  replicas?: (() => ReplicaState[]) | undefined;
 }
 
 /**
  * Request counts and latencies by route and status, rate-limit refusals, the response
- * cache, live subscriptions and whether rate limits are shared, in a registry of this
- * service's own (prom-client), so two services in one process (tests) do not mix.
- * Labels are route patterns and status codes: a bounded set, whatever the traffic.
+ * cache, live subscriptions, replicas and whether rate limits are shared, in a registry
+ * of this service's own (prom-client), so two services in one process (tests) do not
+ * mix. Labels are route patterns, methods, status codes and configured replicas: a
+ * bounded set, whatever the traffic.
  */
 export function createServiceMetrics(sources: MetricSources): ServiceMetrics {
   const registry = new Registry();
@@ -34,26 +44,47 @@ export function createServiceMetrics(sources: MetricSources): ServiceMetrics {
     registers: [registry],
   });
   const refused = new Counter({ name: 'metrics_rate_limit_rejections_total', help: 'Requests refused with 429 by the rate limiter.', registers: [registry] });
+  gauge(registry, 'metrics_http_requests_in_flight', 'Requests being answered now.', sources.inFlight);
+
   const cache = sources.responseCache;
-  new Gauge({ name: 'metrics_response_cache_hits', help: 'Answers served from the response cache since start (a counter read at scrape).', registers: [registry], collect() { this.set(cache.stats.hits); } });
-  new Gauge({ name: 'metrics_response_cache_misses', help: 'Cacheable answers read from the database since start.', registers: [registry], collect() { this.set(cache.stats.misses); } });
-  new Gauge({ name: 'metrics_response_cache_bytes', help: 'Bytes held by the response cache.', registers: [registry], collect() { this.set(cache.stats.bytes); } });
-  new Gauge({ name: 'metrics_response_cache_invalidations', help: 'Times every kept answer was dropped because a write was announced.', registers: [registry], collect() { this.set(cache.stats.invalidations); } });
-  new Gauge({ name: 'metrics_live_subscriptions', help: 'Open seriesUpdated subscriptions.', registers: [registry], collect() { this.set(sources.seriesUpdates.open); } });
-  new Gauge({ name: 'metrics_writes_announced', help: 'Write announcements (series_updated notifications) heard since start.', registers: [registry], collect() { this.set(sources.seriesUpdates.heard); } });
+  total(registry, 'metrics_response_cache_hits_total', 'Answers served from the response cache.', () => cache.stats.hits);
+  total(registry, 'metrics_response_cache_misses_total', 'Cacheable answers read from the database.', () => cache.stats.misses);
+  total(registry, 'metrics_response_cache_invalidations_total', 'Times every kept answer was dropped because a write was announced.', () => cache.stats.invalidations);
+  gauge(registry, 'metrics_response_cache_bytes', 'Bytes held by the response cache.', () => cache.stats.bytes);
+  gauge(registry, 'metrics_live_subscriptions', 'Open seriesUpdated subscriptions.', () => sources.seriesUpdates.open);
+  total(registry, 'metrics_writes_announced_total', 'Write announcements (series_updated notifications) heard.', () => sources.seriesUpdates.heard);
+
   const shared = sources.rateLimitsShared;
   if (shared !== undefined) {
+    gauge(registry, 'metrics_rate_limits_shared', '1 while rate limits are shared through Redis, 0 while Redis is unreachable and each process counts alone.', () => (shared() ? 1 : 0));
+  }
+  const replicas = sources.replicas;
+  if (replicas !== undefined) {
     new Gauge({
-      name: 'metrics_rate_limits_shared',
-      help: '1 while rate limits are shared through Redis, 0 while Redis is unreachable and each process counts alone.',
+      name: 'metrics_replica_in_use',
+      help: '1 while a replica serves reads, 0 while it is out of rotation (failed or lagging).',
+      labelNames: ['replica'],
       registers: [registry],
       collect() {
-        this.set(shared() ? 1 : 0);
+        for (const state of replicas()) this.set({ replica: state.replica }, state.inUse ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'metrics_replica_lag_seconds',
+      help: 'How far a replica\'s replay trails the primary, at its last check; absent while it cannot be asked.',
+      labelNames: ['replica'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const state of replicas()) if (state.lagSeconds !== null) this.set({ replica: state.replica }, state.lagSeconds);
       },
     });
   }
-  // Label sets are few (routes × methods × statuses): their children are looked up once,
-  // so counting a request is two map lookups, not a label hash per metric.
+
+  // Label sets are few (routes × methods × statuses): their children are looked up once.
+  // Counting a request costs about 0.9 µs (prom-client still checks and hashes the labels
+  // of a child), against some 400 µs of CPU per REST answer at the bench's 2,500 req/s;
+  // with METRICS=off nothing is counted at all.
   const counters = new Map<string, Counter.Internal>();
   const timers = new Map<string, Histogram.Internal<string>>();
   return {
@@ -71,4 +102,16 @@ export function createServiceMetrics(sources: MetricSources): ServiceMetrics {
       return { contentType: registry.contentType, body: await registry.metrics() };
     },
   };
+}
+
+// Private
+
+/** A gauge read from `read` at each scrape. */
+function gauge(registry: Registry, name: string, help: string, read: () => number): void {
+  new Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });
+}
+
+/** A counter kept elsewhere (a running total since start), read at each scrape. */
+function total(registry: Registry, name: string, help: string, read: () => number): void {
+  new Counter({ name, help, registers: [registry], collect() { this.reset(); this.inc(read()); } });
 }

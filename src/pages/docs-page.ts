@@ -36,6 +36,7 @@ It is checked before anything else is parsed. Missing or unknown: 401 with <code
 <li>This page, GraphiQL's page, <code>/healthz</code> and <code>/readyz</code> need no key. No answer to a request without a key ever contains one:
 GraphiQL's headers editor starts empty and keeps what you type in your browser.</li>
 <li>Keys are stored as SHA-256 digests and shown once at creation; a revoked key stops working within 5 s.</li>
+${config.metrics === 'off' ? '' : `<li><code>GET /metrics</code> gives the service's figures in Prometheus text format ${config.metrics === 'on' ? 'to a key holder (one unit of its budget)' : 'without a key'}.</li>`}
 </ul>
 
 <h2 id="rest">REST</h2>
@@ -133,7 +134,9 @@ ${GRAPHQL_LIMITS.maxDirectives} directives, cost ${GRAPHQL_LIMITS.maxCost} (intr
 A request costs one unit per started 365 project-days it asks for (at least one; an open end counts as today, an open start as ten years before the end),
 and every authenticated request pays one unit up front. Every answer carries <code>RateLimit</code> and <code>RateLimit-Policy</code>
 (draft-ietf-httpapi-ratelimit-headers-10); a request over the budget gets 429 with <code>Retry-After</code>.
-When the database is away or too slow (statement timeout ${config.statementTimeoutSeconds} s), requests get 503 with <code>Retry-After: 5</code>, never a hang or a trace.</p>
+${config.redisUrl === undefined ? '' : `The budget is shared by every instance of the service (it is kept in Redis). While Redis cannot be reached, each instance counts
+on its own, so a key may get more than its budget for that time; requests are neither refused nor delayed because of it (a charge waits 250 ms for Redis at most).
+`}When the database is away or too slow (statement timeout ${config.statementTimeoutSeconds} s), requests get 503 with <code>Retry-After: 5</code>, never a hang or a trace.</p>
 
 <h2 id="problems">Errors</h2>
 <p>On <code>/v1</code> every error is <code>application/problem+json</code> (RFC 9457) with <code>type</code>, <code>title</code>, <code>status</code>, <code>detail</code>,
