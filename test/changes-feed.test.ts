@@ -215,7 +215,7 @@ for (const kind of STORE_KINDS) {
       const cursor = (await page(`since=2026-01-01`)).cursor;
       const cases: [string, RegExp][] = [
         ['', /since: give the instant to start from/],
-        ['since=yesterday', /since: expected an RFC 3339 instant/],
+        ['since=yesterday', /since: expected an RFC 3339 instant such as 2026-06-30T12:00:00Z, or a date YYYY-MM-DD meaning the start of that UTC day; got "yesterday"/],
         ['since=2026-01-01&limit=0', /limit: expected a whole number from 1 to 10000/],
         ['since=2026-01-01&limit=10001', /limit: expected a whole number from 1 to 10000/],
         ['since=2026-01-01&limit=abc', /limit: expected a whole number/],
