@@ -163,7 +163,7 @@ function toParameter(value: unknown): postgres.ParameterOrJSON<never> {
 }
 
 /** host:port/database of a connection URL, without user or password. */
-function describeUrl(url: string): string {
+export function describeUrl(url: string): string {
   const u = new URL(url);
   return `${u.hostname}:${u.port || '5432'}${u.pathname}`;
 }

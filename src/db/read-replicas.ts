@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { isUnavailableError } from './classify-error.js';
-import { openPostgres, type PostgresOptions } from './open-postgres.js';
+import { describeUrl, openPostgres, type PostgresOptions } from './open-postgres.js';
 import type { ColumnText, Store } from './store.js';
 
 /** One replica as readiness reports it (never its password). */
@@ -42,7 +42,7 @@ export interface ReplicaOptions extends Omit<PostgresOptions, 'url'> {
 export function createReadRouter(primary: Store, options: ReplicaOptions, logger: Logger): ReadRouter {
   const replicas = options.urls.map((url) => ({
     url,
-    name: describe(url),
+    name: describeUrl(url),
     store: openPostgres({ ...options, url }),
     inUse: false,
     lagSeconds: null as number | null,
@@ -61,16 +61,16 @@ export function createReadRouter(primary: Store, options: ReplicaOptions, logger
     replica.reason = reason;
   };
 
-  const check = async (replica: (typeof replicas)[number]) => {
+  const check = async (replica: (typeof replicas)[number], primaryHead: Promise<{ lsn: string; now: number }>) => {
     try {
-      const [head] = await primary.query<{ lsn: string; now: number }>('select pg_current_wal_lsn()::text as lsn, extract(epoch from clock_timestamp())::float8 as now');
+      const head = await primaryHead;
       const [state] = await replica.store.query<{ recovery: boolean; behind: string | null; replayed: number | null }>(
         `select pg_is_in_recovery() as recovery, pg_wal_lsn_diff($1::pg_lsn, pg_last_wal_replay_lsn())::text as behind,
            extract(epoch from pg_last_xact_replay_timestamp())::float8 as replayed`,
-        [head!.lsn],
+        [head.lsn],
       );
       if (!state!.recovery) return drop(replica, 'not a standby (pg_is_in_recovery() is false)');
-      const lag = Number(state!.behind ?? 0) <= 0 ? 0 : Math.max(0, head!.now - (state!.replayed ?? 0));
+      const lag = Number(state!.behind ?? 0) <= 0 ? 0 : Math.max(0, head.now - (state!.replayed ?? 0));
       replica.lagSeconds = Math.round(lag * 10) / 10;
       if (lag > options.maxLagSeconds) return drop(replica, `lags ${replica.lagSeconds} s, more than ${options.maxLagSeconds} s`);
       if (!replica.inUse) logger.info({ replica: replica.name, lagSeconds: replica.lagSeconds }, 'replica in rotation');
@@ -81,7 +81,12 @@ export function createReadRouter(primary: Store, options: ReplicaOptions, logger
       drop(replica, `check failed: ${(error as Error).message.slice(0, 120)}`);
     }
   };
-  const checkAll = () => Promise.all(replicas.map(check));
+  /** One read of the primary's position and clock per round, shared by every replica's check. */
+  const checkAll = () => {
+    const head = primary.query<{ lsn: string; now: number }>('select pg_current_wal_lsn()::text as lsn, extract(epoch from clock_timestamp())::float8 as now').then((rows) => rows[0]!);
+    head.catch(() => {}); // each check reports the failure as its own
+    return Promise.all(replicas.map((replica) => check(replica, head)));
+  };
   const timer = setInterval(() => void checkAll(), options.checkEverySeconds * 1000);
   timer.unref();
   void checkAll();
@@ -150,9 +155,4 @@ async function* streamRouted<R extends { name: string; store: Store }>(
     drop(replica, `a read failed: ${(error as Error).message.slice(0, 120)}`);
     yield* stream(primary);
   }
-}
-
-function describe(url: string): string {
-  const u = new URL(url);
-  return `${u.hostname}:${u.port || '5432'}${u.pathname}`;
 }

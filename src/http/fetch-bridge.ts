@@ -19,8 +19,8 @@ export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Pr
   return Buffer.concat(chunks);
 }
 
-/** The fetch-API Request for a node request whose body was already read; `signal` tells that the client left. */
-export function toFetchRequest(req: IncomingMessage, body: Buffer, signal?: AbortSignal): Request {
+/** The fetch-API Request for a node request whose body was already read. */
+export function toFetchRequest(req: IncomingMessage, body: Buffer): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (value === undefined) continue;
@@ -28,7 +28,7 @@ export function toFetchRequest(req: IncomingMessage, body: Buffer, signal?: Abor
   }
   const url = new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`);
   const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
-  return new Request(url, { method: req.method, headers, body: hasBody ? new Uint8Array(body) : undefined, signal });
+  return new Request(url, { method: req.method, headers, body: hasBody ? new Uint8Array(body) : undefined });
 }
 
 /**
