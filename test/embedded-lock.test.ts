@@ -15,6 +15,17 @@ describe('one process at a time on an embedded store folder', () => {
   });
   afterAll(async () => rm(dir, { recursive: true, force: true }));
 
+  it('claims a folder whose parent does not exist yet, as on a fresh clone', () => {
+    const folder = join(dir, 'not-yet', 'pglite');
+    const claim = claimEmbeddedStore(folder, 'server', 'npm start');
+    try {
+      expect(claim.path).toBe(`${folder}.owner.json`);
+      expect(readHolder(folder)).toMatchObject({ pid: process.pid, role: 'server' });
+    } finally {
+      claim.release();
+    }
+  });
+
   it('gives the folder to one claimant and names it to the next', async () => {
     const folder = join(dir, 'a');
     const claim = claimEmbeddedStore(folder, 'server', 'npm start');

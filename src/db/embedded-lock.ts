@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 
 /**
  * Who holds an embedded store. PGlite keeps the whole database in one process's memory and
@@ -47,6 +47,9 @@ export class StoreHeldError extends Error {
 export function claimEmbeddedStore(folder: string, role: StoreHolder['role'], label: string): StoreClaim {
   const path = ownerFile(folder);
   const holder: StoreHolder = { pid: process.pid, role, label, ...(role === 'server' ? { secret: randomBytes(32).toString('base64url') } : {}) };
+  // The owner file sits beside the folder, so its parent must exist first: on a fresh
+  // clone `.data/` does not, and the claim failed before the store could create it.
+  mkdirSync(dirname(path), { recursive: true });
   for (let attempt = 0; attempt < 3; attempt += 1) {
     try {
       const fd = openSync(path, 'wx', 0o600);
