@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import { ApiError } from './api/api-error.js';
 import { authenticate } from './auth/authenticate.js';
 import { createGraphqlRoute } from './graphql/graphql-route.js';
+import { ClientGone } from './http/client-gone.js';
 import { applyCors } from './http/cors.js';
 import { handleHealth, handleReady } from './http/health-routes.js';
 import { handleMetrics } from './ops/metrics-route.js';
@@ -108,12 +109,15 @@ function serve(services: Services, routes: RouteTable, req: IncomingMessage, res
   res.setHeader('x-request-id', requestId);
   res.setHeader('x-content-type-options', 'nosniff');
   if (services.state.stopping) res.setHeader('connection', 'close');
-  const [path = '/', query = ''] = (req.url ?? '/').split(/\?(.*)/s, 2);
+  const url = req.url ?? '/';
+  const mark = url.indexOf('?');
+  const path = mark < 0 ? url : url.slice(0, mark);
+  const query = mark < 0 ? '' : url.slice(mark + 1);
   const { route, param } = routes.match(path);
 
   // Counted for graceful shutdown; a client that leaves before its answer is complete
   // cancels the work done for it.
-  const gone = new AbortController();
+  const gone = new ClientGone();
   let finished = false;
   services.state.inFlight += 1;
   res.once('close', () => {
@@ -127,8 +131,8 @@ function serve(services: Services, routes: RouteTable, req: IncomingMessage, res
     services.metrics.observeRequest(route.path, req.method ?? 'GET', res.statusCode, ms / 1000);
   });
 
-  run(services, route, { req, res, services, param, query, signal: gone.signal, meter: FREE }).catch((error: unknown) => {
-    if (gone.signal.aborted) return; // the client left: its work was cancelled and nobody waits for an answer
+  run(services, route, { req, res, services, param, query, signal: gone, meter: FREE }).catch((error: unknown) => {
+    if (gone.aborted) return; // the client left: its work was cancelled and nobody waits for an answer
     if (res.headersSent) {
       services.logger.error({ requestId, err: error }, 'failed after the response started');
       res.destroy();

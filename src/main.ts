@@ -2,6 +2,7 @@ import cluster from 'node:cluster';
 import { loadConfig, type Config } from './config.js';
 import { StoreHeldError } from './db/embedded-lock.js';
 import { createLogger, flushLogs } from './log.js';
+import { tuneHeap } from './start/heap-tuning.js';
 import { startService } from './start/start-service.js';
 import { printWelcome } from './start/welcome.js';
 import { superviseWorkers, type WorkerReady } from './start/workers.js';
@@ -12,6 +13,7 @@ import { superviseWorkers, type WorkerReady } from './start/workers.js';
  * servers sharing the port. Configuration and start-up failures end with a message, not a trace.
  */
 async function main(): Promise<void> {
+  tuneHeap();
   const config = readConfig();
   if (config.workers > 1 && cluster.isPrimary) return superviseWorkers(config);
   const logger = createLogger(config);

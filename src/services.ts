@@ -6,6 +6,7 @@ import type { ProjectDirectory } from './db/project-directory.js';
 import { createReadRouter, type ReadRouter } from './db/read-replicas.js';
 import type { Store } from './db/store.js';
 import { createResponseCache, type ResponseCache } from './cache/response-cache.js';
+import { createAnswerBudget, GRAPHQL_ANSWER_BUDGET_BYTES, type AnswerBudget } from './limits/answer-budget.js';
 import { createMemoryRateLimitStore } from './limits/memory-bucket-store.js';
 import { createRedisRateLimitStore } from './limits/redis-bucket-store.js';
 import { createRateLimiter, type RateLimiter } from './limits/rate-limiter.js';
@@ -33,6 +34,8 @@ export interface Services {
   rateLimiter: RateLimiter;
   /** Live "data landed" events for GraphQL subscriptions. */
   seriesUpdates: SeriesUpdates;
+  /** Bytes of large GraphQL answers being built at once. */
+  answerBudget: AnswerBudget;
   /** Hot answers, dropped whenever a write is announced. */
   responseCache: ResponseCache;
   /** Request counts and latencies and the other figures of `GET /metrics`. */
@@ -91,6 +94,7 @@ export function createServices(parts: ServiceParts): Services {
     clock,
     seriesUpdates,
     responseCache,
+    answerBudget: createAnswerBudget(GRAPHQL_ANSWER_BUDGET_BYTES),
     state,
     keys: createKeyVerifier(parts.store, parts.config.apiKeys),
     rateLimiter: createRateLimiter(

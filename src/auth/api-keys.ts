@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { findActiveKey } from '../db/api-key-queries.js';
 import type { Queryable } from '../db/store.js';
 
@@ -16,9 +16,12 @@ export function generateApiKey(): string {
   return `mk_${randomBytes(32).toString('base64url')}`;
 }
 
-/** The SHA-256 digest stored for a key; keys are random, so a fast hash is enough. */
+/**
+ * The SHA-256 digest stored for a key; keys are random, so a fast hash is enough. The
+ * one-shot `hash` takes half the time of a `createHash` object, and it runs per request.
+ */
 export function hashApiKey(key: string): Buffer {
-  return createHash('sha256').update(key, 'utf8').digest();
+  return hash('sha256', key, 'buffer');
 }
 
 /** Who a valid key belongs to: all the service keeps of a caller, never the key itself. */

@@ -34,6 +34,8 @@ export interface ResponseCache {
   get(key: string): CachedAnswer | undefined;
   /** Taken before the database is read: an answer is kept only if no write was announced since. */
   ticket(): number;
+  /** Whether answers are kept at all now (the cache is on and writes are heard): when not, none need be assembled for it. */
+  readonly keeping: boolean;
   set(key: string, answer: CachedAnswer, ticket: number): void;
   /** Every entry is stale now; `listening` says whether writes will be heard from here on. */
   invalidate(listening: boolean): void;
@@ -60,6 +62,9 @@ export function createResponseCache(maxBytes: number): ResponseCache {
       return answer;
     },
     ticket: () => generation,
+    get keeping() {
+      return entries !== undefined && listening;
+    },
     set(key, answer, ticket) {
       if (entries !== undefined && listening && ticket === generation) entries.set(key, answer);
     },

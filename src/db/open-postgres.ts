@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import postgres from 'postgres';
-import type { ColumnText, Queryable, Store } from './store.js';
+import type { CancelSignal, ColumnText, Queryable, Store } from './store.js';
 
 export interface PostgresOptions {
   url: string;
@@ -30,7 +30,7 @@ export function openPostgres(options: PostgresOptions): Store {
     },
   });
   const over = (runner: postgres.Sql | postgres.TransactionSql): Queryable => ({
-    query: async <Row extends object>(text: string, params: readonly unknown[] = [], signal?: AbortSignal) => {
+    query: async <Row extends object>(text: string, params: readonly unknown[] = [], signal?: CancelSignal) => {
       const guard = cancelOnAbort(runner.unsafe(text, params.map(toParameter), { prepare: true }), signal);
       try {
         return (await guard.query) as unknown as Row[];
@@ -50,12 +50,14 @@ export function openPostgres(options: PostgresOptions): Store {
     kind: 'postgres',
     description: `PostgreSQL at ${describeUrl(options.url)}`,
     ...over(sql),
-    streamRaw: async function* (text: string, params: readonly unknown[], batchRows: number, signal?: AbortSignal) {
+    streamRaw: async function* (text: string, params: readonly unknown[], batchRows: number, signal?: CancelSignal) {
       const cursor = Number.isFinite(batchRows);
-      // A cursor keeps its connection until it is read to the end: one left behind by a client
-      // that went away held that connection for good (the pool ran dry under load), so it is
-      // cancelled at once. It is still that connection's statement, so the cancel cannot hit another.
-      const guard = cancelOnAbort(sql.unsafe(text, params.map(toParameter), { prepare: true }).raw(), signal, cursor ? 0 : CANCEL_GRACE_MS);
+      // A cursor is never cancelled: when its reader leaves, the reader stops iterating and the
+      // driver closes the portal, which frees the connection within one batch (each is small and
+      // under the statement timeout). A cancel cannot be aimed at the cursor: it reaches the
+      // server after that close, when the connection already runs the next request's statement,
+      // and cancelled that one instead (503s after clients left in the middle of answers).
+      const guard = cancelOnAbort(sql.unsafe(text, params.map(toParameter), { prepare: true }).raw(), cursor ? undefined : signal);
       try {
         if (cursor) yield* guard.query.cursor(batchRows) as unknown as AsyncIterable<ColumnText[][]>;
         else yield (await guard.query) as unknown as ColumnText[][];
@@ -132,7 +134,7 @@ const CANCEL_GRACE_MS = 250;
  */
 function cancelOnAbort<Q extends { cancel(): void }>(
   query: Q,
-  signal: AbortSignal | undefined,
+  signal: CancelSignal | undefined,
   graceMs = CANCEL_GRACE_MS,
 ): { query: Q; done(): void } {
   if (signal === undefined) return { query, done: () => {} };

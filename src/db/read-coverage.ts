@@ -1,4 +1,4 @@
-import type { Queryable } from './store.js';
+import type { CancelSignal, Queryable } from './store.js';
 
 /** First and last stored day of one project's series (nulls when it has none), and its last write as ISO 8601 UTC. */
 export interface CoverageRecord {
@@ -9,7 +9,7 @@ export interface CoverageRecord {
 }
 
 /** The stored date coverage and last write of the given projects: two index probes and a key lookup each. */
-export async function readCoverage(db: Queryable, projectIds: readonly number[], signal?: AbortSignal): Promise<CoverageRecord[]> {
+export async function readCoverage(db: Queryable, projectIds: readonly number[], signal?: CancelSignal): Promise<CoverageRecord[]> {
   return db.query<CoverageRecord>(
     `select u.id as "projectId",
        (select min(pt.day) from point pt where pt.project_id = u.id)::text as first,

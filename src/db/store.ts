@@ -1,13 +1,23 @@
 /** A column value as the store sent it: bytes from the PostgreSQL driver, text from PGlite. */
 export type ColumnText = string | Uint8Array;
 
+/**
+ * What a statement watches to be cancelled: an AbortSignal, or anything as cheap that says
+ * whether it has aborted and calls its `abort` listeners once when it does.
+ */
+export interface CancelSignal {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
 /** Something SQL can be sent to: the store itself, or a transaction on it. */
 export interface Queryable {
   /**
    * Runs one statement with `$n` parameters and returns its rows as the store typed them.
    * Aborting `signal` cancels the statement on the server (the embedded store cannot).
    */
-  query<Row extends object>(text: string, params?: readonly unknown[], signal?: AbortSignal): Promise<Row[]>;
+  query<Row extends object>(text: string, params?: readonly unknown[], signal?: CancelSignal): Promise<Row[]>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(script: string): Promise<void>;
   /**
@@ -33,9 +43,9 @@ export interface Store extends Queryable {
    * per round trip, so a large result never sits in memory whole; `Infinity` reads it in
    * one statement. Leaving the loop early stops the query; aborting `signal` cancels it.
    */
-  streamRaw(text: string, params: readonly unknown[], batchRows: number, signal?: AbortSignal): AsyncIterable<ColumnText[][]>;
+  streamRaw(text: string, params: readonly unknown[], batchRows: number, signal?: CancelSignal): AsyncIterable<ColumnText[][]>;
   /** The same in one statement, all rows at once: what most answers need, without the iteration. */
-  queryRaw(text: string, params: readonly unknown[], signal?: AbortSignal): Promise<ColumnText[][]>;
+  queryRaw(text: string, params: readonly unknown[], signal?: CancelSignal): Promise<ColumnText[][]>;
   /**
    * Calls `onMessage` with the payload of every notification on `channel` (PostgreSQL's
    * LISTEN: delivered after the notifying transaction commits, whichever process wrote).

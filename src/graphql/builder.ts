@@ -1,5 +1,6 @@
 import SchemaBuilder from '@pothos/core';
 import type { ProjectDirectory } from '../db/project-directory.js';
+import type { CancelSignal } from '../db/store.js';
 import type { RateLimitMeter } from '../limits/rate-limiter.js';
 import type { SeriesLoaders } from '../series/series-loader.js';
 import type { Services } from '../services.js';
@@ -13,8 +14,10 @@ export interface GraphqlContext {
   meter: RateLimitMeter;
   /** The key's stable id. */
   caller: string;
-  /** Aborts when the client leaves: ends its subscription. */
-  signal: AbortSignal;
+  /** Aborts when the client leaves: cancels its statements, ends its subscription. */
+  signal: CancelSignal;
+  /** Waits until an answer of about `bytes` may be built; what it reserves is given back when the response is sent. */
+  reserveAnswer(bytes: number): Promise<void>;
   /** Points' JSON text that serialization puts in place (see splice.ts). */
   splices: Splices;
 }

@@ -35,13 +35,28 @@ export function createGraphqlRoute(services: Services): Route {
       const ticket = services.responseCache.ticket();
       const counting = countCharges(meter);
       const request = { method: req.method, url: req.url, headers: req.headers, socket: req.socket, body: body?.length === 0 ? ' ' : body };
-      const response = await yoga.handleNodeRequestAndResponse(request, res, { directory, signal, meter: counting, caller: caller?.id ?? 'anonymous' });
-      const contentType = response.headers.get('content-type') ?? '';
-      if (key === undefined || response.status !== 200 || !contentType.includes('json')) return sendFetchResponse(res, response, head, signal);
-      const answer = Buffer.from(await response.arrayBuffer());
-      // Only whole successes are kept; an answer with errors may depend on more than the data.
-      if (!answer.includes('"errors":')) services.responseCache.set(key, { body: answer, contentType, cost: counting.total }, ticket);
-      return sendBytesAs(res, contentType, answer);
+      // Given back when the response is sent. Yoga can answer before a resolver's wait
+      // ends (the client left), so bytes granted after that are given back at once:
+      // kept, they would have been lost to the budget for good.
+      const held: (() => void)[] = [];
+      let finished = false;
+      const reserveAnswer = async (bytes: number) => {
+        const release = await services.answerBudget.reserve(bytes);
+        if (finished) release();
+        else held.push(release);
+      };
+      try {
+        const response = await yoga.handleNodeRequestAndResponse(request, res, { directory, signal, meter: counting, caller: caller?.id ?? 'anonymous', reserveAnswer });
+        const contentType = response.headers.get('content-type') ?? '';
+        if (key === undefined || response.status !== 200 || !contentType.includes('json')) return await sendFetchResponse(res, response, head, signal);
+        const answer = Buffer.from(await response.arrayBuffer());
+        // Only whole successes are kept; an answer with errors may depend on more than the data.
+        if (!answer.includes('"errors":')) services.responseCache.set(key, { body: answer, contentType, cost: counting.total }, ticket);
+        return sendBytesAs(res, contentType, answer);
+      } finally {
+        finished = true;
+        for (const release of held) release();
+      }
     },
   };
 }

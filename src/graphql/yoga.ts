@@ -5,6 +5,7 @@ import { createYoga, type GraphiQLOptions, type YogaServerInstance } from 'graph
 import { ApiError, ERROR_KINDS } from '../api/api-error.js';
 import { API_KEY_HEADER } from '../auth/api-keys.js';
 import type { ProjectDirectory } from '../db/project-directory.js';
+import type { CancelSignal } from '../db/store.js';
 import type { RateLimitMeter } from '../limits/rate-limiter.js';
 import { createSeriesLoaders } from '../series/series-loader.js';
 import type { Services } from '../services.js';
@@ -18,11 +19,13 @@ import { useVariableCheck } from './variable-check.js';
 /** What the route hands Yoga with each request. */
 export interface GraphqlServerContext {
   directory: ProjectDirectory;
-  signal: AbortSignal;
+  signal: CancelSignal;
   /** The caller's rate-limit account for this request. */
   meter: RateLimitMeter;
   /** The key's stable id: open subscriptions are counted per key. */
   caller: string;
+  /** See GraphqlContext.reserveAnswer. */
+  reserveAnswer(bytes: number): Promise<void>;
 }
 
 /**
@@ -55,7 +58,7 @@ export function createGraphqlServer(services: Services): YogaServerInstance<Grap
       }),
       useSplices((context) => (context as GraphqlContext).splices),
     ],
-    context: ({ directory, signal, meter, caller }) => ({ services, directory, meter, caller, signal, loaders: createSeriesLoaders(services.reads, directory, signal), splices: createSplices() }),
+    context: ({ directory, signal, meter, caller, reserveAnswer }) => ({ services, directory, meter, caller, signal, reserveAnswer, loaders: createSeriesLoaders(services.reads, directory, signal), splices: createSplices() }),
     graphiql: services.config.graphiql ? () => graphiqlOptions(services) : false,
     // The page is a 9 MB bundle (no CDN needed); it is loaded the first time someone opens it.
     renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../api/api-error.js';
+import type { ClientGone } from './client-gone.js';
 
 /** GraphQL documents and variables above this size are refused with 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -36,7 +37,7 @@ export function toFetchRequest(req: IncomingMessage, body: Buffer): Request {
  * its length, or, for an event stream (a subscription), event by event as it is written,
  * until it ends or the client leaves (`signal`).
  */
-export async function sendFetchResponse(res: ServerResponse, response: Response, head: boolean, signal?: AbortSignal): Promise<void> {
+export async function sendFetchResponse(res: ServerResponse, response: Response, head: boolean, signal?: ClientGone): Promise<void> {
   res.statusCode = response.status;
   response.headers.forEach((value, name) => {
     if (name !== 'content-length') res.setHeader(name, value);
@@ -45,12 +46,12 @@ export async function sendFetchResponse(res: ServerResponse, response: Response,
     res.flushHeaders();
     const reader = response.body.getReader();
     const onAbort = () => void reader.cancel().catch(() => {});
-    signal?.addEventListener('abort', onAbort, { once: true });
+    signal?.addEventListener('abort', onAbort);
     try {
       for (;;) {
         const { done, value } = await reader.read();
         if (done) break;
-        if (!res.write(value)) await once(res, 'drain', { signal });
+        if (!res.write(value)) await once(res, 'drain', { signal: signal?.abortSignal });
       }
     } catch (error) {
       if (!signal?.aborted) throw error; // the client left: nothing more to send

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KeyIdentity } from '../auth/api-keys.js';
 import type { RateLimitMeter } from '../limits/rate-limiter.js';
 import type { Services } from '../services.js';
+import type { ClientGone } from './client-gone.js';
 import type { ErrorRenderer } from './render-error.js';
 
 /** What a route handler gets for one request. */
@@ -14,7 +15,7 @@ export interface RouteCall {
   /** The raw query string, without `?`. */
   query: string;
   /** Aborts when the client leaves before its answer is complete: cancel the work. */
-  signal: AbortSignal;
+  signal: ClientGone;
   /** The caller's rate-limit account; charges nothing on public routes. */
   meter: RateLimitMeter;
   /** The key's owner on keyed routes; undefined on public ones. */

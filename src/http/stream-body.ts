@@ -28,8 +28,12 @@ export async function streamBody(req: IncomingMessage, res: ServerResponse, cont
   const sink: NodeJS.WritableStream = compressor ?? res;
   compressor?.pipe(res);
 
+  // A client may have left before the first chunk (while its statement waited for a
+  // connection): its 'close' has fired already, and waiting for it would wait for a drain
+  // that never comes, keeping the source (a cursor and its connection) open for good.
   const gone = new AbortController();
-  res.once('close', () => gone.abort());
+  if (res.destroyed) gone.abort();
+  else res.once('close', () => gone.abort());
   try {
     for await (const chunk of chunks) {
       if (!sink.write(chunk)) await once(sink, 'drain', { signal: gone.signal });
@@ -39,5 +43,10 @@ export async function streamBody(req: IncomingMessage, res: ServerResponse, cont
     if (gone.signal.aborted) return; // the client left: stop reading, nothing to answer
     throw error;
   }
-  await once(res, 'finish');
+  // 'finish' never comes to a response whose client left after its last chunk; 'close' does.
+  if (res.writableFinished || res.destroyed) return;
+  await new Promise<void>((resolve) => {
+    res.once('finish', resolve);
+    res.once('close', resolve);
+  });
 }

@@ -2,7 +2,7 @@ import { Repeater, SlidingBuffer } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { ApiError } from '../api/api-error.js';
 import type { ProjectDirectory } from '../db/project-directory.js';
-import type { Store } from '../db/store.js';
+import type { CancelSignal, Store } from '../db/store.js';
 
 /** "Data landed": one series was written, over a range of days, by a transaction that has committed. */
 export interface SeriesUpdate {
@@ -43,7 +43,7 @@ export interface SeriesUpdates {
    */
   start(store: Store, directory: ProjectDirectory, beforeDelivery?: () => Promise<void>): Promise<void>;
   /** The updates matching `filter` until `signal` aborts or the hub closes; refused past the caps. */
-  subscribe(caller: string, filter: SeriesUpdateFilter, signal: AbortSignal): AsyncIterable<SeriesUpdate>;
+  subscribe(caller: string, filter: SeriesUpdateFilter, signal: CancelSignal): AsyncIterable<SeriesUpdate>;
   publish(update: SeriesUpdate): void;
   /**
    * Calls `observer` for every write announced, whoever subscribes, and with `listening`

@@ -8,7 +8,7 @@ import { requestCost, requestedSpan } from '../limits/request-cost.js';
 import { streamSeries } from '../series/read-series.js';
 import { planSeries, type SeriesPlan } from '../series/series-plan.js';
 import { validateSeriesRequest, type SeriesRequest } from '../series/series-request.js';
-import type { Store } from '../db/store.js';
+import type { CancelSignal, Store } from '../db/store.js';
 import { POINTS_PER_BATCH } from './metric-route.js';
 import { EXTENSION_PARAMS, readParameters, REST_PARAMS } from './parse-query.js';
 
@@ -84,7 +84,7 @@ function exportRequests(metrics: ReadonlyMap<string, MetricDefinition>, params: 
   return requests;
 }
 
-async function* rows(store: Store, plans: readonly { plan: SeriesPlan; buckets: number }[], format: Format, signal: AbortSignal): AsyncGenerator<BodyChunk> {
+async function* rows(store: Store, plans: readonly { plan: SeriesPlan; buckets: number }[], format: Format, signal: CancelSignal): AsyncGenerator<BodyChunk> {
   yield FORMATS[format].header;
   for (const { plan, buckets } of plans) {
     const perBatch = Math.max(1, Math.floor(POINTS_PER_BATCH / Math.max(1, buckets)));

@@ -1,4 +1,5 @@
 import { ApiError } from '../api/api-error.js';
+import type { CachedAnswer } from '../cache/response-cache.js';
 import { readyDirectory } from '../api/unavailable.js';
 import { todayEpochDay } from '../dates.js';
 import type { RouteCall } from '../http/route.js';
@@ -38,5 +39,7 @@ export async function handleMetric({ req, res, services, param, query, signal, m
   const ticket = services.responseCache.ticket();
   const projectsPerBatch = Math.max(1, Math.floor(POINTS_PER_BATCH / Math.max(1, span.buckets)));
   const answer = await readSeriesRows(services.reads, plan, 'rest', projectsPerBatch, signal);
-  await sendSeriesBody(req, res, plan, answer, services.config.cacheMaxAgeSeconds, (fresh) => services.responseCache.set(cacheKey, fresh, ticket));
+  // An answer is assembled in one buffer for the cache only when the cache keeps answers: a copy per request otherwise.
+  const keep = services.responseCache.keeping ? (fresh: CachedAnswer) => services.responseCache.set(cacheKey, fresh, ticket) : undefined;
+  await sendSeriesBody(req, res, plan, answer, services.config.cacheMaxAgeSeconds, keep);
 }

@@ -1,7 +1,7 @@
 import { guardStream, guardUnavailable } from '../api/unavailable.js';
 import { IncompleteResultError } from '../db/classify-error.js';
 import { seriesStatement, type PointLayout, type SeriesStatement } from '../db/series-sql.js';
-import type { ColumnText, Queryable, Store } from '../db/store.js';
+import type { CancelSignal, ColumnText, Queryable, Store } from '../db/store.js';
 import type { PlannedProject, SeriesPlan } from './series-plan.js';
 
 /** One project of an answer, undecoded: its slug, the dataset version, the batch's last write, its points' text. */
@@ -30,21 +30,22 @@ export type SeriesRows = { whole: RawSeriesRow[] } | { batches: AsyncIterable<Ra
  * huge answer stays small in memory. A store failure becomes the 503 ApiError; a batch
  * cut short by a cancelled statement is refused rather than served as data.
  */
-export async function readSeriesRows(store: Store, plan: SeriesPlan, layout: PointLayout, batchRows: number, signal?: AbortSignal): Promise<SeriesRows> {
+export async function readSeriesRows(store: Store, plan: SeriesPlan, layout: PointLayout, batchRows: number, signal?: CancelSignal): Promise<SeriesRows> {
   if (plan.projects.length > batchRows) return { batches: streamSeries(store, plan, layout, batchRows, signal) };
   const { text, parameters } = statementFor(plan, layout);
-  return { whole: toRows(await guardUnavailable(() => store.queryRaw(text, parameters(query(plan, plan.projects)), signal))) };
+  return { whole: await guardUnavailable(async () => toRows(await store.queryRaw(text, parameters(query(plan, plan.projects)), signal))) };
 }
 
 /** A plan's rows, `batchRows` projects per round trip, whatever their number. */
-export async function* streamSeries(store: Store, plan: SeriesPlan, layout: PointLayout, batchRows: number, signal?: AbortSignal): AsyncGenerator<RawSeriesRow[]> {
+export async function* streamSeries(store: Store, plan: SeriesPlan, layout: PointLayout, batchRows: number, signal?: CancelSignal): AsyncGenerator<RawSeriesRow[]> {
   const batch = plan.projects.length <= batchRows ? Infinity : batchRows;
   const { text, parameters } = statementFor(plan, layout);
-  for await (const rows of guardStream(store.streamRaw(text, parameters(query(plan, plan.projects)), batch, signal))) yield toRows(rows);
+  // Rows are checked inside the guard, so a batch cut short is a 503 like any store failure.
+  yield* guardStream(checkedBatches(store.streamRaw(text, parameters(query(plan, plan.projects)), batch, signal)));
 }
 
 /** The rows of some projects of a plan (a loader's batch), in one statement. */
-export async function readSeries(db: Queryable, plan: SeriesPlan, projects: readonly PlannedProject[], layout: PointLayout, signal?: AbortSignal): Promise<SeriesText[]> {
+export async function readSeries(db: Queryable, plan: SeriesPlan, projects: readonly PlannedProject[], layout: PointLayout, signal?: CancelSignal): Promise<SeriesText[]> {
   const { text, parameters } = statementFor(plan, layout);
   const rows = await guardUnavailable(() => db.query<{ project_id: number; version: string; points: string }>(text, parameters(query(plan, projects)), signal));
   return rows.map((r) => ({ projectId: r.project_id, version: r.version, points: r.points }));
@@ -52,12 +53,24 @@ export async function readSeries(db: Queryable, plan: SeriesPlan, projects: read
 
 // Private
 
+async function* checkedBatches(batches: AsyncIterable<ColumnText[][]>): AsyncGenerator<RawSeriesRow[]> {
+  for await (const rows of batches) yield toRows(rows);
+}
+
+/**
+ * A batch's rows; a batch with a row missing is refused. A statement cancelled in the
+ * middle of a cursor batch leaves holes in the driver's array, which `map` would carry
+ * through to the writer as undefined rows (a 500 in the bench), so every index is read.
+ */
 function toRows(rows: ColumnText[][]): RawSeriesRow[] {
-  return rows.map((row) => {
+  const result: RawSeriesRow[] = [];
+  for (let i = 0; i < rows.length; i += 1) {
+    const row = rows[i];
     if (!Array.isArray(row)) throw new IncompleteResultError();
     const [, slug, version, updatedAt, points] = row as (ColumnText | null)[];
-    return { slug: slug!, version: version!, updatedAt: updatedAt ?? null, points: points! };
-  });
+    result.push({ slug: slug!, version: version!, updatedAt: updatedAt ?? null, points: points! });
+  }
+  return result;
 }
 
 function statementFor(plan: SeriesPlan, layout: PointLayout): SeriesStatement {

@@ -2,7 +2,7 @@ import DataLoader from 'dataloader';
 import { guardUnavailable } from '../api/unavailable.js';
 import { readCoverage } from '../db/read-coverage.js';
 import type { ProjectDirectory } from '../db/project-directory.js';
-import type { Queryable } from '../db/store.js';
+import type { CancelSignal, Queryable } from '../db/store.js';
 import type { PointField } from '../db/series-sql.js';
 import { readSeries } from './read-series.js';
 import type { PlannedProject, SeriesPlan } from './series-plan.js';
@@ -48,7 +48,7 @@ export interface SeriesLoaders {
  * share a batch key (metric, range, options) and fields become one SQL statement, however
  * many projects or aliases ask for them; all coverage keys of a request become one statement.
  */
-export function createSeriesLoaders(db: Queryable, directory: ProjectDirectory, signal?: AbortSignal): SeriesLoaders {
+export function createSeriesLoaders(db: Queryable, directory: ProjectDirectory, signal?: CancelSignal): SeriesLoaders {
   return {
     points: new DataLoader((keys) => loadPointsBatch(db, keys, signal), { cacheKeyFn: (k) => `${statementKey(k)}\u0000${k.project.id}` }),
     coverage: new DataLoader((keys) => loadCoverageBatch(db, directory, keys, signal), { cacheKeyFn: (k) => `${k.metric}\u0000${k.slug}` }),
@@ -62,7 +62,7 @@ function statementKey(k: PointsKey): string {
   return `${k.plan.batchKey}\u0000${k.fields.join(',')}`;
 }
 
-async function loadPointsBatch(db: Queryable, keys: readonly PointsKey[], signal?: AbortSignal): Promise<string[]> {
+async function loadPointsBatch(db: Queryable, keys: readonly PointsKey[], signal?: CancelSignal): Promise<string[]> {
   const batches = new Map<string, { key: PointsKey; projects: Map<number, PlannedProject> }>();
   for (const key of keys) {
     const batch = batches.get(statementKey(key)) ?? { key, projects: new Map() };
@@ -82,7 +82,7 @@ async function loadCoverageBatch(
   db: Queryable,
   directory: ProjectDirectory,
   keys: readonly { metric: string; slug: string }[],
-  signal?: AbortSignal,
+  signal?: CancelSignal,
 ): Promise<Coverage[]> {
   const ids = keys.map((k) => directory.idOf(k.metric, k.slug));
   const known = [...new Set(ids.filter((id): id is number => id !== undefined))];

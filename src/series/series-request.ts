@@ -129,15 +129,16 @@ const SERIES_REQUEST_SCHEMA = z
   });
 
 function resolveSlugs(metric: MetricDefinition, projects: readonly string[] | undefined, ctx: z.RefinementCtx): string[] {
-  const allowed = `allowed: ${metric.projects.join(', ')}`;
+  // Built only for an error: joining a long list on every request costs more than the check.
+  const allowed = () => `allowed: ${metric.projects.join(', ')}`;
   if (projects === undefined) {
     if (metric.projectRequired) {
-      ctx.addIssue({ code: 'custom', path: ['projects'], message: `a project is required for ${metric.name}; ${allowed}` });
+      ctx.addIssue({ code: 'custom', path: ['projects'], message: `a project is required for ${metric.name}; ${allowed()}` });
     }
     return [...metric.projects];
   }
   if (projects.length === 0) {
-    ctx.addIssue({ code: 'custom', path: ['projects'], message: `name at least one project; ${allowed}` });
+    ctx.addIssue({ code: 'custom', path: ['projects'], message: `name at least one project; ${allowed()}` });
   }
   // Each distinct offending value once, the first few by name: a 1 MB list of bad slugs
   // must not become an answer of megabytes that repeats the allowed list per item.
@@ -145,14 +146,14 @@ function resolveSlugs(metric: MetricDefinition, projects: readonly string[] | un
   const offending = distinct.filter((slug) => slug === '' || !metric.projects.includes(slug));
   for (const slug of offending.slice(0, MAX_NAMED_PROJECTS)) {
     if (slug === '') {
-      ctx.addIssue({ code: 'custom', path: ['projects'], message: `empty project name in the list; ${allowed}` });
+      ctx.addIssue({ code: 'custom', path: ['projects'], message: `empty project name in the list; ${allowed()}` });
     } else {
       const sameLetters = metric.projects.find((p) => p.toLowerCase() === slug.toLowerCase());
       const hint = sameLetters === undefined ? '' : ` (slugs are case-sensitive: did you mean ${JSON.stringify(sameLetters)}?)`;
       ctx.addIssue({
         code: 'custom',
         path: ['projects'],
-        message: `${JSON.stringify(truncate(slug))} is not a project of ${metric.name}${hint}; ${allowed}`,
+        message: `${JSON.stringify(truncate(slug))} is not a project of ${metric.name}${hint}; ${allowed()}`,
       });
     }
   }

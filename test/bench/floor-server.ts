@@ -4,7 +4,8 @@
  * service's pool size and statement (src/db/series-sql.ts), one row per project read as
  * raw bytes (no strings are made of the points), written straight to the socket: whole,
  * with a length, when the answer fits one batch of 30,000 points, else streamed a few
- * projects per cursor round trip. No key, no validation, no rate limit, no logging.
+ * projects per cursor round trip, under the service's heap setting (src/start/heap-tuning.ts).
+ * No key, no validation, no rate limit, no logging.
  *
  * Query string: ?ids=1,2,3&slugs=a,b,c&from=YYYY-MM-DD&to=YYYY-MM-DD
  */
@@ -12,11 +13,14 @@ import { createServer, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
 import postgres from 'postgres';
 import { seriesStatement } from '../../src/db/series-sql.js';
+import { tuneHeap } from '../../src/start/heap-tuning.js';
 
 /** The service's DATABASE_POOL_SIZE default and its points per streamed batch (src/rest/metric-route.ts). */
 const POOL_SIZE = Number(process.env.DATABASE_POOL_SIZE ?? 10);
 const POINTS_PER_BATCH = 30_000;
 
+// The service's heap setting: the floor's own collections are as rare as the service's.
+tuneHeap();
 const sql = postgres(process.env.DATABASE_URL!, { max: POOL_SIZE, prepare: true, fetch_types: false, onnotice: () => {} });
 const OPTIONS = { interval: 'day', aggregation: 'avg', fill: 'none', transform: null, window: null } as const;
 const { text: SQL, parameters } = seriesStatement({ layout: 'rest', options: OPTIONS, extraFields: [], asOf: false });
@@ -52,13 +56,27 @@ async function whole(res: ServerResponse, params: unknown[]): Promise<void> {
 
 async function streamed(res: ServerResponse, params: unknown[], perBatch: number): Promise<void> {
   res.writeHead(200, { 'content-type': 'application/json' });
+  const query = sql.unsafe(SQL, params as never[], { prepare: true }).raw();
+  // A client that leaves mid-stream ends the loop, which closes the cursor: a cursor left
+  // waiting for a drain that never comes holds its pooled connection for good, and a load
+  // generator closing 32 connections at the end of a run once left the floor with no
+  // connection at all. Unlike the service (src/db/open-postgres.ts) the floor sends no
+  // cancel as well: tried here, a cancel arriving after the loop had ended hit the next
+  // request's statement on the same connection.
+  const gone = new AbortController();
+  res.once('close', () => gone.abort());
   let separator = '{';
-  for await (const rows of sql.unsafe(SQL, params as never[], { prepare: true }).raw().cursor(perBatch) as unknown as AsyncIterable<Buffer[][]>) {
-    for (const row of rows) {
-      res.write(`${separator}${JSON.stringify(String(row[1]))}:`);
-      if (!res.write(row[4]!)) await once(res, 'drain');
-      separator = ',';
+  try {
+    for await (const rows of query.cursor(perBatch) as unknown as AsyncIterable<Buffer[][]>) {
+      for (const row of rows) {
+        res.write(`${separator}${JSON.stringify(String(row[1]))}:`);
+        if (!res.write(row[4]!)) await once(res, 'drain', { signal: gone.signal });
+        separator = ',';
+      }
     }
+  } catch (error) {
+    if (gone.signal.aborted) return;
+    throw error;
   }
   res.end(separator === '{' ? '{}' : '}');
 }

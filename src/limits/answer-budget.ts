@@ -1,0 +1,51 @@
+/**
+ * The bytes of large answers being built at once in one process. GraphQL builds an answer
+ * whole (the points' text, then the serialized response, then its bytes: about three
+ * times the points), so 32 clients asking for ten years of 76 projects held about 1 GB
+ * and could take the process down. A request that will build a large answer reserves its
+ * estimated size first and waits, in arrival order, while the budget is spent; one larger
+ * than the whole budget runs alone. Small answers never wait.
+ */
+export interface AnswerBudget {
+  /** Resolves, once `bytes` fit, to the function that gives them back. */
+  reserve(bytes: number): Promise<() => void>;
+  /** Bytes reserved now. */
+  readonly inUse: number;
+}
+
+/** Points text a process may be building at once for GraphQL answers: about 100 MB of memory at the peak. */
+export const GRAPHQL_ANSWER_BUDGET_BYTES = 32 * 2 ** 20;
+
+/** Answers estimated below this never reserve: they are most requests and cost little. */
+export const SMALL_ANSWER_BYTES = 2 ** 20;
+
+export function createAnswerBudget(totalBytes: number): AnswerBudget {
+  let inUse = 0;
+  const waiting: { bytes: number; grant: () => void }[] = [];
+  const drain = () => {
+    while (waiting.length > 0 && (inUse === 0 || inUse + waiting[0]!.bytes <= totalBytes)) {
+      const next = waiting.shift()!;
+      inUse += next.bytes;
+      next.grant();
+    }
+  };
+  return {
+    reserve(requested) {
+      const bytes = Math.min(requested, totalBytes);
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        inUse -= bytes;
+        drain();
+      };
+      return new Promise((resolve) => {
+        waiting.push({ bytes, grant: () => resolve(release) });
+        drain();
+      });
+    },
+    get inUse() {
+      return inUse;
+    },
+  };
+}
