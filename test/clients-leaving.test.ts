@@ -1,4 +1,6 @@
 import { request } from 'node:http';
+import { openPostgres } from '../src/db/open-postgres.js';
+import { ClientGone } from '../src/http/client-gone.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../src/catalog/load-catalog.js';
 import { migrate } from '../src/db/migrate.js';
@@ -87,4 +89,70 @@ describe.skipIf(!postgres.available)('clients that leave in the middle of a stre
     expect(Object.values(body).reduce((n, points) => n + points.length, 0)).toBe(stored[0]!.points);
     expect(service.logText()).not.toMatch(/canceling statement/);
   }, 120_000);
+});
+
+describe.skipIf(!postgres.available)('a cancel that lands on the wrong statement', () => {
+  let db: StoreUnderTest;
+  beforeAll(async () => {
+    db = await postgres.open();
+  });
+  afterAll(async () => db?.dispose());
+
+  /** Cancels, as a stray cancel request would, the statement running `marker` (a pg_sleep of its own length). */
+  const cancelWhileRunning = async (marker: string) => {
+    for (let i = 0; i < 200; i += 1) {
+      const rows = await db.store.query<{ cancelled: boolean }>(
+        `select pg_cancel_backend(pid) as cancelled from pg_stat_activity where state = 'active' and query like $1 and pid <> pg_backend_pid()`,
+        [`%${marker}%`],
+      );
+      if (rows.some((r) => r.cancelled)) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    throw new Error(`no statement with ${marker} ran`);
+  };
+
+  it('runs a statement whose client is still there once more, and gives its rows', async () => {
+    const started = Date.now();
+    const victim = db.store.query<{ x: number }>('select pg_sleep(0.301), 7 as x');
+    await cancelWhileRunning('pg_sleep(0.301)');
+    expect(await victim).toEqual([{ pg_sleep: '', x: 7 }]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300); // the second run slept again
+    const raw = db.store.queryRaw('select pg_sleep(0.302), 8 as x', []);
+    await cancelWhileRunning('pg_sleep(0.302)');
+    expect((await raw).map((row) => String(row[1]))).toEqual(['8']);
+  });
+
+  it('gives every row of a statement that follows, on the same connection, one that failed part-way through its rows', async () => {
+    const one = openPostgres({ url: db.url!, poolSize: 1, statementTimeoutSeconds: 5, connectTimeoutSeconds: 5 });
+    try {
+      // Three rows, then a division by zero; the next statement waits behind it on the one connection.
+      const failing = one.query('select i, 1 / (4 - i) as boom from generate_series(1, 10) i').catch((e: Error) => e);
+      const next = one.query<{ x: number }>('select x from generate_series(1, 5) x');
+      const raw = one.queryRaw('select x from generate_series(1, 5) x', []);
+      const failingRaw = one.queryRaw('select i, 1 / (4 - i) as boom from generate_series(1, 10) i', []).catch((e: Error) => e);
+      const streamed = (async () => {
+        const batches: string[][] = [];
+        for await (const rows of one.streamRaw('select x from generate_series(1, 5) x', [], 2)) batches.push(rows.map((row) => String(row[0])));
+        return batches;
+      })();
+      expect(await failing).toMatchObject({ code: '22012' });
+      expect(await next).toEqual([1, 2, 3, 4, 5].map((x) => ({ x })));
+      expect((await raw).map((row) => String(row[0]))).toEqual(['1', '2', '3', '4', '5']);
+      expect(await failingRaw).toMatchObject({ code: '22012' });
+      expect(await streamed).toEqual([['1', '2'], ['3', '4'], ['5']]);
+    } finally {
+      await one.close();
+    }
+  });
+
+  it('does not run it again when its own client left, nor inside a transaction', async () => {
+    const gone = new ClientGone();
+    const abandoned = db.store.query('select pg_sleep(0.303)', [], gone).catch((e: Error) => e);
+    gone.abort();
+    await cancelWhileRunning('pg_sleep(0.303)');
+    expect(await abandoned).toMatchObject({ code: '57014' });
+    const inTransaction = db.store.transaction((tx) => tx.query('select pg_sleep(0.304)')).catch((e: Error) => e);
+    await cancelWhileRunning('pg_sleep(0.304)');
+    expect(await inTransaction).toMatchObject({ code: '57014' });
+  });
 });

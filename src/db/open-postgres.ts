@@ -30,14 +30,16 @@ export function openPostgres(options: PostgresOptions): Store {
     },
   });
   const over = (runner: postgres.Sql | postgres.TransactionSql): Queryable => ({
-    query: async <Row extends object>(text: string, params: readonly unknown[] = [], signal?: CancelSignal) => {
-      const guard = cancelOnAbort(runner.unsafe(text, params.map(toParameter), { prepare: true }), signal);
-      try {
-        return (await guard.query) as unknown as Row[];
-      } finally {
-        guard.done();
-      }
-    },
+    query: async <Row extends object>(text: string, params: readonly unknown[] = [], signal?: CancelSignal) =>
+      // In a transaction a cancelled statement has aborted the transaction: nothing to run again.
+      againIfCancelledForAnother(runner === sql, signal, async () => {
+        const guard = cancelOnAbort(runner.unsafe(text, params.map(toParameter), { prepare: true }), signal);
+        try {
+          return withoutHoles((await guard.query) as unknown as Row[]);
+        } finally {
+          guard.done();
+        }
+      }),
     exec: async (script) => {
       await runner.unsafe(script).simple();
     },
@@ -46,6 +48,15 @@ export function openPostgres(options: PostgresOptions): Store {
       await pipeline(Readable.from(csv), input);
     },
   });
+  const readRaw = (text: string, params: readonly unknown[], signal?: CancelSignal) =>
+    againIfCancelledForAnother(true, signal, async () => {
+      const guard = cancelOnAbort(sql.unsafe(text, params.map(toParameter), { prepare: true }).raw(), signal);
+      try {
+        return withoutHoles((await guard.query) as unknown as ColumnText[][]);
+      } finally {
+        guard.done();
+      }
+    });
   return {
     kind: 'postgres',
     description: `PostgreSQL at ${describeUrl(options.url)}`,
@@ -57,22 +68,24 @@ export function openPostgres(options: PostgresOptions): Store {
       // under the statement timeout). A cancel cannot be aimed at the cursor: it reaches the
       // server after that close, when the connection already runs the next request's statement,
       // and cancelled that one instead (503s after clients left in the middle of answers).
-      const guard = cancelOnAbort(sql.unsafe(text, params.map(toParameter), { prepare: true }).raw(), cursor ? undefined : signal);
-      try {
-        if (cursor) yield* guard.query.cursor(batchRows) as unknown as AsyncIterable<ColumnText[][]>;
-        else yield (await guard.query) as unknown as ColumnText[][];
-      } finally {
-        guard.done();
+      if (cursor) {
+        // Before its first batch, a cursor stopped by a cancel meant for another statement
+        // (see againIfCancelledForAnother) starts again; after it, rows have gone out.
+        for (let delivered = false, again = true; ; again = false) {
+          try {
+            for await (const rows of sql.unsafe(text, params.map(toParameter), { prepare: true }).raw().cursor(batchRows) as unknown as AsyncIterable<ColumnText[][]>) {
+              delivered = true;
+              yield withoutHoles(rows);
+            }
+            return;
+          } catch (error) {
+            if (delivered || !again || signal?.aborted || !cancelledByRequest(error)) throw error;
+          }
+        }
       }
+      yield await readRaw(text, params, signal);
     },
-    queryRaw: async (text, params, signal) => {
-      const guard = cancelOnAbort(sql.unsafe(text, params.map(toParameter), { prepare: true }).raw(), signal);
-      try {
-        return (await guard.query) as unknown as ColumnText[][];
-      } finally {
-        guard.done();
-      }
-    },
+    queryRaw: readRaw,
     listen: (channel, onMessage, onState) => listenOn(options, channel, onMessage, onState),
     transaction: async (work) => (await sql.begin((tx) => work(over(tx)))) as Awaited<ReturnType<typeof work>>,
     close: () => sql.end({ timeout: 5 }),
@@ -152,6 +165,39 @@ function cancelOnAbort<Q extends { cancel(): void }>(
       signal.removeEventListener('abort', onAbort);
     },
   };
+}
+
+/**
+ * Runs `statement`, and once more when a cancel request meant for another statement
+ * stopped it. PostgreSQL cancels whatever a connection runs when the request arrives, and
+ * the driver sends statements of several requests down one connection in turn: a cancel
+ * for an abandoned statement (see cancelOnAbort) can land on the next one, another
+ * client's, which then failed with a 503. A statement whose own client is still there
+ * was not cancelled by us, and an autocommit statement that was cancelled changed nothing,
+ * so running it again is safe. The statement timeout is told apart by its message.
+ */
+async function againIfCancelledForAnother<T>(autocommit: boolean, signal: CancelSignal | undefined, statement: () => Promise<T>): Promise<T> {
+  try {
+    return await statement();
+  } catch (error) {
+    if (!autocommit || signal?.aborted || !cancelledByRequest(error)) throw error;
+    return statement();
+  }
+}
+
+/**
+ * A result without the leading holes postgres.js (3.4.9) leaves in it when the statement
+ * before it on the same connection failed part-way through its rows: the driver's row
+ * counter is not reset then (porsager/postgres#1119, #1181), so every row is there but
+ * written from a stale offset. A cancelled statement is such a failure; holes reached the
+ * writer as missing rows.
+ */
+function withoutHoles<T>(rows: T[]): T[] {
+  return rows.length === 0 || 0 in rows ? rows : rows.filter(() => true);
+}
+
+function cancelledByRequest(error: unknown): boolean {
+  return (error as { code?: unknown }).code === '57014' && /user request/.test((error as Error).message);
 }
 
 /**

@@ -60,9 +60,8 @@ async function streamed(res: ServerResponse, params: unknown[], perBatch: number
   // A client that leaves mid-stream ends the loop, which closes the cursor: a cursor left
   // waiting for a drain that never comes holds its pooled connection for good, and a load
   // generator closing 32 connections at the end of a run once left the floor with no
-  // connection at all. Unlike the service (src/db/open-postgres.ts) the floor sends no
-  // cancel as well: tried here, a cancel arriving after the loop had ended hit the next
-  // request's statement on the same connection.
+  // connection at all. As in the service (src/db/open-postgres.ts), no cancel is sent: a
+  // cancel arriving after the loop had ended hit the next request's statement.
   const gone = new AbortController();
   res.once('close', () => gone.abort());
   let separator = '{';
