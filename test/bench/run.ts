@@ -18,6 +18,10 @@ const { values: args } = parseArgs({
   strict: true,
 });
 const QUICK = args.quick === true;
+/** Rounds and their length in `--quick`; seconds of untimed load before the first round at each connection count. */
+const QUICK_ROUNDS = 5;
+const QUICK_SECONDS = 3;
+const WARMUP_SECONDS = 2;
 const SERVER_URL = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const BENCH_KEY = 'bench-key-not-secret-0123456789';
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -37,7 +41,7 @@ interface Row {
   peakRssGrowthMb?: number;
 }
 
-if (QUICK) log('--quick: only 3 projects x 365 days at 8 connections, 3 rounds of 4 s per target (floor, rest, graphql, rest-hot and graphql-hot through the response cache, and rest on two instances); no memory runs');
+if (QUICK) log(`--quick: only 3 projects x 365 days at 8 connections, a warm-up of ${WARMUP_SECONDS} s then ${QUICK_ROUNDS} rounds of ${QUICK_SECONDS} s per target (floor, rest, graphql, rest-hot and graphql-hot through the response cache, and rest on two instances); no memory runs`);
 const db = await ensureBenchDatabase(SERVER_URL, log);
 // The service runs as deployed (request logs at info level); only the rate limit is lifted,
 // and the response cache is off: the rest and graphql rows measure the series path, since
@@ -55,7 +59,6 @@ const readyPort = (line: string) => {
 const service = await startChild('src/main.ts', env, readyPort);
 const hot = await startChild('src/main.ts', hotEnv, readyPort);
 
-const ROUNDS = QUICK ? 3 : 2;
 const rows: Row[] = [];
 try {
   const only = args.shape ?? (QUICK ? '3x365' : undefined);
@@ -75,10 +78,17 @@ try {
           throw new Error(`${target.name} returned other points than the floor for ${shape.name}`);
         }
       }
-      // Rounds alternate floor, rest, graphql so drift on the machine hits all three alike.
+      // A first pass at this load, not counted: the service's code is compiled by V8 and its
+      // heap grown by the first requests, and a cold first round was 10-15% slower than the rest.
+      for (const target of targets) await load(target, connections, WARMUP_SECONDS);
+      // Rounds alternate the targets so drift on the machine hits all alike, each round
+      // starting one target further on: what ran just before a target changed its figure
+      // (the floor after the cache-hot rows, say), so every target takes every place in turn.
       const runs = new Map<string, Row[]>(targets.map((t) => [t.name, []]));
-      for (let round = 0; round < ROUNDS; round += 1) {
-        for (const target of targets) runs.get(target.name)!.push(await measure(target, shape, connections));
+      for (let round = 0; round < roundsOf(shape); round += 1) {
+        const order = targets.map((_, i) => targets[(i + round) % targets.length]!);
+        for (const target of order) runs.get(target.name)!.push(await measure(target, shape, connections));
+        log(`  round ${round + 1}: ${order.map((t) => `${t.name} ${runs.get(t.name)!.at(-1)!.rps.toFixed(0)}`).join(', ')}`);
       }
       for (const target of targets) {
         const row = medianRow(runs.get(target.name)!);
@@ -96,8 +106,9 @@ try {
       const [, one] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: service.port }, BENCH_KEY);
       const [, two] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: second.port }, BENCH_KEY);
       const runs: Row[] = [];
-      for (let round = 0; round < ROUNDS; round += 1) {
-        const halves = await Promise.all([one!, two!].map((t) => autocannon({ url: t.url, headers: t.headers, connections: 4, duration: QUICK ? 4 : shape.seconds })));
+      await Promise.all([one!, two!].map((t) => load(t, 4, WARMUP_SECONDS)));
+      for (let round = 0; round < roundsOf(shape); round += 1) {
+        const halves = await Promise.all([one!, two!].map((t) => load(t, 4, secondsOf(shape))));
         runs.push({
           shape: shape.name, connections: 8, target: 'rest-2-instances',
           rps: halves[0]!.requests.average + halves[1]!.requests.average,
@@ -217,14 +228,7 @@ async function measure(target: Target, shape: Shape, connections: number): Promi
   const child: Child = target.name === 'floor' ? floor : target.name.endsWith('-hot') ? hot : service;
   const rssBefore = child.rss();
   const sampler = sampleRss(child);
-  const result = await autocannon({
-    url: target.url,
-    method: target.method,
-    headers: target.headers,
-    body: target.body,
-    connections,
-    duration: QUICK ? 4 : shape.seconds,
-  });
+  const result = await load(target, connections, secondsOf(shape));
   const peak = sampler.stop();
   return {
     shape: shape.name,
@@ -239,6 +243,18 @@ async function measure(target: Target, shape: Shape, connections: number): Promi
     bytes: Math.round(result.throughput.total / Math.max(1, result.requests.total)),
     ...(shape.trackMemory ? { peakRssGrowthMb: (peak - rssBefore) / 2 ** 20 } : {}),
   };
+}
+
+function load(target: Pick<Target, 'url' | 'method' | 'headers' | 'body'>, connections: number, seconds: number): Promise<autocannon.Result> {
+  return autocannon({ url: target.url, method: target.method, headers: target.headers, body: target.body, connections, duration: seconds });
+}
+
+function roundsOf(shape: Shape): number {
+  return QUICK ? QUICK_ROUNDS : shape.rounds;
+}
+
+function secondsOf(shape: Shape): number {
+  return QUICK ? QUICK_SECONDS : shape.seconds;
 }
 
 /** The median of each figure over the rounds (errors are summed, memory growth is the worst). */
