@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Kind, type FieldNode, type GraphQLResolveInfo } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { POINT_FIELDS, type PointField } from '../db/series-sql.js';
+import type { ColumnText } from '../db/store.js';
 
 /**
  * Raw JSON spliced into a GraphQL response. A series' points arrive from PostgreSQL as the
@@ -15,14 +16,25 @@ import { POINT_FIELDS, type PointField } from '../db/series-sql.js';
  */
 export interface Splices {
   /** Records `json` as the value at the response path of the field being resolved. */
-  add(info: GraphQLResolveInfo, json: string): void;
+  add(info: GraphQLResolveInfo, json: ColumnText): void;
   readonly size: number;
-  /** Serializes `result` with `stringify`, the recorded values in place. */
+  /**
+   * Serializes `result` with `stringify`: with the recorded values in place, or, for
+   * splices made `asBytes`, with a marker where each goes, for {@link Splices.toBytes}.
+   */
   serialize(result: { data?: unknown }, stringify: (result: unknown) => string): string;
+  /** A serialized response's bytes with the recorded values, as bytes, where its markers stand. */
+  toBytes(serialized: string): Buffer;
 }
 
-export function createSplices(): Splices {
-  const recorded: { path: (string | number)[]; json: string }[] = [];
+/**
+ * Splices for one response. `asBytes`: serialization leaves markers and the route puts
+ * the points' bytes in with {@link Splices.toBytes}, so points read as bytes are never
+ * decoded to a string and encoded again (for a 10 MB answer, two copies and most of the
+ * collector's work); without it (Yoga used on its own), the text goes into the string.
+ */
+export function createSplices(asBytes = false): Splices {
+  const recorded: { path: (string | number)[]; json: ColumnText }[] = [];
   return {
     add(info, json) {
       const path: (string | number)[] = [];
@@ -34,9 +46,25 @@ export function createSplices(): Splices {
     },
     serialize(result, stringify) {
       recorded.forEach(({ path }, i) => replaceAt(result.data, path, `\u0000${NONCE}:${i}`));
-      return stringify(result).replace(MARKER, (_, i: string) => recorded[Number(i)]!.json);
+      if (asBytes) return stringify(result);
+      return stringify(result).replace(MARKER, (_, i: string) => textOf(recorded[Number(i)]!.json));
+    },
+    toBytes(serialized) {
+      const parts: Buffer[] = [];
+      let from = 0;
+      for (const match of serialized.matchAll(MARKER)) {
+        parts.push(Buffer.from(serialized.slice(from, match.index), 'utf8'), bytesOf(recorded[Number(match[1])]!.json));
+        from = match.index + match[0].length;
+      }
+      parts.push(Buffer.from(serialized.slice(from), 'utf8'));
+      return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
     },
   };
+}
+
+/** Column text as a string, whether the store gave bytes or text. */
+export function textOf(value: ColumnText): string {
+  return typeof value === 'string' ? value : bytesOf(value).toString('utf8');
 }
 
 /**
@@ -82,6 +110,11 @@ export function useSplices(splicesOf: (context: unknown) => Splices): Plugin {
  */
 const NONCE = randomBytes(12).toString('hex');
 const MARKER = new RegExp(`"\\\\u0000${NONCE}:(\\d+)"`, 'g');
+
+function bytesOf(value: ColumnText): Buffer {
+  if (typeof value === 'string') return Buffer.from(value, 'utf8');
+  return Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+}
 
 function isPointField(name: string): name is PointField {
   return (POINT_FIELDS as readonly string[]).includes(name);

@@ -12,7 +12,7 @@ import type { Services } from '../services.js';
 import { useGraphqlArmor } from './armor.js';
 import type { GraphqlContext } from './builder.js';
 import { exampleQuery } from './example-query.js';
-import { createSplices, useSplices } from './splice.js';
+import { createSplices, useSplices, type Splices } from './splice.js';
 import { createGraphqlSchema } from './schema.js';
 import { useVariableCheck } from './variable-check.js';
 
@@ -26,6 +26,8 @@ export interface GraphqlServerContext {
   caller: string;
   /** See GraphqlContext.reserveAnswer. */
   reserveAnswer(bytes: number): Promise<void>;
+  /** Splices the route puts in as bytes (see splice.ts); made here when Yoga is used alone. */
+  splices?: Splices;
 }
 
 /**
@@ -58,7 +60,7 @@ export function createGraphqlServer(services: Services): YogaServerInstance<Grap
       }),
       useSplices((context) => (context as GraphqlContext).splices),
     ],
-    context: ({ directory, signal, meter, caller, reserveAnswer }) => ({ services, directory, meter, caller, signal, reserveAnswer, loaders: createSeriesLoaders(services.reads, directory, signal), splices: createSplices() }),
+    context: ({ directory, signal, meter, caller, reserveAnswer, splices }) => ({ services, directory, meter, caller, signal, reserveAnswer, loaders: createSeriesLoaders(services.reads, directory, signal), splices: splices ?? createSplices() }),
     graphiql: services.config.graphiql ? () => graphiqlOptions(services) : false,
     // The page is a 9 MB bundle (no CDN needed); it is loaded the first time someone opens it.
     renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),

@@ -1,11 +1,12 @@
 import { guardStream, guardUnavailable } from '../api/unavailable.js';
 import { IncompleteResultError } from '../db/classify-error.js';
 import { seriesStatement, type PointLayout, type SeriesStatement } from '../db/series-sql.js';
-import type { CancelSignal, ColumnText, Queryable, Store } from '../db/store.js';
+import type { CancelSignal, ColumnText, Store } from '../db/store.js';
 import type { PlannedProject, SeriesPlan } from './series-plan.js';
 
 /** One project of an answer, undecoded: its slug, the dataset version, the batch's last write, its points' text. */
 export interface RawSeriesRow {
+  projectId: ColumnText;
   slug: ColumnText;
   version: ColumnText;
   /** ISO 8601 time of the newest write to any project of the batch; null when none was ever written. */
@@ -13,11 +14,10 @@ export interface RawSeriesRow {
   points: ColumnText;
 }
 
-/** One project of an answer as text, for GraphQL. */
+/** One project of an answer for GraphQL: its points as the database's bytes (text on the embedded store). */
 export interface SeriesText {
   projectId: number;
-  version: string;
-  points: string;
+  points: ColumnText;
 }
 
 /** A plan's rows: all of them at once, or batches to stream. */
@@ -44,11 +44,13 @@ export async function* streamSeries(store: Store, plan: SeriesPlan, layout: Poin
   yield* guardStream(checkedBatches(store.streamRaw(text, parameters(query(plan, plan.projects)), batch, signal)));
 }
 
-/** The rows of some projects of a plan (a loader's batch), in one statement. */
-export async function readSeries(db: Queryable, plan: SeriesPlan, projects: readonly PlannedProject[], layout: PointLayout, signal?: CancelSignal): Promise<SeriesText[]> {
+/**
+ * The rows of some projects of a plan (a loader's batch), in one statement. The points
+ * stay bytes: GraphQL writes them into its answer as they came (see splice.ts).
+ */
+export async function readSeries(db: Pick<Store, 'queryRaw'>, plan: SeriesPlan, projects: readonly PlannedProject[], layout: PointLayout, signal?: CancelSignal): Promise<SeriesText[]> {
   const { text, parameters } = statementFor(plan, layout);
-  const rows = await guardUnavailable(() => db.query<{ project_id: number; version: string; points: string }>(text, parameters(query(plan, projects)), signal));
-  return rows.map((r) => ({ projectId: r.project_id, version: r.version, points: r.points }));
+  return guardUnavailable(async () => toRows(await db.queryRaw(text, parameters(query(plan, projects)), signal)).map((r) => ({ projectId: Number(String(r.projectId)), points: r.points })));
 }
 
 // Private
@@ -67,8 +69,8 @@ function toRows(rows: ColumnText[][]): RawSeriesRow[] {
   for (let i = 0; i < rows.length; i += 1) {
     const row = rows[i];
     if (!Array.isArray(row)) throw new IncompleteResultError();
-    const [, slug, version, updatedAt, points] = row as (ColumnText | null)[];
-    result.push({ slug: slug!, version: version!, updatedAt: updatedAt ?? null, points: points! });
+    const [projectId, slug, version, updatedAt, points] = row as (ColumnText | null)[];
+    result.push({ projectId: projectId!, slug: slug!, version: version!, updatedAt: updatedAt ?? null, points: points! });
   }
   return result;
 }

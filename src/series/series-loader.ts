@@ -2,7 +2,7 @@ import DataLoader from 'dataloader';
 import { guardUnavailable } from '../api/unavailable.js';
 import { readCoverage } from '../db/read-coverage.js';
 import type { ProjectDirectory } from '../db/project-directory.js';
-import type { CancelSignal, Queryable } from '../db/store.js';
+import type { CancelSignal, ColumnText, Queryable, Store } from '../db/store.js';
 import type { PointField } from '../db/series-sql.js';
 import { readSeries } from './read-series.js';
 import type { PlannedProject, SeriesPlan } from './series-plan.js';
@@ -38,8 +38,8 @@ export interface Coverage {
 }
 
 export interface SeriesLoaders {
-  /** A project's points as the JSON text of an array of DataPoint objects. */
-  points: DataLoader<PointsKey, string, string>;
+  /** A project's points: the JSON text of an array of DataPoint objects, as the database's bytes. */
+  points: DataLoader<PointsKey, ColumnText, string>;
   coverage: DataLoader<{ metric: string; slug: string }, Coverage, string>;
 }
 
@@ -48,7 +48,7 @@ export interface SeriesLoaders {
  * share a batch key (metric, range, options) and fields become one SQL statement, however
  * many projects or aliases ask for them; all coverage keys of a request become one statement.
  */
-export function createSeriesLoaders(db: Queryable, directory: ProjectDirectory, signal?: CancelSignal): SeriesLoaders {
+export function createSeriesLoaders(db: Queryable & Pick<Store, 'queryRaw'>, directory: ProjectDirectory, signal?: CancelSignal): SeriesLoaders {
   return {
     points: new DataLoader((keys) => loadPointsBatch(db, keys, signal), { cacheKeyFn: (k) => `${statementKey(k)}\u0000${k.project.id}` }),
     coverage: new DataLoader((keys) => loadCoverageBatch(db, directory, keys, signal), { cacheKeyFn: (k) => `${k.metric}\u0000${k.slug}` }),
@@ -62,14 +62,14 @@ function statementKey(k: PointsKey): string {
   return `${k.plan.batchKey}\u0000${k.fields.join(',')}`;
 }
 
-async function loadPointsBatch(db: Queryable, keys: readonly PointsKey[], signal?: CancelSignal): Promise<string[]> {
+async function loadPointsBatch(db: Pick<Store, 'queryRaw'>, keys: readonly PointsKey[], signal?: CancelSignal): Promise<ColumnText[]> {
   const batches = new Map<string, { key: PointsKey; projects: Map<number, PlannedProject> }>();
   for (const key of keys) {
     const batch = batches.get(statementKey(key)) ?? { key, projects: new Map() };
     batch.projects.set(key.project.id, key.project);
     batches.set(statementKey(key), batch);
   }
-  const points = new Map<string, string>();
+  const points = new Map<string, ColumnText>();
   await Promise.all([...batches].map(async ([statement, { key, projects }]) => {
     for (const row of await readSeries(db, key.plan, [...projects.values()], { graphql: key.fields }, signal)) {
       points.set(`${statement}\u0000${row.projectId}`, row.points);
