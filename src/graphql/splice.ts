@@ -8,11 +8,11 @@ import type { ColumnText } from '../db/store.js';
  * Raw JSON spliced into a GraphQL response. A series' points arrive from PostgreSQL as the
  * JSON text of an array of DataPoint objects holding exactly the fields the query selected,
  * in its order; turning that text into objects, resolving each field of each point and
- * serializing them again was most of a GraphQL request's time (docs/benchmarks.md,
- * "GraphQL splices the points"). So when a `points` selection is plain fields, its
- * resolver records the text here and returns an empty list, execution runs as usual for
- * everything else, and serialization puts the text where that empty list stands. The
- * answer is the same JSON a full execution gives, the same fields in the same order.
+ * serializing them again was most of a GraphQL request's time. So when a `points`
+ * selection is plain fields, its resolver records the text here and returns an empty
+ * list, execution runs as usual for everything else, and the text goes where that empty
+ * list stands: as bytes, after serialization, when the route asks for it. The answer is
+ * the same JSON a full execution gives, the same fields in the same order.
  */
 export interface Splices {
   /** Records `json` as the value at the response path of the field being resolved. */
