@@ -1,6 +1,16 @@
 /** A column value as the store sent it: bytes from the PostgreSQL driver, text from PGlite. */
 export type ColumnText = string | Uint8Array;
 
+/** A column value's bytes, without a copy when the store gave bytes. */
+export function columnBytes(value: ColumnText): Buffer {
+  return typeof value === 'string' ? Buffer.from(value, 'utf8') : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+}
+
+/** A column value as a string, whether the store gave bytes or text. */
+export function columnText(value: ColumnText): string {
+  return typeof value === 'string' ? value : columnBytes(value).toString('utf8');
+}
+
 /**
  * What a statement watches to be cancelled: an AbortSignal, or anything as cheap that says
  * whether it has aborted and calls its `abort` listeners once when it does.

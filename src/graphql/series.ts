@@ -1,6 +1,7 @@
 import { POINT_FIELDS } from '../db/series-sql.js';
+import { columnText } from '../db/store.js';
 import type { DataPoint, SeriesKey } from '../series/series-loader.js';
-import { plainPointFields, textOf } from './splice.js';
+import { plainPointFields } from './splice.js';
 import type { Builder } from './builder.js';
 import type { DataPointRef } from './data-point.js';
 import type { Enums } from './enums.js';
@@ -16,7 +17,7 @@ export function addSeries(builder: Builder, refs: { DataPoint: DataPointRef; enu
         description: 'Points from `from` to `to` inclusive, ascending by date, one per day or bucket; empty when none.',
         resolve: async (s, _args, ctx, info) => {
           const fields = plainPointFields(info);
-          if (fields === undefined) return JSON.parse(textOf(await ctx.loaders.points.load({ ...s, fields: POINT_FIELDS }))) as DataPoint[];
+          if (fields === undefined) return JSON.parse(columnText(await ctx.loaders.points.load({ ...s, fields: POINT_FIELDS }))) as DataPoint[];
           ctx.splices.add(info, await ctx.loaders.points.load({ ...s, fields }));
           return [];
         },

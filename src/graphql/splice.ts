@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Kind, type FieldNode, type GraphQLResolveInfo } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { POINT_FIELDS, type PointField } from '../db/series-sql.js';
-import type { ColumnText } from '../db/store.js';
+import { columnBytes, columnText, type ColumnText } from '../db/store.js';
 
 /**
  * Raw JSON spliced into a GraphQL response. A series' points arrive from PostgreSQL as the
@@ -47,24 +47,19 @@ export function createSplices(asBytes = false): Splices {
     serialize(result, stringify) {
       recorded.forEach(({ path }, i) => replaceAt(result.data, path, `\u0000${NONCE}:${i}`));
       if (asBytes) return stringify(result);
-      return stringify(result).replace(MARKER, (_, i: string) => textOf(recorded[Number(i)]!.json));
+      return stringify(result).replace(MARKER, (_, i: string) => columnText(recorded[Number(i)]!.json));
     },
     toBytes(serialized) {
       const parts: Buffer[] = [];
       let from = 0;
       for (const match of serialized.matchAll(MARKER)) {
-        parts.push(Buffer.from(serialized.slice(from, match.index), 'utf8'), bytesOf(recorded[Number(match[1])]!.json));
+        parts.push(Buffer.from(serialized.slice(from, match.index), 'utf8'), columnBytes(recorded[Number(match[1])]!.json));
         from = match.index + match[0].length;
       }
       parts.push(Buffer.from(serialized.slice(from), 'utf8'));
       return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
     },
   };
-}
-
-/** Column text as a string, whether the store gave bytes or text. */
-export function textOf(value: ColumnText): string {
-  return typeof value === 'string' ? value : bytesOf(value).toString('utf8');
 }
 
 /**
@@ -110,11 +105,6 @@ export function useSplices(splicesOf: (context: unknown) => Splices): Plugin {
  */
 const NONCE = randomBytes(12).toString('hex');
 const MARKER = new RegExp(`"\\\\u0000${NONCE}:(\\d+)"`, 'g');
-
-function bytesOf(value: ColumnText): Buffer {
-  if (typeof value === 'string') return Buffer.from(value, 'utf8');
-  return Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-}
 
 function isPointField(name: string): name is PointField {
   return (POINT_FIELDS as readonly string[]).includes(name);

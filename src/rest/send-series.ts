@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CachedAnswer } from '../cache/response-cache.js';
-import type { ColumnText } from '../db/store.js';
+import { columnBytes } from '../db/store.js';
 import type { RawSeriesRow, SeriesRows } from '../series/read-series.js';
 import type { SeriesPlan } from '../series/series-plan.js';
 import { appendVary, isNotModified } from '../http/negotiate.js';
@@ -20,7 +20,7 @@ export async function sendSeriesBody(req: IncomingMessage, res: ServerResponse, 
   if ('whole' in answer) {
     const validators = validatorsOf(plan, answer.whole[0]);
     if (!writeValidators(req, res, validators, maxAgeSeconds)) return;
-    const parts = answer.whole.flatMap((row, i) => [Buffer.from(`${i === 0 ? '{' : ','}${key(row)}`), bytes(row.points)]);
+    const parts = answer.whole.flatMap((row, i) => [Buffer.from(`${i === 0 ? '{' : ','}${key(row)}`), columnBytes(row.points)]);
     const body = [...(parts.length === 0 ? [Buffer.from('{')] : parts), Buffer.from('}')];
     keep?.({ body: Buffer.concat(body), contentType: 'application/json', ...validators, cost: 0 });
     await sendBytes(req, res, body);
@@ -90,10 +90,6 @@ async function* jsonChunks(batches: AsyncIterable<RawSeriesRow[]>): AsyncGenerat
 /** `"slug":` for a row; slugs are checked catalog values, quoted as JSON all the same. */
 function key(row: RawSeriesRow): string {
   return `${JSON.stringify(String(row.slug))}:`;
-}
-
-function bytes(value: ColumnText): Buffer {
-  return typeof value === 'string' ? Buffer.from(value, 'utf8') : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
 }
 
 /** The request part of an ETag: a digest of everything the answer depends on but the data. */

@@ -50,6 +50,7 @@ export async function* streamSeries(store: Store, plan: SeriesPlan, layout: Poin
  */
 export async function readSeries(db: Pick<Store, 'queryRaw'>, plan: SeriesPlan, projects: readonly PlannedProject[], layout: PointLayout, signal?: CancelSignal): Promise<SeriesText[]> {
   const { text, parameters } = statementFor(plan, layout);
+  // String(): the id is bytes from PostgreSQL, but PGlite gives integer columns already parsed.
   return guardUnavailable(async () => toRows(await db.queryRaw(text, parameters(query(plan, projects)), signal)).map((r) => ({ projectId: Number(String(r.projectId)), points: r.points })));
 }
 
