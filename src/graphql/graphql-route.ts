@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RateLimitMeter } from '../limits/rate-limiter.js';
 import { ApiError } from '../api/api-error.js';
 import { readyDirectory } from '../api/unavailable.js';
-import { readBody, sendFetchResponse, toFetchRequest } from '../http/fetch-bridge.js';
+import { readBody, sendFetchResponse, sendResponseWithBody, toFetchRequest } from '../http/fetch-bridge.js';
 import { renderGraphqlError } from '../http/render-error.js';
 import type { Route } from '../http/route.js';
 import type { Services } from '../services.js';
@@ -46,23 +46,21 @@ export function createGraphqlRoute(services: Services): Route {
         if (finished) release();
         else held.push(release);
       };
-      // Points are put into the answer as the database's bytes, here, after Yoga serialized the rest.
+      // Points go into the answer as the database's bytes, here, after Yoga serialized the rest.
       const splices = createSplices(true);
       try {
         const response = await yoga.handleNodeRequestAndResponse(request, res, { directory, signal, meter: counting, caller: caller?.id ?? 'anonymous', reserveAnswer, splices });
         const contentType = response.headers.get('content-type') ?? '';
-        if (splices.size > 0 && !contentType.startsWith('text/event-stream')) {
-          const serialized = await response.text();
-          const answer = splices.toBytes(serialized);
-          // The markers' text holds everything but the points, which never hold "errors".
-          if (key !== undefined && response.status === 200 && !serialized.includes('"errors":')) services.responseCache.set(key, { body: answer, contentType, cost: counting.total }, ticket);
-          return sendAnswer(res, response, answer, head);
+        // A subscription's events are written as they come.
+        if (contentType.startsWith('text/event-stream')) return await sendFetchResponse(res, response, head, signal);
+        const serialized = splices.size > 0 ? await response.text() : undefined;
+        const answer = serialized === undefined ? Buffer.from(await response.arrayBuffer()) : splices.toBytes(serialized);
+        // Only whole successes are kept; an answer with errors may depend on more than the
+        // data. Points never hold "errors", so the text around them tells.
+        if (key !== undefined && response.status === 200 && contentType.includes('json') && !(serialized ?? answer).includes('"errors":')) {
+          services.responseCache.set(key, { body: answer, contentType, cost: counting.total }, ticket);
         }
-        if (key === undefined || response.status !== 200 || !contentType.includes('json')) return await sendFetchResponse(res, response, head, signal);
-        const answer = Buffer.from(await response.arrayBuffer());
-        // Only whole successes are kept; an answer with errors may depend on more than the data.
-        if (!answer.includes('"errors":')) services.responseCache.set(key, { body: answer, contentType, cost: counting.total }, ticket);
-        return sendBytesAs(res, contentType, answer);
+        return sendResponseWithBody(res, response, answer, head);
       } finally {
         finished = true;
         for (const release of held) release();
@@ -104,16 +102,6 @@ function countCharges(meter: RateLimitMeter): RateLimitMeter & { total: number }
     },
   };
   return counting;
-}
-
-/** Yoga's status and headers with a body of our own. */
-function sendAnswer(res: ServerResponse, response: Response, body: Buffer, head: boolean): void {
-  res.statusCode = response.status;
-  response.headers.forEach((value, name) => {
-    if (name !== 'content-length') res.setHeader(name, value);
-  });
-  res.setHeader('content-length', body.length);
-  res.end(head ? undefined : body);
 }
 
 function sendBytesAs(res: ServerResponse, contentType: string, body: Buffer): void {

@@ -38,11 +38,8 @@ export function toFetchRequest(req: IncomingMessage, body: Buffer): Request {
  * until it ends or the client leaves (`signal`).
  */
 export async function sendFetchResponse(res: ServerResponse, response: Response, head: boolean, signal?: ClientGone): Promise<void> {
-  res.statusCode = response.status;
-  response.headers.forEach((value, name) => {
-    if (name !== 'content-length') res.setHeader(name, value);
-  });
   if (response.body !== null && !head && (response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    copyStatusAndHeaders(res, response);
     res.flushHeaders();
     const reader = response.body.getReader();
     const onAbort = () => void reader.cancel().catch(() => {});
@@ -61,12 +58,24 @@ export async function sendFetchResponse(res: ServerResponse, response: Response,
     res.end();
     return;
   }
-  const body = Buffer.from(await response.arrayBuffer());
+  sendResponseWithBody(res, response, Buffer.from(await response.arrayBuffer()), head);
+}
+
+/** A fetch-API Response's status and headers onto a node response, with `body` in place of the Response's own. */
+export function sendResponseWithBody(res: ServerResponse, response: Response, body: Buffer, head: boolean): void {
+  copyStatusAndHeaders(res, response);
   res.setHeader('content-length', body.length);
   res.end(head ? undefined : body);
 }
 
 // Private
+
+function copyStatusAndHeaders(res: ServerResponse, response: Response): void {
+  res.statusCode = response.status;
+  response.headers.forEach((value, name) => {
+    if (name !== 'content-length') res.setHeader(name, value);
+  });
+}
 
 function tooLarge(limit: number): ApiError {
   return new ApiError('payload-too-large', `request bodies are limited to ${limit} bytes`);
