@@ -30,16 +30,9 @@ export function openPostgres(options: PostgresOptions): Store {
     },
   });
   const over = (runner: postgres.Sql | postgres.TransactionSql): Queryable => ({
+    // In a transaction a cancelled statement has aborted the transaction: nothing to run again.
     query: async <Row extends object>(text: string, params: readonly unknown[] = [], signal?: CancelSignal) =>
-      // In a transaction a cancelled statement has aborted the transaction: nothing to run again.
-      againIfCancelledForAnother(runner === sql, signal, async () => {
-        const guard = cancelOnAbort(runner.unsafe(text, params.map(toParameter), { prepare: true }), signal);
-        try {
-          return withoutHoles((await guard.query) as unknown as Row[]);
-        } finally {
-          guard.done();
-        }
-      }),
+      runStatement<Row>(runner === sql, signal, () => runner.unsafe(text, params.map(toParameter), { prepare: true })),
     exec: async (script) => {
       await runner.unsafe(script).simple();
     },
@@ -49,14 +42,7 @@ export function openPostgres(options: PostgresOptions): Store {
     },
   });
   const readRaw = (text: string, params: readonly unknown[], signal?: CancelSignal) =>
-    againIfCancelledForAnother(true, signal, async () => {
-      const guard = cancelOnAbort(sql.unsafe(text, params.map(toParameter), { prepare: true }).raw(), signal);
-      try {
-        return withoutHoles((await guard.query) as unknown as ColumnText[][]);
-      } finally {
-        guard.done();
-      }
-    });
+    runStatement<ColumnText[]>(true, signal, () => sql.unsafe(text, params.map(toParameter), { prepare: true }).raw());
   return {
     kind: 'postgres',
     description: `PostgreSQL at ${describeUrl(options.url)}`,
@@ -165,6 +151,22 @@ function cancelOnAbort<Q extends { cancel(): void }>(
       signal.removeEventListener('abort', onAbort);
     },
   };
+}
+
+/**
+ * One statement, started by `start`, cancelled when `signal` aborts (cancelOnAbort), its
+ * rows without holes (withoutHoles), run again when stopped by a cancel meant for another
+ * (againIfCancelledForAnother).
+ */
+function runStatement<Row>(autocommit: boolean, signal: CancelSignal | undefined, start: () => PromiseLike<unknown> & { cancel(): void }): Promise<Row[]> {
+  return againIfCancelledForAnother(autocommit, signal, async () => {
+    const guard = cancelOnAbort(start(), signal);
+    try {
+      return withoutHoles((await guard.query) as unknown as Row[]);
+    } finally {
+      guard.done();
+    }
+  });
 }
 
 /**
