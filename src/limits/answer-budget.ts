@@ -1,8 +1,8 @@
 /**
  * The bytes of large answers being built at once in one process. GraphQL builds an answer
- * whole (the points' text, then the serialized response, then its bytes: about three
- * times the points), so 32 clients asking for ten years of 76 projects held about 1 GB
- * and could take the process down. A request that will build a large answer reserves its
+ * whole (the points' bytes as read, then the assembled answer: about twice the points;
+ * three times when they were still decoded to text), so 32 clients asking for ten years of
+ * 76 projects held about 1 GB and could take the process down. A request that will build a large answer reserves its
  * estimated size first and waits, in arrival order, while the budget is spent; one larger
  * than the whole budget runs alone. Small answers never wait.
  */
@@ -13,7 +13,7 @@ export interface AnswerBudget {
   readonly inUse: number;
 }
 
-/** Points text a process may be building at once for GraphQL answers: about 100 MB of memory at the peak. */
+/** Points a process may be building at once for GraphQL answers: about twice that in memory at the peak. */
 export const GRAPHQL_ANSWER_BUDGET_BYTES = 32 * 2 ** 20;
 
 /** Answers estimated below this never reserve: they are most requests and cost little. */
