@@ -11,7 +11,7 @@
 import autocannon from 'autocannon';
 import { readdirSync, readFileSync } from 'node:fs';
 import { ensureBenchDatabase } from './bench-database.js';
-import { startChild, type Child } from './processes.js';
+import { cpuUs, startChild, type Child } from './processes.js';
 import { SHAPES, targetsFor } from './shapes.js';
 
 const SERVER_URL = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -55,12 +55,6 @@ try {
 }
 
 // Private
-
-/** A process's or thread's user + system CPU time from its stat file, in µs (USER_HZ is 100). */
-function cpuUs(statFile: string): number {
-  const fields = readFileSync(statFile, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
 
 /** CPU time of every PostgreSQL process on the machine, in µs. */
 function postgresCpuUs(): number {

@@ -48,6 +48,12 @@ export async function startChild(entry: string, env: Record<string, string>, rea
   };
 }
 
+/** A process's or thread's user + system CPU time from its `/proc/…/stat` file, in µs (USER_HZ is 100). */
+export function cpuUs(statFile: string): number {
+  const fields = readFileSync(statFile, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
 /** Samples the RSS of a process tree every `everyMs` until stopped; returns the peak. */
 export function sampleRss(child: Child, everyMs = 25): { stop(): number } {
   let peak = child.rss();

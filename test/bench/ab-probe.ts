@@ -1,0 +1,76 @@
+/**
+ * `npx tsx test/bench/ab-probe.ts`: the 3x365 REST request against the floor and one or
+ * more builds of the service, in alternating rounds, each round starting one target
+ * further on; prints per round and as medians the requests per second, the ratio to the
+ * floor and the CPU µs per request of each process's main thread and of the whole process.
+ * Unlike `npm run bench`, the services serve REST alone unless GRAPHQL=1 sends GraphQL
+ * load between rounds (docs/benchmarks.md, "REST alone and beside GraphQL").
+ *
+ * To compare a change with main: `git worktree add /tmp/base main`, link node_modules
+ * there, `npm run build` in it, then BUILDS=/tmp/base/dist/src/main.js,src/main.ts.
+ *
+ * Environment: BUILDS (default src/main.ts), C connections (8), ROUNDS (8), SECONDS per
+ * round (4), GRAPHQL (0). Uses the bench database (bench-database.ts).
+ */
+import autocannon from 'autocannon';
+import { ensureBenchDatabase } from './bench-database.js';
+import { cpuUs, startChild, type Child } from './processes.js';
+import { SHAPES, targetsFor, type Target } from './shapes.js';
+
+const SERVER_URL = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const KEY = 'bench-key-not-secret-0123456789';
+const BUILDS = (process.env.BUILDS ?? 'src/main.ts').split(',');
+const CONNECTIONS = Number(process.env.C ?? 8);
+const ROUNDS = Number(process.env.ROUNDS ?? 8);
+const SECONDS = Number(process.env.SECONDS ?? 4);
+const GRAPHQL = process.env.GRAPHQL === '1';
+
+const db = await ensureBenchDatabase(SERVER_URL, (line) => process.stderr.write(`${line}\n`));
+const env = { DATABASE_URL: db.url, LOG_LEVEL: 'info', PORT: '0', API_KEYS: KEY, RATE_LIMIT_PER_MINUTE: '0', RESPONSE_CACHE_MB: '0' };
+const portFrom = (pattern: RegExp) => (line: string) => {
+  const port = pattern.exec(line)?.[1];
+  return port === undefined ? undefined : Number(port);
+};
+const shape = SHAPES.find((s) => s.name === '3x365')!;
+const floor = await startChild('test/bench/floor-server.ts', env, portFrom(/floor listening on (\d+)/));
+const services: Child[] = [];
+try {
+  for (const build of BUILDS) services.push(await startChild(build, env, portFrom(/ready at http:\/\/[\d.]+:(\d+)/)));
+  interface Row { name: string; child: Child; target: Target; graphql?: Target; rps: number[]; main: number[]; all: number[] }
+  const rows: Row[] = [
+    { name: 'floor', child: floor, target: targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: 0 }, KEY)[0]!, rps: [], main: [], all: [] },
+    ...services.map((child, i): Row => {
+      const [, rest, graphql] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: child.port }, KEY);
+      return { name: `${i}:${BUILDS[i]}`, child, target: rest!, graphql, rps: [], main: [], all: [] };
+    }),
+  ];
+  const load = (target: Target, options: { duration?: number; amount?: number }) =>
+    autocannon({ url: target.url, method: target.method, headers: target.headers, body: target.body, connections: CONNECTIONS, ...options });
+  for (const row of rows) await load(row.target, { amount: 1500 }); // warm
+  console.log(`3x365 REST at ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s${GRAPHQL ? ', GraphQL load between rounds' : ''}`);
+  for (let round = 0; round < ROUNDS; round += 1) {
+    for (const row of rows.map((_, i) => rows[(i + round) % rows.length]!)) {
+      const pid = row.child.process.pid!;
+      const before = { main: cpuUs(`/proc/${pid}/task/${pid}/stat`), all: cpuUs(`/proc/${pid}/stat`) };
+      const result = await load(row.target, { duration: SECONDS });
+      if (result.non2xx > 0) throw new Error(`${row.name} answered ${result.non2xx} non-2xx`);
+      row.rps.push(result.requests.average);
+      row.main.push((cpuUs(`/proc/${pid}/task/${pid}/stat`) - before.main) / result.requests.total);
+      row.all.push((cpuUs(`/proc/${pid}/stat`) - before.all) / result.requests.total);
+      if (GRAPHQL && row.graphql !== undefined) await load(row.graphql, { duration: SECONDS });
+    }
+    console.log(`  round ${round + 1}: ${rows.map((r) => `${r.name} ${r.rps.at(-1)!.toFixed(0)} req/s ${r.main.at(-1)!.toFixed(0)}/${r.all.at(-1)!.toFixed(0)} µs`).join(', ')}`);
+  }
+  const floorRps = median(rows[0]!.rps);
+  console.log('target                          req/s  ratio  main µs  process µs');
+  for (const row of rows) {
+    console.log(`${row.name.padEnd(30)} ${median(row.rps).toFixed(0).padStart(6)} ${(median(row.rps) / floorRps).toFixed(3).padStart(6)} ${median(row.main).toFixed(0).padStart(8)} ${median(row.all).toFixed(0).padStart(11)}`);
+  }
+} finally {
+  await Promise.all([floor.stop(), ...services.map((s) => s.stop())]);
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}

@@ -1,0 +1,68 @@
+/**
+ * `npx tsx test/bench/gc-probe.ts`: full collections and CPU per request of the service
+ * through a sequence of loads, to see the two states its collector settles in
+ * (docs/benchmarks.md, "Garbage collection"). Each `rest` step is 3 s of the 3x365 REST
+ * request; `week` is 100 requests of the same series by week and `graphql` 100 GraphQL
+ * requests for it: any request of another shape, it turns out, moves the collector of
+ * the REST rounds after it from about none to about four full collections per round.
+ *
+ * Environment: SEQUENCE (default rest×4,week,rest×4), C connections (32). Uses the bench
+ * database (bench-database.ts).
+ */
+import autocannon from 'autocannon';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { ensureBenchDatabase } from './bench-database.js';
+import { cpuUs } from './processes.js';
+import { SHAPES, targetsFor } from './shapes.js';
+
+const SERVER_URL = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const KEY = 'bench-key-not-secret-0123456789';
+const CONNECTIONS = Number(process.env.C ?? 32);
+const SEQUENCE = (process.env.SEQUENCE ?? 'rest,rest,rest,rest,week,rest,rest,rest,rest').split(',');
+
+const db = await ensureBenchDatabase(SERVER_URL, (line) => process.stderr.write(`${line}\n`));
+const env = { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'info', PORT: '0', API_KEYS: KEY, RATE_LIMIT_PER_MINUTE: '0', RESPONSE_CACHE_MB: '0' };
+// V8 writes --trace-gc lines to standard output, among the service's JSON log lines.
+const child = spawn(process.execPath, ['--trace-gc', 'scripts/run.mjs', 'src/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+let fullCollections = 0;
+let scavenges = 0;
+createInterface({ input: child.stdout! }).on('line', (line) => {
+  if (line.includes('Mark-Compact')) fullCollections += 1;
+  else if (line.includes('Scavenge')) scavenges += 1;
+});
+const port = await new Promise<number>((resolve, reject) => {
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    const found = /ready at http:\/\/[\d.]+:(\d+)/.exec(line)?.[1];
+    if (found !== undefined) resolve(Number(found));
+  });
+  child.once('exit', (code) => reject(new Error(`the service exited with ${code}`)));
+});
+
+try {
+  const shape = SHAPES.find((s) => s.name === '3x365')!;
+  const [, rest, graphql] = targetsFor(shape, db.lastDay, db.projectIds, { floor: 0, service: port }, KEY);
+  const steps = {
+    rest: { ...rest!, duration: 3 },
+    week: { ...rest!, url: `${rest!.url}&interval=week`, amount: 100 },
+    graphql: { ...graphql!, amount: 100 },
+  };
+  const pid = child.pid!;
+  console.log(`3x365 at ${CONNECTIONS} connections; CPU µs per request of the service's main thread and of the whole process`);
+  console.log('step      requests   main    all  full collections  scavenges');
+  for (const name of SEQUENCE) {
+    const step = steps[name as keyof typeof steps];
+    if (step === undefined) throw new Error(`unknown step ${name}; expected rest, week or graphql`);
+    fullCollections = 0;
+    scavenges = 0;
+    const before = { main: cpuUs(`/proc/${pid}/task/${pid}/stat`), all: cpuUs(`/proc/${pid}/stat`) };
+    const result = await autocannon({ ...step, connections: CONNECTIONS });
+    const n = result.requests.total;
+    const main = (cpuUs(`/proc/${pid}/task/${pid}/stat`) - before.main) / n;
+    const all = (cpuUs(`/proc/${pid}/stat`) - before.all) / n;
+    console.log(`${name.padEnd(8)} ${String(n).padStart(9)} ${main.toFixed(0).padStart(6)} ${all.toFixed(0).padStart(6)} ${String(fullCollections).padStart(17)} ${String(scavenges).padStart(10)}${result.non2xx > 0 ? `  non-2xx ${result.non2xx}` : ''}`);
+  }
+} finally {
+  child.kill('SIGTERM');
+}
+
