@@ -14,7 +14,7 @@
  */
 import autocannon from 'autocannon';
 import { ensureBenchDatabase } from './bench-database.js';
-import { cpuUs, startChild, type Child } from './processes.js';
+import { cpuUs, floorPort, servicePort, startChild, type Child } from './processes.js';
 import { SHAPES, targetsFor, type Target } from './shapes.js';
 
 const SERVER_URL = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -27,15 +27,11 @@ const GRAPHQL = process.env.GRAPHQL === '1';
 
 const db = await ensureBenchDatabase(SERVER_URL, (line) => process.stderr.write(`${line}\n`));
 const env = { DATABASE_URL: db.url, LOG_LEVEL: 'info', PORT: '0', API_KEYS: KEY, RATE_LIMIT_PER_MINUTE: '0', RESPONSE_CACHE_MB: '0' };
-const portFrom = (pattern: RegExp) => (line: string) => {
-  const port = pattern.exec(line)?.[1];
-  return port === undefined ? undefined : Number(port);
-};
 const shape = SHAPES.find((s) => s.name === '3x365')!;
-const floor = await startChild('test/bench/floor-server.ts', env, portFrom(/floor listening on (\d+)/));
+const floor = await startChild('test/bench/floor-server.ts', env, floorPort);
 const services: Child[] = [];
 try {
-  for (const build of BUILDS) services.push(await startChild(build, env, portFrom(/ready at http:\/\/[\d.]+:(\d+)/)));
+  for (const build of BUILDS) services.push(await startChild(build, env, servicePort));
   interface Row { name: string; child: Child; target: Target; graphql?: Target; rps: number[]; main: number[]; all: number[] }
   const rows: Row[] = [
     { name: 'floor', child: floor, target: targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: 0 }, KEY)[0]!, rps: [], main: [], all: [] },

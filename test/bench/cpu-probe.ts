@@ -11,7 +11,7 @@
 import autocannon from 'autocannon';
 import { readdirSync, readFileSync } from 'node:fs';
 import { ensureBenchDatabase } from './bench-database.js';
-import { cpuUs, startChild, type Child } from './processes.js';
+import { cpuUs, floorPort, servicePort, startChild, type Child } from './processes.js';
 import { SHAPES, targetsFor } from './shapes.js';
 
 const SERVER_URL = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -22,12 +22,8 @@ const WANTED = (process.env.TARGETS ?? 'floor,rest,graphql').split(',');
 
 const db = await ensureBenchDatabase(SERVER_URL, (line) => process.stderr.write(`${line}\n`));
 const env = { DATABASE_URL: db.url, LOG_LEVEL: 'info', PORT: '0', API_KEYS: KEY, RATE_LIMIT_PER_MINUTE: '0', RESPONSE_CACHE_MB: '0' };
-const portFrom = (pattern: RegExp) => (line: string) => {
-  const port = pattern.exec(line)?.[1];
-  return port === undefined ? undefined : Number(port);
-};
-const floor = await startChild('test/bench/floor-server.ts', env, portFrom(/floor listening on (\d+)/));
-const service = await startChild('src/main.ts', env, portFrom(/ready at http:\/\/[\d.]+:(\d+)/));
+const floor = await startChild('test/bench/floor-server.ts', env, floorPort);
+const service = await startChild('src/main.ts', env, servicePort);
 try {
   const shape = SHAPES.find((s) => s.name === (process.env.SHAPE ?? '3x365'))!;
   const targets = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: service.port }, KEY).filter((t) => WANTED.includes(t.name));

@@ -1,10 +1,10 @@
 /**
  * `npx tsx test/bench/gc-probe.ts`: full collections and CPU per request of the service
  * through a sequence of loads, to see the two states its collector settles in
- * (docs/benchmarks.md, "Garbage collection"). Each `rest` step is 3 s of the 3x365 REST
- * request; `week` is 100 requests of the same series by week and `graphql` 100 GraphQL
- * requests for it: any request of another shape, it turns out, moves the collector of
- * the REST rounds after it from about none to about four full collections per round.
+ * (docs/benchmarks.md, "REST alone and beside GraphQL"). Each `rest` step is 3 s of the
+ * 3x365 REST request; `week` is 100 requests of the same series by week and `graphql` 100
+ * GraphQL requests for it. In some runs one such step moved the REST rounds after it from
+ * about none to about four full collections per round for good; in others it did not.
  *
  * Environment: SEQUENCE (default rest×4,week,rest×4), C connections (32). Uses the bench
  * database (bench-database.ts).
@@ -13,7 +13,7 @@ import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { ensureBenchDatabase } from './bench-database.js';
-import { cpuUs } from './processes.js';
+import { cpuUs, servicePort } from './processes.js';
 import { SHAPES, targetsFor } from './shapes.js';
 
 const SERVER_URL = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -33,8 +33,8 @@ createInterface({ input: child.stdout! }).on('line', (line) => {
 });
 const port = await new Promise<number>((resolve, reject) => {
   createInterface({ input: child.stderr! }).on('line', (line) => {
-    const found = /ready at http:\/\/[\d.]+:(\d+)/.exec(line)?.[1];
-    if (found !== undefined) resolve(Number(found));
+    const found = servicePort(line);
+    if (found !== undefined) resolve(found);
   });
   child.once('exit', (code) => reject(new Error(`the service exited with ${code}`)));
 });
@@ -65,4 +65,3 @@ try {
 } finally {
   child.kill('SIGTERM');
 }
-

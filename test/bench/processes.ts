@@ -48,6 +48,12 @@ export async function startChild(entry: string, env: Record<string, string>, rea
   };
 }
 
+/** The port in the service's start-up line (`… ready at http://host:port`), for {@link startChild}. */
+export const servicePort = portIn(/ready at http:\/\/[\d.]+:(\d+)/);
+
+/** The port in the floor's start-up line (`floor listening on port`), for {@link startChild}. */
+export const floorPort = portIn(/floor listening on (\d+)/);
+
 /** A process's or thread's user + system CPU time from its `/proc/…/stat` file, in µs (USER_HZ is 100). */
 export function cpuUs(statFile: string): number {
   const fields = readFileSync(statFile, 'utf8').split(') ')[1]!.split(' ');
@@ -69,6 +75,13 @@ export function sampleRss(child: Child, everyMs = 25): { stop(): number } {
 }
 
 // Private
+
+function portIn(pattern: RegExp): (line: string) => number | undefined {
+  return (line) => {
+    const port = pattern.exec(line)?.[1];
+    return port === undefined ? undefined : Number(port);
+  };
+}
 
 function treeRss(pid: number): number {
   let total = 0;

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { CATALOG } from '../../src/catalog/load-catalog.js';
 import { ensureBenchDatabase } from './bench-database.js';
-import { sampleRss, startChild, type Child } from './processes.js';
+import { floorPort, sampleRss, servicePort, startChild, type Child } from './processes.js';
 import { SHAPES, type Shape, type Target, targetsFor } from './shapes.js';
 
 const { values: args } = parseArgs({
@@ -48,16 +48,9 @@ const db = await ensureBenchDatabase(SERVER_URL, log);
 // the bench repeats one request. A second service with the cache on gives the hot rows.
 const env = { DATABASE_URL: db.url, LOG_LEVEL: 'info', PORT: '0', API_KEYS: BENCH_KEY, RATE_LIMIT_PER_MINUTE: '0', RESPONSE_CACHE_MB: '0', ...(args.workers ? { WORKERS: args.workers } : {}) };
 const hotEnv = { ...env, RESPONSE_CACHE_MB: '64' };
-const floor = await startChild('test/bench/floor-server.ts', env, (line) => {
-  const port = /floor listening on (\d+)/.exec(line)?.[1];
-  return port === undefined ? undefined : Number(port);
-});
-const readyPort = (line: string) => {
-  const port = /ready at http:\/\/[\d.]+:(\d+)/.exec(line)?.[1];
-  return port === undefined ? undefined : Number(port);
-};
-const service = await startChild('src/main.ts', env, readyPort);
-const hot = await startChild('src/main.ts', hotEnv, readyPort);
+const floor = await startChild('test/bench/floor-server.ts', env, floorPort);
+const service = await startChild('src/main.ts', env, servicePort);
+const hot = await startChild('src/main.ts', hotEnv, servicePort);
 
 const rows: Row[] = [];
 try {
@@ -100,7 +93,7 @@ try {
   // Two instances of the service on the same machine and database, each taking half the
   // connections: what scaling out gives when both share these two cores.
   if (args.shape === undefined || args.shape === '3x365') {
-    const second = await startChild('src/main.ts', env, readyPort);
+    const second = await startChild('src/main.ts', env, servicePort);
     try {
       const shape = SHAPES.find((s) => s.name === '3x365')!;
       const [, one] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: service.port }, BENCH_KEY);
@@ -134,10 +127,7 @@ try {
 // Memory of the largest REST answer, on a fresh service so no earlier run's heap hides it.
 const memoryLines: string[] = [];
 if (!QUICK && (args.shape === undefined || args.shape === '76x3650')) {
-  const probe = await startChild('src/main.ts', env, (line) => {
-    const port = /ready at http:\/\/[\d.]+:(\d+)/.exec(line)?.[1];
-    return port === undefined ? undefined : Number(port);
-  });
+  const probe = await startChild('src/main.ts', env, servicePort);
   try {
     const largest = SHAPES.find((s) => s.name === '76x3650')!;
     const [, rest, graphql] = targetsFor(largest, db.lastDay, db.projectIds, { floor: floor.port, service: probe.port }, BENCH_KEY);
@@ -162,7 +152,7 @@ if (!QUICK && (args.shape === undefined || args.shape === '76x3650')) {
 // view of 76 projects over the whole history, and every metric, project and day exported.
 const viewLines: string[] = [];
 if (!QUICK && (args.shape === undefined || args.shape === 'views')) {
-  const fresh = await startChild('src/main.ts', env, readyPort);
+  const fresh = await startChild('src/main.ts', env, servicePort);
   try {
     const shape = SHAPES.find((s) => s.name === '76x3650')!;
     const [, rest, graphql] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: fresh.port }, BENCH_KEY);
