@@ -2,9 +2,9 @@
  * The bytes of large answers being built at once in one process. GraphQL builds an answer
  * whole (the points' bytes as read, then the assembled answer: about twice the points;
  * three times when they were still decoded to text), so 32 clients asking for ten years of
- * 76 projects held about 1 GB and could take the process down. A request that will build a large answer reserves its
- * estimated size first and waits, in arrival order, while the budget is spent; one larger
- * than the whole budget runs alone. Small answers never wait.
+ * 76 projects held about 1 GB and could take the process down. A request that will build
+ * a large answer reserves its estimated size first and waits, in arrival order, while the
+ * budget is spent; one larger than the whole budget runs alone. Small answers never wait.
  */
 export interface AnswerBudget {
   /** Resolves, once `bytes` fit, to the function that gives them back. */
