@@ -16,7 +16,7 @@ import { handleChanges } from './rest/changes-route.js';
 import { handleExport } from './rest/export-route.js';
 import { handleDocsPage } from './pages/docs-page.js';
 import { handleExploreAsset, handleExplorePage } from './pages/explore-page.js';
-import { handleMetric } from './rest/metric-route.js';
+import { createMetricHandler } from './rest/metric-route.js';
 import { handleOpenApi } from './rest/openapi-route.js';
 import type { Services } from './services.js';
 
@@ -73,7 +73,7 @@ function createRoutes(services: Services): Route[] {
     createGraphqlRoute(services),
     { path: '/v1/openapi.json', access: 'keyed', methods: READ, errors: renderProblem, handle: handleOpenApi },
     { path: '/v1/metrics', access: 'keyed', methods: READ, errors: renderProblem, handle: handleCatalog },
-    { path: '/v1/metrics/:name', access: 'keyed', methods: READ, errors: renderProblem, handle: handleMetric },
+    { path: '/v1/metrics/:name', access: 'keyed', methods: READ, errors: renderProblem, handle: createMetricHandler() },
     { path: '/v1/export', access: 'keyed', methods: READ, errors: renderProblem, handle: handleExport },
     { path: '/v1/changes', access: 'keyed', methods: READ, errors: renderProblem, handle: handleChanges },
   ];

@@ -3,11 +3,8 @@ import type { CachedAnswer } from '../cache/response-cache.js';
 import { readyDirectory } from '../api/unavailable.js';
 import { todayEpochDay } from '../dates.js';
 import type { RouteCall } from '../http/route.js';
-import { requestCost, requestedSpan } from '../limits/request-cost.js';
 import { readSeriesRows } from '../series/read-series.js';
-import { planSeries } from '../series/series-plan.js';
-import { validateSeriesRequest } from '../series/series-request.js';
-import { parseMetricQuery, REST_PARAMS } from './parse-query.js';
+import { createRequestPreparer } from './prepared-requests.js';
 import { sendCachedAnswer, sendSeriesBody } from './send-series.js';
 
 /**
@@ -23,23 +20,26 @@ export const POINTS_PER_BATCH = 30_000;
 /**
  * `GET /v1/metrics/<name>`: parse → validate (shared with GraphQL) → charge the request's
  * cost to the key → plan → one SQL statement that builds each project's points as JSON
- * text → write them in request order.
+ * text → write them in request order. Each handler keeps its own prepared requests
+ * (prepared-requests.ts), so apps built on other catalogs share none.
  */
-export async function handleMetric({ req, res, services, param, query, signal, meter }: RouteCall): Promise<void> {
-  const metric = services.catalog.byName.get(param);
-  if (metric === undefined) throw new ApiError('not-found', `unknown metric ${JSON.stringify(param.slice(0, 64))}; GET /v1/metrics lists them`);
-  const request = validateSeriesRequest(parseMetricQuery(metric, query), REST_PARAMS);
-  const span = requestedSpan(request, todayEpochDay(services.clock()));
-  await meter.charge(requestCost(request, span));
-  const plan = planSeries(request, readyDirectory(services.state));
-  // Charged first: a kept answer costs what reading it did.
-  const cacheKey = `${metric.name}?${query}`;
-  const kept = services.responseCache.get(cacheKey);
-  if (kept !== undefined) return sendCachedAnswer(req, res, kept, services.config.cacheMaxAgeSeconds);
-  const ticket = services.responseCache.ticket();
-  const projectsPerBatch = Math.max(1, Math.floor(POINTS_PER_BATCH / Math.max(1, span.buckets)));
-  const answer = await readSeriesRows(services.reads, plan, 'rest', projectsPerBatch, signal);
-  // An answer is assembled in one buffer for the cache only when the cache keeps answers: a copy per request otherwise.
-  const keep = services.responseCache.keeping ? (fresh: CachedAnswer) => services.responseCache.set(cacheKey, fresh, ticket) : undefined;
-  await sendSeriesBody(req, res, plan, answer, services.config.cacheMaxAgeSeconds, keep);
+export function createMetricHandler(): (call: RouteCall) => Promise<void> {
+  const prepare = createRequestPreparer();
+  return async ({ req, res, services, param, query, signal, meter }) => {
+    const metric = services.catalog.byName.get(param);
+    if (metric === undefined) throw new ApiError('not-found', `unknown metric ${JSON.stringify(param.slice(0, 64))}; GET /v1/metrics lists them`);
+    const prepared = prepare(metric, query, todayEpochDay(services.clock()));
+    await meter.charge(prepared.cost);
+    const plan = prepared.plan(readyDirectory(services.state));
+    // Charged first: a kept answer costs what reading it did.
+    const cacheKey = `${metric.name}?${query}`;
+    const kept = services.responseCache.get(cacheKey);
+    if (kept !== undefined) return sendCachedAnswer(req, res, kept, services.config.cacheMaxAgeSeconds);
+    const ticket = services.responseCache.ticket();
+    const projectsPerBatch = Math.max(1, Math.floor(POINTS_PER_BATCH / Math.max(1, prepared.span.buckets)));
+    const answer = await readSeriesRows(services.reads, plan, 'rest', projectsPerBatch, signal);
+    // An answer is assembled in one buffer for the cache only when the cache keeps answers: a copy per request otherwise.
+    const keep = services.responseCache.keeping ? (fresh: CachedAnswer) => services.responseCache.set(cacheKey, fresh, ticket) : undefined;
+    await sendSeriesBody(req, res, plan, answer, services.config.cacheMaxAgeSeconds, keep);
+  };
 }

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../src/api/api-error.js';
+import { CATALOG, parseCatalog } from '../src/catalog/load-catalog.js';
+import type { ProjectDirectory } from '../src/db/project-directory.js';
+import { toEpochDay } from '../src/dates.js';
+import { createRequestPreparer } from '../src/rest/prepared-requests.js';
+import catalogJson from '../src/catalog/catalog.json' with { type: 'json' };
+
+const metric = CATALOG.metrics[0]!;
+const [first, second] = metric.projects;
+const day = toEpochDay('2026-03-10');
+const directory = (offset: number): ProjectDirectory => ({ idOf: (_m, slug) => metric.projects.indexOf(slug) + offset, projectOf: () => undefined });
+
+describe('prepared metric requests', () => {
+  it('prepares a repeated query once and plans it once per directory', () => {
+    const prepare = createRequestPreparer();
+    const query = `project=${second},${first}&start_date=2026-01-01&end_date=2026-01-31`;
+    const once = prepare(metric, query, day);
+    expect(prepare(metric, query, day)).toBe(once);
+    expect(once.request.slugs).toEqual([second, first]);
+    expect(once.span).toEqual({ days: 31, warmUpDays: 0, buckets: 31 });
+    expect(once.cost).toBe(1);
+    const one = directory(1);
+    expect(once.plan(one)).toBe(once.plan(one));
+    expect(once.plan(one).projects).toEqual([{ slug: second, id: 2 }, { slug: first, id: 1 }]);
+    expect(once.plan(directory(100)).projects.map((p) => p.id)).toEqual([101, 100]);
+  });
+
+  it('prices an omitted end date from the day it is asked on', () => {
+    const prepare = createRequestPreparer();
+    const query = `project=${first}&start_date=2026-03-01`;
+    expect(prepare(metric, query, day).span.days).toBe(10);
+    expect(prepare(metric, query, day + 1).span.days).toBe(11);
+  });
+
+  it('refuses a bad query every time it comes', () => {
+    const prepare = createRequestPreparer();
+    for (let i = 0; i < 2; i += 1) {
+      expect(() => prepare(metric, `project=${first}&start_date=2026-02-30`, day)).toThrow(ApiError);
+      expect(() => prepare(metric, `project=${first}&start_date=2026-03-02&end_date=2026-03-01`, day)).toThrow(/is after end date/);
+    }
+  });
+
+  it('keeps no very long query and shares nothing with another catalog\'s metric', () => {
+    const prepare = createRequestPreparer();
+    const long = `project=${first}${`,${first}`.repeat(200)}`;
+    expect(prepare(metric, long, day)).not.toBe(prepare(metric, long, day));
+    const other = parseCatalog(catalogJson).metrics[0]!;
+    expect(other).not.toBe(metric);
+    const query = `project=${first}`;
+    expect(prepare(other, query, day).request.metric).toBe(other);
+    expect(prepare(metric, query, day).request.metric).toBe(metric);
+  });
+});
