@@ -7,6 +7,7 @@ import { createGraphqlRoute } from './graphql/graphql-route.js';
 import { ClientGone } from './http/client-gone.js';
 import { applyCors } from './http/cors.js';
 import { handleHealth, handleReady } from './http/health-routes.js';
+import { createRequestLog, type RequestLine } from './log.js';
 import { handleMetrics } from './ops/metrics-route.js';
 import { rawHeaderTooLarge, renderProblem } from './http/render-error.js';
 import type { Access, Route, RouteCall } from './http/route.js';
@@ -43,8 +44,9 @@ export const MAX_HEADER_BYTES = 16 * 1024;
  */
 export function createApp(services: Services): App {
   const routes = createRouteTable(createRoutes(services));
+  const logRequest = createRequestLog(services.logger);
   return {
-    listener: (req, res) => serve(services, routes, req, res),
+    listener: (req, res) => serve(services, routes, logRequest, req, res),
     clientError: (error, socket) => {
       if (!socket.writable) return;
       if (error.code === 'HPE_HEADER_OVERFLOW') socket.end(rawHeaderTooLarge(error.rawPacket, MAX_HEADER_BYTES));
@@ -103,7 +105,7 @@ function createRouteTable(routes: readonly Route[]): RouteTable {
   };
 }
 
-function serve(services: Services, routes: RouteTable, req: IncomingMessage, res: ServerResponse): void {
+function serve(services: Services, routes: RouteTable, logRequest: (line: RequestLine) => void, req: IncomingMessage, res: ServerResponse): void {
   const started = process.hrtime.bigint();
   const requestId = randomUUID();
   res.setHeader('x-request-id', requestId);
@@ -127,7 +129,7 @@ function serve(services: Services, routes: RouteTable, req: IncomingMessage, res
   res.once('finish', () => {
     finished = true;
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
-    services.logger.info({ requestId, method: req.method, route: route.path, status: res.statusCode, ms }, 'request');
+    logRequest({ requestId, method: req.method ?? 'GET', route: route.path, status: res.statusCode, ms });
     services.metrics.observeRequest(route.path, req.method ?? 'GET', res.statusCode, ms / 1000);
   });
 

@@ -1,0 +1,50 @@
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createLogger, createRequestLog, type RequestLine } from '../src/log.js';
+
+/** A logger writing into an array of lines, as the service's would write to standard output. */
+function capture(logLevel: 'info' | 'warn') {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      done();
+    },
+  });
+  return { logger: createLogger({ logLevel }, sink), lines };
+}
+
+const CASES: RequestLine[] = [
+  { requestId: 'b3c0c6a4-5a1e-4f57-8e1b-2f0e1c9d8a77', method: 'GET', route: '/v1/metrics/:name', status: 200, ms: 3.141592653589793 },
+  { requestId: 'b3c0c6a4-5a1e-4f57-8e1b-2f0e1c9d8a77', method: 'HEAD', route: 'unmatched', status: 404, ms: 0.000123 },
+  { requestId: 'x"y\\z', method: 'M"\u0001', route: '/a"b', status: 503, ms: 12 },
+];
+
+describe('the request log line', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('is byte for byte what pino writes for the same fields', async () => {
+    vi.useFakeTimers({ now: Date.UTC(2026, 2, 10, 12, 0, 0, 7), toFake: ['Date'] });
+    const ours = capture('info');
+    const theirs = capture('info');
+    const logRequest = createRequestLog(ours.logger);
+    for (const line of CASES) {
+      logRequest(line);
+      theirs.logger.info({ ...line }, 'request');
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(ours.lines).toHaveLength(CASES.length);
+    expect(ours.lines).toEqual(theirs.lines);
+    expect(JSON.parse(ours.lines[2]!)).toMatchObject({ level: 30, time: Date.UTC(2026, 2, 10, 12, 0, 0, 7), method: 'M"\u0001', route: '/a"b', msg: 'request' });
+  });
+
+  it('follows the logger\'s level, also when it changes', async () => {
+    const { logger, lines } = capture('warn');
+    const logRequest = createRequestLog(logger);
+    logRequest(CASES[0]!);
+    logger.level = 'info';
+    logRequest(CASES[1]!);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines.map((l) => (JSON.parse(l) as RequestLine).status)).toEqual([404]);
+  });
+});
