@@ -3,7 +3,9 @@ import { ApiError } from '../src/api/api-error.js';
 import { CATALOG, parseCatalog } from '../src/catalog/load-catalog.js';
 import type { ProjectDirectory } from '../src/db/project-directory.js';
 import { toEpochDay } from '../src/dates.js';
+import type { Store } from '../src/db/store.js';
 import { createRequestPreparer } from '../src/rest/prepared-requests.js';
+import { readSeriesRows } from '../src/series/read-series.js';
 import catalogJson from '../src/catalog/catalog.json' with { type: 'json' };
 
 const metric = CATALOG.metrics[0]!;
@@ -50,5 +52,23 @@ describe('prepared metric requests', () => {
     const query = `project=${first}`;
     expect(prepare(other, query, day).request.metric).toBe(other);
     expect(prepare(metric, query, day).request.metric).toBe(metric);
+  });
+});
+
+describe('reading a prepared plan', () => {
+  it('hands the store the same frozen parameters each time, and fresh ones for another plan', async () => {
+    const seen: (readonly unknown[])[] = [];
+    const store = { queryRaw: async (_text: string, params: readonly unknown[]) => (seen.push(params), []) } as unknown as Store;
+    const prepare = createRequestPreparer();
+    const plan = prepare(metric, `project=${first},${second}&start_date=2026-01-01`, day).plan(directory(1));
+    await readSeriesRows(store, plan, 'rest', 100);
+    await readSeriesRows(store, plan, 'rest', 100);
+    await readSeriesRows(store, prepare(metric, `project=${first}`, day).plan(directory(1)), 'rest', 100);
+    expect(seen[1]).toBe(seen[0]);
+    expect(Object.isFrozen(seen[0])).toBe(true);
+    expect(seen[0]).toContainEqual([1, 2]);
+    expect(seen[0]).toContainEqual([first, second]);
+    expect(seen[2]).not.toBe(seen[0]);
+    expect(seen[2]).toContainEqual([1]);
   });
 });

@@ -32,7 +32,7 @@ export function openPostgres(options: PostgresOptions): Store {
   const over = (runner: postgres.Sql | postgres.TransactionSql): Queryable => ({
     // In a transaction a cancelled statement has aborted the transaction: nothing to run again.
     query: async <Row extends object>(text: string, params: readonly unknown[] = [], signal?: CancelSignal) =>
-      runStatement<Row>(runner === sql, signal, () => runner.unsafe(text, params.map(toParameter), { prepare: true })),
+      runStatement<Row>(runner === sql, signal, () => runner.unsafe(text, toParameters(params), { prepare: true })),
     exec: async (script) => {
       await runner.unsafe(script).simple();
     },
@@ -42,7 +42,7 @@ export function openPostgres(options: PostgresOptions): Store {
     },
   });
   const readRaw = (text: string, params: readonly unknown[], signal?: CancelSignal) =>
-    runStatement<ColumnText[]>(true, signal, () => sql.unsafe(text, params.map(toParameter), { prepare: true }).raw());
+    runStatement<ColumnText[]>(true, signal, () => sql.unsafe(text, toParameters(params), { prepare: true }).raw());
   return {
     kind: 'postgres',
     description: `PostgreSQL at ${describeUrl(options.url)}`,
@@ -59,7 +59,7 @@ export function openPostgres(options: PostgresOptions): Store {
         // (see againIfCancelledForAnother) starts again; after it, rows have gone out.
         for (let delivered = false, again = true; ; again = false) {
           try {
-            for await (const rows of sql.unsafe(text, params.map(toParameter), { prepare: true }).raw().cursor(batchRows) as unknown as AsyncIterable<ColumnText[][]>) {
+            for await (const rows of sql.unsafe(text, toParameters(params), { prepare: true }).raw().cursor(batchRows) as unknown as AsyncIterable<ColumnText[][]>) {
               delivered = true;
               yield withoutHoles(rows);
             }
@@ -201,6 +201,23 @@ function withoutHoles<T>(rows: T[]): T[] {
 function cancelledByRequest(error: unknown): boolean {
   return (error as { code?: unknown }).code === '57014' && /user request/.test((error as Error).message);
 }
+
+/**
+ * A statement's parameters as the driver takes them. A frozen array (a prepared request's,
+ * src/series/read-series.ts) is converted once: it comes again with every repeat of its
+ * request. The driver copies what it is given and never changes it.
+ */
+function toParameters(params: readonly unknown[]): postgres.ParameterOrJSON<never>[] {
+  if (!Object.isFrozen(params)) return params.map(toParameter);
+  let converted = CONVERTED.get(params);
+  if (converted === undefined) {
+    converted = params.map(toParameter);
+    CONVERTED.set(params, converted);
+  }
+  return converted;
+}
+
+const CONVERTED = new WeakMap<readonly unknown[], postgres.ParameterOrJSON<never>[]>();
 
 /**
  * postgres.js guesses an array's type from its first element and gets booleans and

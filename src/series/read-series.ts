@@ -32,16 +32,16 @@ export type SeriesRows = { whole: RawSeriesRow[] } | { batches: AsyncIterable<Ra
  */
 export async function readSeriesRows(store: Store, plan: SeriesPlan, layout: PointLayout, batchRows: number, signal?: CancelSignal): Promise<SeriesRows> {
   if (plan.projects.length > batchRows) return { batches: streamSeries(store, plan, layout, batchRows, signal) };
-  const { text, parameters } = statementFor(plan, layout);
-  return { whole: await guardUnavailable(async () => toRows(await store.queryRaw(text, parameters(query(plan, plan.projects)), signal))) };
+  const { text, parameters } = wholePlanStatement(plan, layout);
+  return { whole: await guardUnavailable(async () => toRows(await store.queryRaw(text, parameters, signal))) };
 }
 
 /** A plan's rows, `batchRows` projects per round trip, whatever their number. */
 export async function* streamSeries(store: Store, plan: SeriesPlan, layout: PointLayout, batchRows: number, signal?: CancelSignal): AsyncGenerator<RawSeriesRow[]> {
   const batch = plan.projects.length <= batchRows ? Infinity : batchRows;
-  const { text, parameters } = statementFor(plan, layout);
+  const { text, parameters } = wholePlanStatement(plan, layout);
   // Rows are checked inside the guard, so a batch cut short is a 503 like any store failure.
-  yield* guardStream(checkedBatches(store.streamRaw(text, parameters(query(plan, plan.projects)), batch, signal)));
+  yield* guardStream(checkedBatches(store.streamRaw(text, parameters, batch, signal)));
 }
 
 /**
@@ -75,6 +75,32 @@ function toRows(rows: ColumnText[][]): RawSeriesRow[] {
   }
   return result;
 }
+
+/**
+ * The statement and parameters that read all of a plan's projects, made once per plan and
+ * named layout (GraphQL's field lists are made afresh): a repeated REST request brings the same plan (src/rest/prepared-requests.ts), and
+ * the same parameter array lets the store convert it once too.
+ */
+function wholePlanStatement(plan: SeriesPlan, layout: PointLayout): { text: string; parameters: readonly unknown[] } {
+  if (typeof layout !== 'string') {
+    const { text, parameters } = statementFor(plan, layout);
+    return { text, parameters: parameters(query(plan, plan.projects)) };
+  }
+  let byLayout = WHOLE_PLAN_STATEMENTS.get(plan);
+  if (byLayout === undefined) {
+    byLayout = new Map();
+    WHOLE_PLAN_STATEMENTS.set(plan, byLayout);
+  }
+  let made = byLayout.get(layout);
+  if (made === undefined) {
+    const { text, parameters } = statementFor(plan, layout);
+    made = { text, parameters: Object.freeze(parameters(query(plan, plan.projects))) };
+    byLayout.set(layout, made);
+  }
+  return made;
+}
+
+const WHOLE_PLAN_STATEMENTS = new WeakMap<SeriesPlan, Map<string, { text: string; parameters: readonly unknown[] }>>();
 
 function statementFor(plan: SeriesPlan, layout: PointLayout): SeriesStatement {
   return seriesStatement({ layout, options: plan.options, extraFields: plan.metric.extraFields, asOf: plan.asOf !== null });
