@@ -1,5 +1,6 @@
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
+import { gatherLines } from './log-blocks.js';
 
 /**
  * What a log line says of an error: its class, code and a bounded message. Driver errors
@@ -72,7 +73,7 @@ export function flushLogs(): void {
 
 // Private
 
-let buffered: (pino.DestinationStream & { flushSync(): void; destroy(): void }) | undefined;
+let buffered: { flushSync(): void; destroy(): void } | undefined;
 const stdoutLoggers: Logger[] = [];
 
 /**
@@ -86,13 +87,18 @@ function defaultDestination(): pino.DestinationStream {
   if (process.stdout.isTTY) {
     return pino.transport({ target: 'pino-pretty', options: { colorize: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' } }) as pino.DestinationStream;
   }
-  const stream = pino.destination({ dest: 1, sync: false, minLength: 4096 });
-  buffered = stream;
+  // Before pino's own exit hook (registered by pino.destination), which ends the stream
+  // without the lines still gathered here.
+  process.once('exit', () => flushLogs());
+  // Blocks arrive gathered (log-blocks.ts), so sonic-boom writes each as it comes.
+  const stream = pino.destination({ dest: 1, sync: false, minLength: 0 });
+  const blocks = gatherLines(stream, 4096);
+  buffered = { flushSync: () => blocks.flushSync(), destroy: () => stream.destroy() };
   setInterval(() => flushLogs(), 1000).unref();
   stream.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') readerGone();
   });
-  return stream;
+  return blocks as unknown as pino.DestinationStream;
 }
 
 /** Standard output's reader has gone: stop writing there and stop the process as SIGTERM would. */

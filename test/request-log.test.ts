@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLogger, createRequestLog, type RequestLine } from '../src/log.js';
+import { gatherLines } from '../src/log-blocks.js';
 
 /** A logger writing into an array of lines, as the service's would write to standard output. */
 function capture(logLevel: 'info' | 'warn') {
@@ -46,5 +47,23 @@ describe('the request log line', () => {
     logRequest(CASES[1]!);
     await new Promise((resolve) => setImmediate(resolve));
     expect(lines.map((l) => (JSON.parse(l) as RequestLine).status)).toEqual([404]);
+  });
+});
+
+describe('log lines gathered into blocks', () => {
+  it('hands every line on in order, a block at a time, and the rest on flushSync', () => {
+    const written: string[] = [];
+    let flushed = 0;
+    const blocks = gatherLines({ write: (text) => (written.push(text), true), flushSync: () => (flushed += 1) }, 100);
+    const lines = Array.from({ length: 25 }, (_, i) => `{"n":${i},"pad":"${'x'.repeat(i % 7)}"}\n`);
+    for (const line of lines) blocks.write(line);
+    expect(written.length).toBeGreaterThan(3);
+    expect(written.every((block) => block.length >= 100)).toBe(true);
+    expect(written.join('').length).toBeLessThan(lines.join('').length);
+    blocks.flushSync();
+    expect(written.join('')).toBe(lines.join(''));
+    expect(flushed).toBe(1);
+    blocks.flushSync();
+    expect(written.join('')).toBe(lines.join(''));
   });
 });
