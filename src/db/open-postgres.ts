@@ -56,7 +56,7 @@ export function openPostgres(options: PostgresOptions): Store {
       // and cancelled that one instead (503s after clients left in the middle of answers).
       if (cursor) {
         // Before its first batch, a cursor stopped by a cancel meant for another statement
-        // (see againIfCancelledForAnother) starts again; after it, rows have gone out.
+        // (see runStatement) starts again; after it, rows have gone out.
         for (let delivered = false, again = true; ; again = false) {
           try {
             for await (const rows of sql.unsafe(text, toParameters(params), { prepare: true }).raw().cursor(batchRows) as unknown as AsyncIterable<ColumnText[][]>) {
@@ -155,35 +155,25 @@ function cancelOnAbort<Q extends { cancel(): void }>(
 
 /**
  * One statement, started by `start`, cancelled when `signal` aborts (cancelOnAbort), its
- * rows without holes (withoutHoles), run again when stopped by a cancel meant for another
- * (againIfCancelledForAnother).
+ * rows without holes (withoutHoles), and run once more when an autocommit statement was
+ * stopped by a cancel request meant for another. PostgreSQL cancels whatever a connection
+ * runs when the request arrives, and the driver sends statements of several requests down
+ * one connection in turn: a cancel for an abandoned statement (see cancelOnAbort) can land
+ * on the next one, another client's, which then failed with a 503. A statement whose own
+ * client is still there was not cancelled by us, and an autocommit statement that was
+ * cancelled changed nothing, so running it again is safe. The statement timeout is told
+ * apart by its message. (One async function, not one per concern: it runs for every read.)
  */
-function runStatement<Row>(autocommit: boolean, signal: CancelSignal | undefined, start: () => PromiseLike<unknown> & { cancel(): void }): Promise<Row[]> {
-  return againIfCancelledForAnother(autocommit, signal, async () => {
+async function runStatement<Row>(autocommit: boolean, signal: CancelSignal | undefined, start: () => PromiseLike<unknown> & { cancel(): void }): Promise<Row[]> {
+  for (let again = autocommit; ; again = false) {
     const guard = cancelOnAbort(start(), signal);
     try {
       return withoutHoles((await guard.query) as unknown as Row[]);
+    } catch (error) {
+      if (!again || signal?.aborted || !cancelledByRequest(error)) throw error;
     } finally {
       guard.done();
     }
-  });
-}
-
-/**
- * Runs `statement`, and once more when a cancel request meant for another statement
- * stopped it. PostgreSQL cancels whatever a connection runs when the request arrives, and
- * the driver sends statements of several requests down one connection in turn: a cancel
- * for an abandoned statement (see cancelOnAbort) can land on the next one, another
- * client's, which then failed with a 503. A statement whose own client is still there
- * was not cancelled by us, and an autocommit statement that was cancelled changed nothing,
- * so running it again is safe. The statement timeout is told apart by its message.
- */
-async function againIfCancelledForAnother<T>(autocommit: boolean, signal: CancelSignal | undefined, statement: () => Promise<T>): Promise<T> {
-  try {
-    return await statement();
-  } catch (error) {
-    if (!autocommit || signal?.aborted || !cancelledByRequest(error)) throw error;
-    return statement();
   }
 }
 

@@ -3,7 +3,8 @@ export type ColumnText = string | Uint8Array;
 
 /** A column value's bytes, without a copy when the store gave bytes. */
 export function columnBytes(value: ColumnText): Buffer {
-  return typeof value === 'string' ? Buffer.from(value, 'utf8') : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  if (typeof value === 'string') return Buffer.from(value, 'utf8');
+  return Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
 }
 
 /** A column value as a string, whether the store gave bytes or text. */

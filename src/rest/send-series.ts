@@ -20,8 +20,9 @@ export async function sendSeriesBody(req: IncomingMessage, res: ServerResponse, 
   if ('whole' in answer) {
     const validators = validatorsOf(plan, answer.whole[0]);
     if (!writeValidators(req, res, validators, maxAgeSeconds)) return;
-    const parts = answer.whole.flatMap((row, i) => [keyBytes(row, i === 0 ? 0 : 1), columnBytes(row.points)]);
-    const body = [...(parts.length === 0 ? [Buffer.from('{')] : parts), Buffer.from('}')];
+    const body: Buffer[] = [];
+    for (const row of answer.whole) body.push(keyBytes(row, body.length === 0 ? 0 : 1), columnBytes(row.points));
+    body.push(body.length === 0 ? EMPTY_OBJECT : CLOSING_BRACE);
     keep?.({ body: Buffer.concat(body), contentType: 'application/json', ...validators, cost: 0 });
     await sendBytes(req, res, body);
     return;
@@ -135,3 +136,5 @@ function keyBytes(row: RawSeriesRow, separator: 0 | 1): Buffer {
 }
 
 const KEY_BYTES = new Map<string, [Buffer, Buffer]>();
+const EMPTY_OBJECT = Buffer.from('{}');
+const CLOSING_BRACE = Buffer.from('}');
