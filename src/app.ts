@@ -106,7 +106,7 @@ function createRouteTable(routes: readonly Route[]): RouteTable {
 }
 
 function serve(services: Services, routes: RouteTable, logRequest: (line: RequestLine) => void, req: IncomingMessage, res: ServerResponse): void {
-  const started = process.hrtime.bigint();
+  const started = performance.now();
   const requestId = randomUUID();
   res.setHeader('x-request-id', requestId);
   res.setHeader('x-content-type-options', 'nosniff');
@@ -128,7 +128,7 @@ function serve(services: Services, routes: RouteTable, logRequest: (line: Reques
   });
   res.once('finish', () => {
     finished = true;
-    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    const ms = performance.now() - started;
     logRequest({ requestId, method: req.method ?? 'GET', route: route.path, status: res.statusCode, ms });
     services.metrics.observeRequest(route.path, req.method ?? 'GET', res.statusCode, ms / 1000);
   });
@@ -174,6 +174,7 @@ function notFound(call: RouteCall): never {
 }
 
 function safeDecode(segment: string): string {
+  if (!segment.includes('%')) return segment;
   try {
     return decodeURIComponent(segment);
   } catch {
