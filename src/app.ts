@@ -128,7 +128,7 @@ function serve(services: Services, routes: RouteTable, logRequest: (line: Reques
   });
   res.once('finish', () => {
     finished = true;
-    const ms = performance.now() - started;
+    const ms = Math.round((performance.now() - started) * 1000) / 1000; // to the µs, as logged before
     logRequest({ requestId, method: req.method ?? 'GET', route: route.path, status: res.statusCode, ms });
     services.metrics.observeRequest(route.path, req.method ?? 'GET', res.statusCode, ms / 1000);
   });
