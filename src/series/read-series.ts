@@ -78,8 +78,9 @@ function toRows(rows: ColumnText[][]): RawSeriesRow[] {
 
 /**
  * The statement and parameters that read all of a plan's projects, made once per plan and
- * named layout (GraphQL's field lists are made afresh): a repeated REST request brings the same plan (src/rest/prepared-requests.ts), and
- * the same parameter array lets the store convert it once too.
+ * named layout (GraphQL's field lists are made afresh): a repeated REST request brings the
+ * same plan (src/rest/prepared-requests.ts), and the same frozen parameter array lets the
+ * store convert it once too.
  */
 function wholePlanStatement(plan: SeriesPlan, layout: PointLayout): { text: string; parameters: readonly unknown[] } {
   if (typeof layout !== 'string') {
