@@ -8,8 +8,8 @@ import type { Store } from './db/store.js';
 import { createResponseCache, type ResponseCache } from './cache/response-cache.js';
 import { createAnswerBudget, GRAPHQL_ANSWER_BUDGET_BYTES, type AnswerBudget } from './limits/answer-budget.js';
 import { createMemoryRateLimitStore } from './limits/memory-bucket-store.js';
-import { createRedisRateLimitStore } from './limits/redis-bucket-store.js';
-import { createRateLimiter, type RateLimiter } from './limits/rate-limiter.js';
+import type { createRedisRateLimitStore } from './limits/redis-bucket-store.js';
+import { createRateLimiter, type RateLimiter, type RateLimitStore } from './limits/rate-limiter.js';
 import { createSeriesUpdates, type SeriesUpdates } from './live/series-updates.js';
 import { createServiceMetrics, type ServiceMetrics } from './ops/prometheus.js';
 
@@ -68,6 +68,18 @@ export interface ServiceParts {
   store: Store;
   logger: Logger;
   clock?: () => Date;
+  /**
+   * Opens the shared rate-limit store; required when `REDIS_URL` is set. Passed in so a
+   * process without Redis never loads its client (ioredis is about 2 MB of heap that every
+   * full collection would mark): see {@link loadRedisStoreOpener}.
+   */
+  openRedisStore?: typeof createRedisRateLimitStore;
+}
+
+/** The Redis store's opener when `REDIS_URL` is set, loaded only then. */
+export async function loadRedisStoreOpener(config: Pick<Config, 'redisUrl'>): Promise<typeof createRedisRateLimitStore | undefined> {
+  if (config.redisUrl === undefined) return undefined;
+  return (await import('./limits/redis-bucket-store.js')).createRedisRateLimitStore;
 }
 
 export function createServices(parts: ServiceParts): Services {
@@ -86,7 +98,7 @@ export function createServices(parts: ServiceParts): Services {
   }, parts.logger);
   const state: ServiceState = { directory: undefined, example: undefined, stopping: false, inFlight: 0 };
   const memory = createMemoryRateLimitStore();
-  const redis = parts.config.redisUrl === undefined ? undefined : createRedisRateLimitStore(parts.config.redisUrl, memory, parts.logger);
+  const redis = openSharedStore(parts, memory);
   return {
     ...parts,
     reads: replicas?.reads ?? parts.store,
@@ -114,4 +126,14 @@ export function createServices(parts: ServiceParts): Services {
       await replicas?.close();
     },
   };
+}
+
+// Private
+
+/** The Redis store when `REDIS_URL` is set (its opener must then be given); none otherwise. */
+function openSharedStore(parts: ServiceParts, fallback: RateLimitStore) {
+  const url = parts.config.redisUrl;
+  if (url === undefined) return undefined;
+  if (parts.openRedisStore === undefined) throw new Error('REDIS_URL is set but no Redis store opener was given (see loadRedisStoreOpener)');
+  return parts.openRedisStore(url, fallback, parts.logger);
 }

@@ -9,7 +9,7 @@ import { claimEmbeddedStore, type StoreClaim } from '../db/embedded-lock.js';
 import { openStore } from '../db/open-store.js';
 import type { Store } from '../db/store.js';
 import { describeError } from '../log.js';
-import { createServices, type Services } from '../services.js';
+import { createServices, loadRedisStoreOpener, type Services } from '../services.js';
 import { startControlServer, type ControlServer } from './control-server.js';
 import { prepareDatabase } from './prepare-database.js';
 
@@ -58,7 +58,7 @@ export async function startService(config: Config, logger: Logger, options: Star
     throw error;
   }
   logger.info({ store: store.kind }, `store: ${store.description}`);
-  const services = createServices({ config, catalog: CATALOG, store, logger, clock: options.clock });
+  const services = createServices({ config, catalog: CATALOG, store, logger, clock: options.clock, openRedisStore: await loadRedisStoreOpener(config) });
   const app = createApp(services);
 
   const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app.listener);
