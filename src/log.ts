@@ -98,7 +98,7 @@ function defaultDestination(): pino.DestinationStream {
   stream.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') readerGone();
   });
-  return blocks as unknown as pino.DestinationStream;
+  return blocks;
 }
 
 /** Standard output's reader has gone: stop writing there and stop the process as SIGTERM would. */

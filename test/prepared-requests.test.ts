@@ -19,6 +19,7 @@ describe('prepared metric requests', () => {
     const query = `project=${second},${first}&start_date=2026-01-01&end_date=2026-01-31`;
     const once = prepare(metric, query, day);
     expect(prepare(metric, query, day)).toBe(once);
+    expect(once.key).toBe(`${metric.name}?${query}`);
     expect(once.request.slugs).toEqual([second, first]);
     expect(once.span).toEqual({ days: 31, warmUpDays: 0, buckets: 31 });
     expect(once.cost).toBe(1);

@@ -43,6 +43,6 @@ export function matchesEtag(header: string | undefined, etag: string): boolean {
 /** Adds a token to a `Vary` header value without repeating it. */
 export function appendVary(current: number | string | string[] | undefined, value: string): string {
   if (current === undefined) return value; // the usual case, on every answer
-  const existing = current === undefined ? [] : String(current).split(',').map((v) => v.trim()).filter(Boolean);
+  const existing = String(current).split(',').map((v) => v.trim()).filter(Boolean);
   return [...new Set([...existing, value])].join(', ');
 }

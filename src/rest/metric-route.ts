@@ -32,7 +32,7 @@ export function createMetricHandler(): (call: RouteCall) => Promise<void> {
     await meter.charge(prepared.cost);
     const plan = prepared.plan(readyDirectory(services.state));
     // Charged first: a kept answer costs what reading it did.
-    const cacheKey = `${metric.name}?${query}`;
+    const cacheKey = prepared.key;
     const kept = services.responseCache.get(cacheKey);
     if (kept !== undefined) return sendCachedAnswer(req, res, kept, services.config.cacheMaxAgeSeconds);
     const ticket = services.responseCache.ticket();

@@ -7,6 +7,8 @@ import { parseMetricQuery, REST_PARAMS } from './parse-query.js';
 
 /** A metric request parsed, validated and priced, ready to be planned. */
 export interface PreparedRequest {
+  /** `<metric>?<raw query>`: what the request is kept under here and in the response cache. */
+  key: string;
   request: SeriesRequest;
   span: RequestedSpan;
   /** What it costs against the caller's rate limit. */
@@ -40,14 +42,14 @@ export function createRequestPreparer(): PrepareRequest {
       kept = new Map();
       keptFor = today;
     }
-    const memoKey = `${metric.name}?${query}`;
-    const found = kept.get(memoKey);
+    const key = `${metric.name}?${query}`;
+    const found = kept.get(key);
     // The metric is compared too: a catalog loaded again brings new definitions.
     if (found !== undefined && found.request.metric === metric) return found;
-    const prepared = prepare(metric, query, today);
+    const prepared = prepare(key, metric, query, today);
     if (query.length <= MAX_KEPT_QUERY_LENGTH) {
       if (kept.size >= MAX_KEPT) kept.clear();
-      kept.set(memoKey, prepared);
+      kept.set(key, prepared);
     }
     return prepared;
   };
@@ -55,11 +57,12 @@ export function createRequestPreparer(): PrepareRequest {
 
 // Private
 
-function prepare(metric: MetricDefinition, query: string, today: number): PreparedRequest {
+function prepare(key: string, metric: MetricDefinition, query: string, today: number): PreparedRequest {
   const request = validateSeriesRequest(parseMetricQuery(metric, query), REST_PARAMS);
   const span = requestedSpan(request, today);
   let planned: { directory: ProjectDirectory; plan: SeriesPlan } | undefined;
   return {
+    key,
     request,
     span,
     cost: requestCost(request, span),

@@ -128,7 +128,8 @@ function keyBytes(row: RawSeriesRow, separator: 0 | 1): Buffer {
   const slug = String(row.slug);
   let both = KEY_BYTES.get(slug);
   if (both === undefined) {
-    both = [Buffer.from(`{${key(row)}`), Buffer.from(`,${key(row)}`)];
+    const quoted = key(row);
+    both = [Buffer.from(`{${quoted}`), Buffer.from(`,${quoted}`)];
     if (KEY_BYTES.size >= 10_000) KEY_BYTES.clear();
     KEY_BYTES.set(slug, both);
   }
