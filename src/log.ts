@@ -1,3 +1,4 @@
+import { isatty } from 'node:tty';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import { gatherLines } from './log-blocks.js';
@@ -84,14 +85,21 @@ const stdoutLoggers: Logger[] = [];
  * unheard.
  */
 function defaultDestination(): pino.DestinationStream {
-  if (process.stdout.isTTY) {
+  // isatty, not process.stdout.isTTY: making process.stdout would switch a pipe on fd 1 to
+  // non-blocking mode, and a full pipe would then refuse the writes below (EAGAIN).
+  if (isatty(1)) {
     return pino.transport({ target: 'pino-pretty', options: { colorize: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' } }) as pino.DestinationStream;
   }
   // Before pino's own exit hook (registered by pino.destination), which ends the stream
   // without the lines still gathered here.
   process.once('exit', () => flushLogs());
-  // Blocks arrive gathered (log-blocks.ts), so sonic-boom writes each as it comes.
-  const stream = pino.destination({ dest: 1, sync: false, minLength: 0 });
+  // Blocks arrive gathered (log-blocks.ts), so sonic-boom writes each as it comes, on
+  // this thread: handing each block to libuv's thread pool (sync: false) woke this thread
+  // once more per block, and its socket reads came in smaller pieces: about 0.7 more
+  // context switches and 15-20 µs more CPU per request at 8 connections
+  // (docs/benchmarks.md). A 4 KB write to a pipe or file is a few µs. When the reader of
+  // standard output falls behind, the process waits for it, as pino's default does.
+  const stream = pino.destination({ dest: 1, sync: true, minLength: 0 });
   const blocks = gatherLines(stream, 4096);
   buffered = { flushSync: () => blocks.flushSync(), destroy: () => stream.destroy() };
   setInterval(() => flushLogs(), 1000).unref();

@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -242,15 +243,7 @@ describe.skipIf(!available)('graceful shutdown on SIGTERM', () => {
     });
     let stdout = '';
     child.stdout!.on('data', (chunk: Buffer) => (stdout += String(chunk)));
-    const base = await new Promise<string>((resolve, reject) => {
-      let text = '';
-      child.stderr!.on('data', (chunk: Buffer) => {
-        text += String(chunk);
-        const url = /ready at (http:\/\/[\d.]+:\d+)/.exec(text)?.[1];
-        if (url !== undefined) resolve(url);
-      });
-      child.once('exit', (code) => reject(new Error(`exited ${code}: ${text}`)));
-    });
+    const base = await readyUrl(child);
     const locker = postgres(pg.url, { max: 1, onnotice: () => {} });
     try {
       const release = await holdLock(locker);
@@ -295,14 +288,7 @@ describe.skipIf(!available)('a server whose standard output goes away', () => {
     });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
-      const base = await new Promise<string>((resolve) => {
-        let text = '';
-        child.stderr!.on('data', (chunk: Buffer) => {
-          text += String(chunk);
-          const url = /ready at (http:\/\/[\d.]+:\d+)/.exec(text)?.[1];
-          if (url !== undefined) resolve(url);
-        });
-      });
+      const base = await readyUrl(child);
       child.stdout!.destroy(); // the reader of the pipe (a `| head`, a closed terminal) is gone
       const started = Date.now();
       // Each request writes a log line; the next flush finds the pipe closed.
@@ -316,7 +302,46 @@ describe.skipIf(!available)('a server whose standard output goes away', () => {
       child.kill('SIGKILL');
     }
   }, 60_000);
+
+  it('writes to a piped standard output that stays blocking, and every request line arrives', async () => {
+    const child = spawn(process.execPath, ['scripts/run.mjs', 'src/main.ts'], {
+      env: { ...process.env, DATABASE_URL: pg.url, PORT: '0', API_KEYS: KEY, LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    let stdout = '';
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += String(chunk)));
+    try {
+      const base = await readyUrl(child);
+      // Log blocks are written on the main thread: a pipe switched to non-blocking mode
+      // (as making process.stdout does) would refuse them with EAGAIN once full.
+      const flags = Number.parseInt(/^flags:\s+(\d+)$/m.exec(readFileSync(`/proc/${child.pid}/fdinfo/1`, 'utf8'))![1]!, 8);
+      expect(flags & 0o4000).toBe(0);
+      const requests = 300;
+      for (let i = 0; i < requests; i += 1) await fetch(`${base}/healthz`).then((r) => r.arrayBuffer());
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      const lines = stdout.trim().split('\n').map((l) => JSON.parse(l) as { msg: string; route?: string });
+      expect(lines.filter((l) => l.msg === 'request' && l.route === '/healthz')).toHaveLength(requests);
+      expect(lines.at(-1)!.msg).toBe('stopped');
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 60_000);
 });
+
+/** The base URL a spawned service prints on standard error when it is ready; refused if it exits first. */
+function readyUrl(child: ChildProcess): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let text = '';
+    child.stderr!.on('data', (chunk: Buffer) => {
+      text += String(chunk);
+      const url = /ready at (http:\/\/[\d.]+:\d+)/.exec(text)?.[1];
+      if (url !== undefined) resolve(url);
+    });
+    child.once('exit', (code) => reject(new Error(`exited ${code}: ${text}`)));
+  });
+}
 
 // Private
 
