@@ -41,7 +41,7 @@ for (const kind of STORE_KINDS) {
       expect(one).toEqual({ id: expect.stringMatching(/^env:[0-9a-f]{12}$/), name: 'API_KEYS[0]' });
       expect(two).toEqual({ id: expect.stringMatching(/^env:[0-9a-f]{12}$/), name: 'API_KEYS[1]' });
       expect(one!.id).not.toBe(two!.id);
-      expect(await verifier.verify('env-key-one')).toEqual(one);
+      expect(verifier.verify('env-key-one')).toEqual(one);
       expect(JSON.stringify([one, two])).not.toMatch(/env-key/);
       expect(calls).toEqual([]);
     });
@@ -63,7 +63,8 @@ for (const kind of STORE_KINDS) {
 
       const identity = await verifier.verify(key);
       expect(identity).toEqual({ id: expect.stringMatching(/^db:\d+$/), name });
-      expect(await verifier.verify(key)).toEqual(identity);
+      // The repeat is answered at once, not through a promise.
+      expect(verifier.verify(key)).toEqual(identity);
       expect(calls).toHaveLength(1);
     });
 

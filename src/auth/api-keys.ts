@@ -37,10 +37,11 @@ export interface KeyIdentity {
 
 export interface KeyVerifier {
   /**
-   * Resolves the identity of a configured or stored, unrevoked key, and undefined for any
-   * other value. Rejects only when the store fails.
+   * The identity of a configured or stored, unrevoked key, and undefined for any other
+   * value: at once when the answer is known (a configured key, a recent lookup), else
+   * through a promise that rejects only when the store fails.
    */
-  verify(key: string | undefined): Promise<KeyIdentity | undefined>;
+  verify(key: string | undefined): KeyIdentity | undefined | Promise<KeyIdentity | undefined>;
 }
 
 /**
@@ -62,21 +63,26 @@ export function createKeyVerifier(db: Queryable, plainKeys: readonly string[]): 
     return identity;
   };
 
+  const lookUp = async (key: string, digest: Buffer) => {
+    const row = await findActiveKey(db, digest);
+    return remember(key, row === undefined ? undefined : {
+      id: `db:${row.id}`,
+      name: row.name,
+      ...(row.ratePerMinute === null ? {} : { ratePerMinute: row.ratePerMinute }),
+      ...(row.burst === null ? {} : { burst: row.burst }),
+    });
+  };
+
   return {
-    async verify(key) {
+    // Not async: a busy key is answered from the cache without a promise to wait on.
+    verify(key) {
       if (key === undefined || key === '' || key.length > MAX_KEY_LENGTH) return undefined;
       const cached = cache.get(key);
       if (cached !== undefined && cached.until > Date.now()) return cached.identity;
       const digest = hashApiKey(key);
       const listed = configured.find((c) => timingSafeEqual(c.digest, digest));
       if (listed !== undefined) return remember(key, listed.identity);
-      const row = await findActiveKey(db, digest);
-      return remember(key, row === undefined ? undefined : {
-        id: `db:${row.id}`,
-        name: row.name,
-        ...(row.ratePerMinute === null ? {} : { ratePerMinute: row.ratePerMinute }),
-        ...(row.burst === null ? {} : { burst: row.burst }),
-      });
+      return lookUp(key, digest);
     },
   };
 }

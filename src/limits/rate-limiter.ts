@@ -51,7 +51,7 @@ export interface RateLimitMeter {
    * towards the first charge. Throws the 429 ApiError (with `Retry-After`, `RateLimit`
    * and `RateLimit-Policy`) when the bucket cannot cover it.
    */
-  charge(cost: number): Promise<void>;
+  charge(cost: number): Promise<void> | undefined;
 }
 
 /** Called with the `RateLimit` and `RateLimit-Policy` fields after every successful charge. */
@@ -61,9 +61,10 @@ export interface RateLimiter {
   /**
    * Opens a meter for one request of `caller`, charging one unit: every request that
    * got past authentication costs at least that. Throws the 429 ApiError when even that
-   * unit is not there. An unlimited caller gets a meter that charges nothing and reports no fields.
+   * unit is not there. An unlimited caller gets, at once, a meter that charges nothing
+   * (answering undefined, nothing to wait on) and reports no fields.
    */
-  open(caller: KeyIdentity, onHeaders: RateLimitHeadersListener): Promise<RateLimitMeter>;
+  open(caller: KeyIdentity, onHeaders: RateLimitHeadersListener): RateLimitMeter | Promise<RateLimitMeter>;
 }
 
 /**
@@ -74,29 +75,32 @@ export function createRateLimiter(defaults: RateLimitPolicy, options: { store: R
   const { store } = options;
   const now = options.now ?? Date.now;
 
+  const openMetered = async (caller: KeyIdentity, policy: RateLimitPolicy, onHeaders: RateLimitHeadersListener): Promise<RateLimitMeter> => {
+    // A refused charge leaves the unit paid at the door spent, so a retry needs that unit again too.
+    const take = async (cost: number, spent: number): Promise<void> => {
+      const outcome = await store.take(caller.id, cost, now(), policy);
+      if (!outcome.allowed) {
+        const retryAfterSeconds = outcome.retryAfterSeconds + wholeSeconds((spent * 60_000) / policy.perMinute);
+        throw rateLimited({ ...outcome, retryAfterSeconds }, policy, cost + spent);
+      }
+      onHeaders(rateLimitHeaders(outcome, policy));
+    };
+    await take(1, 0);
+    let prepaid = 1;
+    return {
+      async charge(cost) {
+        const due = Math.min(cost, policy.burst) - prepaid;
+        const spent = prepaid;
+        prepaid = 0;
+        if (due > 0) await take(due, spent);
+      },
+    };
+  };
+
   return {
-    async open(caller, onHeaders) {
+    open(caller, onHeaders) {
       const policy = { perMinute: caller.ratePerMinute ?? defaults.perMinute, burst: caller.burst ?? defaults.burst };
-      if (policy.perMinute <= 0) return UNLIMITED;
-      // A refused charge leaves the unit paid at the door spent, so a retry needs that unit again too.
-      const take = async (cost: number, spent: number): Promise<void> => {
-        const outcome = await store.take(caller.id, cost, now(), policy);
-        if (!outcome.allowed) {
-          const retryAfterSeconds = outcome.retryAfterSeconds + wholeSeconds((spent * 60_000) / policy.perMinute);
-          throw rateLimited({ ...outcome, retryAfterSeconds }, policy, cost + spent);
-        }
-        onHeaders(rateLimitHeaders(outcome, policy));
-      };
-      await take(1, 0);
-      let prepaid = 1;
-      return {
-        async charge(cost) {
-          const due = Math.min(cost, policy.burst) - prepaid;
-          const spent = prepaid;
-          prepaid = 0;
-          if (due > 0) await take(due, spent);
-        },
-      };
+      return policy.perMinute <= 0 ? UNLIMITED : openMetered(caller, policy, onHeaders);
     },
   };
 }
@@ -114,7 +118,7 @@ export function wholeSeconds(ms: number): number {
 /** The policy name both fields carry. */
 const POLICY_NAME = 'default';
 
-const UNLIMITED: RateLimitMeter = { charge: async () => {} };
+const UNLIMITED: RateLimitMeter = { charge: () => undefined };
 
 /** `RateLimit-Policy` and `RateLimit` for one outcome (draft-ietf-httpapi-ratelimit-headers-10 §3, §4). */
 function rateLimitHeaders(outcome: RateLimitOutcome, policy: RateLimitPolicy): Record<string, string> {

@@ -29,7 +29,8 @@ export function createMetricHandler(): (call: RouteCall) => Promise<void> {
     const metric = services.catalog.byName.get(param);
     if (metric === undefined) throw new ApiError('not-found', `unknown metric ${JSON.stringify(param.slice(0, 64))}; GET /v1/metrics lists them`);
     const prepared = prepare(metric, query, todayEpochDay(services.clock()));
-    await meter.charge(prepared.cost);
+    const charged = meter.charge(prepared.cost);
+    if (charged !== undefined) await charged;
     const plan = prepared.plan(readyDirectory(services.state));
     // Charged first: a kept answer costs what reading it did.
     const cacheKey = prepared.key;
