@@ -22,6 +22,8 @@ const QUICK = args.quick === true;
 const QUICK_ROUNDS = 5;
 const QUICK_SECONDS = 3;
 const WARMUP_SECONDS = 2;
+/** Seconds of a target's own load, untimed, just before each of its timed runs. */
+const LEAD_IN_SECONDS = 1;
 const SERVER_URL = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const BENCH_KEY = 'bench-key-not-secret-0123456789';
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -75,12 +77,17 @@ try {
       // heap grown by the first requests, and a cold first round was 10-15% slower than the rest.
       for (const target of targets) await load(target, connections, WARMUP_SECONDS);
       // Rounds alternate the targets so drift on the machine hits all alike, each round
-      // starting one target further on: what ran just before a target changed its figure
-      // (the floor after the cache-hot rows, say), so every target takes every place in turn.
+      // starting one target further on, so every target takes every place in turn. What ran
+      // just before a target changed its figure (the floor was faster right after the
+      // cache-hot rows), and the rotation keeps each target's predecessor the same in all
+      // but one round, so each timed run follows a second of its own load, untimed.
       const runs = new Map<string, Row[]>(targets.map((t) => [t.name, []]));
       for (let round = 0; round < roundsOf(shape); round += 1) {
         const order = targets.map((_, i) => targets[(i + round) % targets.length]!);
-        for (const target of order) runs.get(target.name)!.push(await measure(target, shape, connections));
+        for (const target of order) {
+          await load(target, connections, LEAD_IN_SECONDS);
+          runs.get(target.name)!.push(await measure(target, shape, connections));
+        }
         log(`  round ${round + 1}: ${order.map((t) => `${t.name} ${runs.get(t.name)!.at(-1)!.rps.toFixed(0)}`).join(', ')}`);
       }
       for (const target of targets) {
