@@ -223,10 +223,12 @@ console.log(summary);
 
 async function measure(target: Target, shape: Shape, connections: number): Promise<Row> {
   const child: Child = target.name === 'floor' ? floor : target.name.endsWith('-hot') ? hot : service;
-  const rssBefore = child.rss();
-  const sampler = sampleRss(child);
+  // Memory is sampled only where it is reported: reading /proc 40 times a second is work
+  // on the same two cores.
+  const rssBefore = shape.trackMemory ? child.rss() : 0;
+  const sampler = shape.trackMemory ? sampleRss(child) : undefined;
   const result = await load(target, connections, secondsOf(shape));
-  const peak = sampler.stop();
+  const peak = sampler?.stop() ?? 0;
   return {
     shape: shape.name,
     connections,
