@@ -11,7 +11,7 @@ import { createRequestLog, type RequestLine } from './log.js';
 import { handleMetrics } from './ops/metrics-route.js';
 import { rawHeaderTooLarge, renderProblem } from './http/render-error.js';
 import type { Access, Route, RouteCall } from './http/route.js';
-import type { RateLimitMeter } from './limits/rate-limiter.js';
+import { UNLIMITED_METER } from './limits/rate-limiter.js';
 import { handleCatalog } from './rest/catalog-route.js';
 import { handleChanges } from './rest/changes-route.js';
 import { handleExport } from './rest/export-route.js';
@@ -133,7 +133,8 @@ function serve(services: Services, routes: RouteTable, logRequest: (line: Reques
     services.metrics.observeRequest(route.path, req.method ?? 'GET', res.statusCode, ms / 1000);
   });
 
-  run(services, route, { req, res, services, param, query, signal: gone, meter: FREE }).catch((error: unknown) => {
+  // Public routes are not metered; a keyed route gets its caller's meter in run().
+  run(services, route, { req, res, services, param, query, signal: gone, meter: UNLIMITED_METER }).catch((error: unknown) => {
     if (gone.aborted) return; // the client left: its work was cancelled and nobody waits for an answer
     if (res.headersSent) {
       services.logger.error({ requestId, err: error }, 'failed after the response started');
@@ -168,8 +169,6 @@ async function run(services: Services, route: Route, call: RouteCall): Promise<v
   }
   await route.handle(call);
 }
-
-const FREE: RateLimitMeter = { charge: () => undefined };
 
 function notFound(call: RouteCall): never {
   const path = (call.req.url ?? '/').split('?')[0]!;

@@ -100,13 +100,16 @@ export function createRateLimiter(defaults: RateLimitPolicy, options: { store: R
   return {
     open(caller, onHeaders) {
       const policy = { perMinute: caller.ratePerMinute ?? defaults.perMinute, burst: caller.burst ?? defaults.burst };
-      return policy.perMinute <= 0 ? UNLIMITED : openMetered(caller, policy, onHeaders);
+      return policy.perMinute <= 0 ? UNLIMITED_METER : openMetered(caller, policy, onHeaders);
     },
   };
 }
 
 /** Absorbs floating-point dust from fractional refills (0.1 + 0.2 units and the like). */
 export const EPSILON = 1e-9;
+
+/** The meter of a caller without a limit: charges nothing, and answers at once (nothing to wait on). */
+export const UNLIMITED_METER: RateLimitMeter = { charge: () => undefined };
 
 /** A duration in milliseconds as whole seconds, rounded up. */
 export function wholeSeconds(ms: number): number {
@@ -118,7 +121,6 @@ export function wholeSeconds(ms: number): number {
 /** The policy name both fields carry. */
 const POLICY_NAME = 'default';
 
-const UNLIMITED: RateLimitMeter = { charge: () => undefined };
 
 /** `RateLimit-Policy` and `RateLimit` for one outcome (draft-ietf-httpapi-ratelimit-headers-10 §3, §4). */
 function rateLimitHeaders(outcome: RateLimitOutcome, policy: RateLimitPolicy): Record<string, string> {
