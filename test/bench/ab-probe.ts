@@ -13,20 +13,18 @@
  * round (4), GRAPHQL (0). Uses the bench database (bench-database.ts).
  */
 import autocannon from 'autocannon';
-import { ensureBenchDatabase } from './bench-database.js';
+import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
 import { cpuUs, floorPort, servicePort, startChild, type Child } from './processes.js';
 import { SHAPES, targetsFor, type Target } from './shapes.js';
 
-const SERVER_URL = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const KEY = 'bench-key-not-secret-0123456789';
 const BUILDS = (process.env.BUILDS ?? 'src/main.ts').split(',');
 const CONNECTIONS = Number(process.env.C ?? 8);
 const ROUNDS = Number(process.env.ROUNDS ?? 8);
 const SECONDS = Number(process.env.SECONDS ?? 4);
 const GRAPHQL = process.env.GRAPHQL === '1';
 
-const db = await ensureBenchDatabase(SERVER_URL, (line) => process.stderr.write(`${line}\n`));
-const env = { DATABASE_URL: db.url, LOG_LEVEL: 'info', PORT: '0', API_KEYS: KEY, RATE_LIMIT_PER_MINUTE: '0', RESPONSE_CACHE_MB: '0' };
+const db = await ensureBenchDatabase(BENCH_SERVER_URL, (line) => process.stderr.write(`${line}\n`));
+const env = benchServiceEnv(db);
 const shape = SHAPES.find((s) => s.name === '3x365')!;
 const floor = await startChild('test/bench/floor-server.ts', env, floorPort);
 const services: Child[] = [];
@@ -34,9 +32,9 @@ try {
   for (const build of BUILDS) services.push(await startChild(build, env, servicePort));
   interface Row { name: string; child: Child; target: Target; graphql?: Target; rps: number[]; main: number[]; all: number[] }
   const rows: Row[] = [
-    { name: 'floor', child: floor, target: targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: 0 }, KEY)[0]!, rps: [], main: [], all: [] },
+    { name: 'floor', child: floor, target: targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: 0 }, BENCH_KEY)[0]!, rps: [], main: [], all: [] },
     ...services.map((child, i): Row => {
-      const [, rest, graphql] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: child.port }, KEY);
+      const [, rest, graphql] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: child.port }, BENCH_KEY);
       return { name: `${i}:${BUILDS[i]}`, child, target: rest!, graphql, rps: [], main: [], all: [] };
     }),
   ];

@@ -8,6 +8,17 @@ import { BENCH_METRIC } from './shapes.js';
 
 export const BENCH_YEARS = 10;
 
+/** The PostgreSQL server the bench database lives beside. */
+export const BENCH_SERVER_URL = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** The key every bench service accepts (API_KEYS) and every keyed bench request sends. */
+export const BENCH_KEY = 'bench-key-not-secret-0123456789';
+
+/** A benched service's environment: the bench database, the bench key, the limit lifted and the response cache off. */
+export function benchServiceEnv(db: BenchDatabase): Record<string, string> {
+  return { DATABASE_URL: db.url, LOG_LEVEL: 'info', PORT: '0', API_KEYS: BENCH_KEY, RATE_LIMIT_PER_MINUTE: '0', RESPONSE_CACHE_MB: '0' };
+}
+
 export interface BenchDatabase {
   url: string;
   /** The last seeded day; request ranges end here so every shape has full data. */

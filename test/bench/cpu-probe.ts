@@ -9,24 +9,21 @@
  * C connections (8), TARGETS (floor,rest,graphql). Uses the bench database (bench-database.ts).
  */
 import autocannon from 'autocannon';
-import { readdirSync, readFileSync } from 'node:fs';
-import { ensureBenchDatabase } from './bench-database.js';
-import { cpuUs, floorPort, servicePort, startChild, type Child } from './processes.js';
+import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
+import { cpuUs, floorPort, postgresCpuUs, servicePort, startChild, type Child } from './processes.js';
 import { SHAPES, targetsFor } from './shapes.js';
 
-const SERVER_URL = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const KEY = 'bench-key-not-secret-0123456789';
 const N = Number(process.env.N ?? 3000);
 const CONNECTIONS = Number(process.env.C ?? 8);
 const WANTED = (process.env.TARGETS ?? 'floor,rest,graphql').split(',');
 
-const db = await ensureBenchDatabase(SERVER_URL, (line) => process.stderr.write(`${line}\n`));
-const env = { DATABASE_URL: db.url, LOG_LEVEL: 'info', PORT: '0', API_KEYS: KEY, RATE_LIMIT_PER_MINUTE: '0', RESPONSE_CACHE_MB: '0' };
+const db = await ensureBenchDatabase(BENCH_SERVER_URL, (line) => process.stderr.write(`${line}\n`));
+const env = benchServiceEnv(db);
 const floor = await startChild('test/bench/floor-server.ts', env, floorPort);
 const service = await startChild('src/main.ts', env, servicePort);
 try {
   const shape = SHAPES.find((s) => s.name === (process.env.SHAPE ?? '3x365'))!;
-  const targets = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: service.port }, KEY).filter((t) => WANTED.includes(t.name));
+  const targets = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: service.port }, BENCH_KEY).filter((t) => WANTED.includes(t.name));
   console.log(`${shape.name}, ${CONNECTIONS} connections, ${N} requests per row; CPU µs per request`);
   console.log('target    main  helpers  postgres  loadgen   total  non-2xx');
   for (let round = 0; round < Number(process.env.ROUNDS ?? 2); round += 1) {
@@ -48,19 +45,4 @@ try {
   }
 } finally {
   await Promise.all([floor.stop(), service.stop()]);
-}
-
-// Private
-
-/** CPU time of every PostgreSQL process on the machine, in µs. */
-function postgresCpuUs(): number {
-  let total = 0;
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') total += cpuUs(`/proc/${pid}/stat`);
-    } catch {
-      // the process ended between two reads
-    }
-  }
-  return total;
 }

@@ -12,17 +12,15 @@
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { ensureBenchDatabase } from './bench-database.js';
+import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
 import { cpuUs, servicePort } from './processes.js';
 import { SHAPES, targetsFor } from './shapes.js';
 
-const SERVER_URL = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const KEY = 'bench-key-not-secret-0123456789';
 const CONNECTIONS = Number(process.env.C ?? 32);
 const SEQUENCE = (process.env.SEQUENCE ?? 'rest,rest,rest,rest,week,rest,rest,rest,rest').split(',');
 
-const db = await ensureBenchDatabase(SERVER_URL, (line) => process.stderr.write(`${line}\n`));
-const env = { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'info', PORT: '0', API_KEYS: KEY, RATE_LIMIT_PER_MINUTE: '0', RESPONSE_CACHE_MB: '0' };
+const db = await ensureBenchDatabase(BENCH_SERVER_URL, (line) => process.stderr.write(`${line}\n`));
+const env = { ...process.env, ...benchServiceEnv(db) };
 // V8 writes --trace-gc lines to standard output, among the service's JSON log lines.
 const child = spawn(process.execPath, ['--trace-gc', 'scripts/run.mjs', 'src/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
 let fullCollections = 0;
@@ -41,7 +39,7 @@ const port = await new Promise<number>((resolve, reject) => {
 
 try {
   const shape = SHAPES.find((s) => s.name === '3x365')!;
-  const [, rest, graphql] = targetsFor(shape, db.lastDay, db.projectIds, { floor: 0, service: port }, KEY);
+  const [, rest, graphql] = targetsFor(shape, db.lastDay, db.projectIds, { floor: 0, service: port }, BENCH_KEY);
   const steps = {
     rest: { ...rest!, duration: 3 },
     week: { ...rest!, url: `${rest!.url}&interval=week`, amount: 100 },

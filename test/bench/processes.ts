@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
 export interface Child {
@@ -58,6 +58,19 @@ export const floorPort = portIn(/floor listening on (\d+)/);
 export function cpuUs(statFile: string): number {
   const fields = readFileSync(statFile, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+/** CPU time of every PostgreSQL process on the machine, in µs. */
+export function postgresCpuUs(): number {
+  let total = 0;
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') total += cpuUs(`/proc/${pid}/stat`);
+    } catch {
+      // the process ended between two reads
+    }
+  }
+  return total;
 }
 
 /** Samples the RSS of a process tree every `everyMs` until stopped; returns the peak. */

@@ -9,7 +9,7 @@ import { writeFileSync, mkdirSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { CATALOG } from '../../src/catalog/load-catalog.js';
-import { ensureBenchDatabase } from './bench-database.js';
+import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
 import { floorPort, sampleRss, servicePort, startChild, type Child } from './processes.js';
 import { SHAPES, type Shape, type Target, targetsFor } from './shapes.js';
 
@@ -24,8 +24,6 @@ const QUICK_SECONDS = 3;
 const WARMUP_SECONDS = 2;
 /** Seconds of a target's own load, untimed, just before each of its timed runs. */
 const LEAD_IN_SECONDS = 1;
-const SERVER_URL = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const BENCH_KEY = 'bench-key-not-secret-0123456789';
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 interface Row {
@@ -44,11 +42,11 @@ interface Row {
 }
 
 if (QUICK) log(`--quick: only 3 projects x 365 days at 8 connections, a warm-up of ${WARMUP_SECONDS} s then ${QUICK_ROUNDS} rounds of ${QUICK_SECONDS} s per target (floor, rest, graphql, rest-hot and graphql-hot through the response cache, and rest on two instances); no memory runs`);
-const db = await ensureBenchDatabase(SERVER_URL, log);
+const db = await ensureBenchDatabase(BENCH_SERVER_URL, log);
 // The service runs as deployed (request logs at info level); only the rate limit is lifted,
 // and the response cache is off: the rest and graphql rows measure the series path, since
 // the bench repeats one request. A second service with the cache on gives the hot rows.
-const env = { DATABASE_URL: db.url, LOG_LEVEL: 'info', PORT: '0', API_KEYS: BENCH_KEY, RATE_LIMIT_PER_MINUTE: '0', RESPONSE_CACHE_MB: '0', ...(args.workers ? { WORKERS: args.workers } : {}) };
+const env = { ...benchServiceEnv(db), ...(args.workers ? { WORKERS: args.workers } : {}) };
 const hotEnv = { ...env, RESPONSE_CACHE_MB: '64' };
 const floor = await startChild('test/bench/floor-server.ts', env, floorPort);
 const service = await startChild('src/main.ts', env, servicePort);

@@ -19,31 +19,29 @@
  */
 import autocannon from 'autocannon';
 import { readdirSync, readFileSync } from 'node:fs';
-import { ensureBenchDatabase } from './bench-database.js';
-import { cpuUs, floorPort, servicePort, startChild, type Child } from './processes.js';
+import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
+import { cpuUs, floorPort, postgresCpuUs, servicePort, startChild, type Child } from './processes.js';
 import { SHAPES, targetsFor, type Target } from './shapes.js';
 
-const SERVER_URL = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const KEY = 'bench-key-not-secret-0123456789';
 const BUILDS = (process.env.BUILDS ?? 'src/main.ts').split(',');
 const SECONDS = Number(process.env.SECONDS ?? 4);
 const CONNECTIONS = Number(process.env.C ?? 8);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
 
-const db = await ensureBenchDatabase(SERVER_URL, (line) => process.stderr.write(`${line}\n`));
-const env = { DATABASE_URL: db.url, LOG_LEVEL: 'info', PORT: '0', API_KEYS: KEY, RATE_LIMIT_PER_MINUTE: '0', RESPONSE_CACHE_MB: '0' };
+const db = await ensureBenchDatabase(BENCH_SERVER_URL, (line) => process.stderr.write(`${line}\n`));
+const env = benchServiceEnv(db);
 const shape = SHAPES.find((s) => s.name === '3x365')!;
 const children: Child[] = [];
 try {
   const floor = await startChild('test/bench/floor-server.ts', env, floorPort);
   children.push(floor);
   const rows: { name: string; child: Child; target: Target }[] = [
-    { name: 'floor', child: floor, target: targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: 0 }, KEY)[0]! },
+    { name: 'floor', child: floor, target: targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: 0 }, BENCH_KEY)[0]! },
   ];
   for (const build of BUILDS) {
     const child = await startChild(build, env, servicePort);
     children.push(child);
-    rows.push({ name: build, child, target: targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: child.port }, KEY)[1]! });
+    rows.push({ name: build, child, target: targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: child.port }, BENCH_KEY)[1]! });
   }
   const load = (target: Target, options: { amount?: number; duration?: number }) => autocannon({ url: target.url, method: target.method, headers: target.headers, body: target.body, connections: CONNECTIONS, ...options });
   console.log(`3x365 REST at ${CONNECTIONS} connections, ${SECONDS} s per row; per request: CPU µs, context switches, system calls`);
@@ -89,19 +87,6 @@ function machineTicks(): { idle: number; all: number; busy: number } {
   const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.split(/\s+/).slice(1).map(Number);
   const [idle, all] = [fields[3]! + fields[4]!, fields.reduce((sum, v) => sum + v, 0)];
   return { idle, all, busy: (all - idle) * 10_000 };
-}
-
-/** CPU time of every PostgreSQL process on the machine, in µs. */
-function postgresCpuUs(): number {
-  let total = 0;
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') total += cpuUs(`/proc/${pid}/stat`);
-    } catch {
-      // the process ended between two reads
-    }
-  }
-  return total;
 }
 
 /** CPU µs of a process's main thread and of all its other threads (V8's helpers, libuv's pool). */
