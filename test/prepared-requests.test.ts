@@ -73,3 +73,37 @@ describe('reading a prepared plan', () => {
     expect(seen[2]).toContainEqual([1]);
   });
 });
+
+describe('reading rows from the store', () => {
+  // Emptied so that an array the collector has moved to the old generation no longer holds
+  // the socket buffer its column bytes are views of (src/series/read-series.ts, toRows).
+  it('hands back every row of a whole read and of a streamed one, and empties the driver\'s arrays', async () => {
+    const alpha = () => ['1', 'alpha', '7', '2026-11-01T00:00:00Z', Buffer.from('[1]')];
+    const beta = () => ['2', 'beta', '7', null, Buffer.from('[2]')];
+    const given: unknown[][][] = [];
+    const handedRows: unknown[][] = [];
+    const hand = (rows: unknown[][]) => (given.push(rows), handedRows.push(...rows), rows);
+    const store = {
+      queryRaw: async () => hand([alpha(), beta()]),
+      streamRaw: async function* () {
+        yield hand([alpha()]);
+        yield hand([beta()]);
+      },
+    } as unknown as Store;
+    const plan = createRequestPreparer()(metric, `project=${first},${second}`, day).plan(directory(1));
+
+    const whole = await readSeriesRows(store, plan, 'rest', 100);
+    expect('whole' in whole && whole.whole.map((r) => [r.projectId, r.slug, r.updatedAt, String(r.points)])).toEqual([
+      ['1', 'alpha', '2026-11-01T00:00:00Z', '[1]'],
+      ['2', 'beta', null, '[2]'],
+    ]);
+    expect(given[0]).toEqual([]);
+
+    const streamed = await readSeriesRows(store, plan, 'rest', 1);
+    const batches: string[][] = [];
+    for await (const batch of 'batches' in streamed ? streamed.batches : []) batches.push(batch.map((r) => `${String(r.slug)}=${String(r.points)}`));
+    expect(batches).toEqual([['alpha=[1]'], ['beta=[2]']]);
+    expect(given.slice(1)).toEqual([[], []]);
+    expect(handedRows).toEqual([[], [], [], []]);
+  });
+});

@@ -64,6 +64,15 @@ async function* checkedBatches(batches: AsyncIterable<ColumnText[][]>): AsyncGen
  * A batch's rows; a batch with a row missing is refused. A statement cancelled in the
  * middle of a cursor batch leaves holes in the driver's array, which `map` would carry
  * through to the writer as undefined rows (a 500 in the bench), so every index is read.
+ *
+ * The driver's arrays are emptied once read. Under steady load V8 moves some of them to
+ * the old generation before they die (the young collections come every few hundred
+ * requests, forced by the socket buffers), and an array that died there still held its
+ * row's column bytes, and with them the socket buffer they are views of: about 45 KB per
+ * answer that only a full collection could free, so the buffers piling up forced a full
+ * collection of the whole heap every second or so. Emptied, a dead array holds nothing;
+ * the 3x365 REST request at 8 connections went from 6-8 full collections in 4 s to none,
+ * and V8's helper threads from 27-43 to 8-25 µs per request (docs/benchmarks.md).
  */
 function toRows(rows: ColumnText[][]): RawSeriesRow[] {
   const result: RawSeriesRow[] = [];
@@ -72,7 +81,9 @@ function toRows(rows: ColumnText[][]): RawSeriesRow[] {
     if (!Array.isArray(row)) throw new IncompleteResultError();
     const [projectId, slug, version, updatedAt, points] = row as (ColumnText | null)[];
     result.push({ projectId: projectId!, slug: slug!, version: version!, updatedAt: updatedAt ?? null, points: points! });
+    row.length = 0;
   }
+  rows.length = 0;
   return result;
 }
 
