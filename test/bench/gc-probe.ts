@@ -1,10 +1,12 @@
 /**
  * `npx tsx test/bench/gc-probe.ts`: full collections and CPU per request of the service
- * through a sequence of loads, to see the two states its collector settles in
- * (docs/benchmarks.md, "REST alone and beside GraphQL"). Each `rest` step is 3 s of the
- * 3x365 REST request; `week` is 100 requests of the same series by week and `graphql` 100
- * GraphQL requests for it. In some runs one such step moved the REST rounds after it from
- * about none to about four full collections per round for good; in others it did not.
+ * through a sequence of loads, to see the states its collector settles in
+ * (docs/benchmarks.md, "REST alone and beside GraphQL", "Driver rows emptied once read").
+ * Each `rest` step is 3 s of the 3x365 REST request; `week` is 100 requests of the same
+ * series by week, `graphql` 100 GraphQL requests for it and `graphql-3s` 3 s of them, as
+ * a GraphQL row of the bench does. Before the driver's rows were emptied once read, one
+ * such step could move the REST rounds after it from about none to about four full
+ * collections per round for good.
  *
  * Environment: SEQUENCE (default rest×4,week,rest×4), C connections (32). Uses the bench
  * database (bench-database.ts).
@@ -44,13 +46,14 @@ try {
     rest: { ...rest!, duration: 3 },
     week: { ...rest!, url: `${rest!.url}&interval=week`, amount: 100 },
     graphql: { ...graphql!, amount: 100 },
+    'graphql-3s': { ...graphql!, duration: 3 },
   };
   const pid = child.pid!;
   console.log(`3x365 at ${CONNECTIONS} connections; CPU µs per request of the service's main thread and of the whole process`);
-  console.log('step      requests   main    all  full collections  scavenges');
+  console.log('step        requests   main    all  full collections  scavenges');
   for (const name of SEQUENCE) {
     const step = steps[name as keyof typeof steps];
-    if (step === undefined) throw new Error(`unknown step ${name}; expected rest, week or graphql`);
+    if (step === undefined) throw new Error(`unknown step ${name}; expected rest, week, graphql or graphql-3s`);
     fullCollections = 0;
     scavenges = 0;
     const before = { main: cpuUs(`/proc/${pid}/task/${pid}/stat`), all: cpuUs(`/proc/${pid}/stat`) };
@@ -58,7 +61,7 @@ try {
     const n = result.requests.total;
     const main = (cpuUs(`/proc/${pid}/task/${pid}/stat`) - before.main) / n;
     const all = (cpuUs(`/proc/${pid}/stat`) - before.all) / n;
-    console.log(`${name.padEnd(8)} ${String(n).padStart(9)} ${main.toFixed(0).padStart(6)} ${all.toFixed(0).padStart(6)} ${String(fullCollections).padStart(17)} ${String(scavenges).padStart(10)}${result.non2xx > 0 ? `  non-2xx ${result.non2xx}` : ''}`);
+    console.log(`${name.padEnd(10)} ${String(n).padStart(9)} ${main.toFixed(0).padStart(6)} ${all.toFixed(0).padStart(6)} ${String(fullCollections).padStart(17)} ${String(scavenges).padStart(10)}${result.non2xx > 0 ? `  non-2xx ${result.non2xx}` : ''}`);
   }
 } finally {
   child.kill('SIGTERM');
