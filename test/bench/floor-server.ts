@@ -64,7 +64,8 @@ const PREPARED = new Map<string, { params: unknown[]; slugCount: number; perBatc
 /**
  * The parts are written as they are in one corked write, as the service does
  * (src/http/send-json.ts): a copy into one buffer per answer is more memory for the
- * collector to account for, not less work.
+ * collector to account for, not less work. The driver's arrays are emptied once read, as
+ * the service empties them (src/series/read-series.ts, toRows).
  */
 async function whole(res: ServerResponse, params: unknown[]): Promise<void> {
   const rows = (await sql.unsafe(SQL, params as never[], { prepare: true }).raw()) as unknown as Buffer[][];
@@ -74,8 +75,10 @@ async function whole(res: ServerResponse, params: unknown[]): Promise<void> {
     const key = keyBytes(String(row[1]))[i === 0 ? 0 : 1];
     parts.push(key, row[4]!);
     length += key.length + row[4]!.length;
+    row.length = 0;
   }
   const end = rows.length === 0 ? EMPTY_OBJECT : CLOSING_BRACE;
+  rows.length = 0;
   parts.push(end);
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': length + end.length });
   res.cork();
@@ -113,9 +116,12 @@ async function streamed(res: ServerResponse, params: unknown[], perBatch: number
     for await (const rows of query.cursor(perBatch) as unknown as AsyncIterable<Buffer[][]>) {
       for (const row of rows) {
         res.write(`${separator}${JSON.stringify(String(row[1]))}:`);
-        if (!res.write(row[4]!)) await once(res, 'drain', { signal: gone.signal });
+        const points = row[4]!;
+        row.length = 0; // emptied once read, as in whole()
+        if (!res.write(points)) await once(res, 'drain', { signal: gone.signal });
         separator = ',';
       }
+      rows.length = 0;
     }
   } catch (error) {
     if (gone.signal.aborted) return;
