@@ -14,10 +14,20 @@ import { floorPort, sampleRss, servicePort, startChild, type Child } from './pro
 import { SHAPES, type Shape, type Target, targetsFor } from './shapes.js';
 
 const { values: args } = parseArgs({
-  options: { quick: { type: 'boolean', default: false }, workers: { type: 'string' }, shape: { type: 'string' } },
+  options: {
+    quick: { type: 'boolean', default: false },
+    workers: { type: 'string' },
+    shape: { type: 'string' },
+    // Diagnosis: only these targets in the rotation (e.g. floor,rest), and no two-instance row.
+    targets: { type: 'string' },
+    // Diagnosis: the graphql row served by a second service process, so the rest row's
+    // process serves REST alone (docs/benchmarks.md, "REST beside GraphQL in one process").
+    'graphql-apart': { type: 'boolean', default: false },
+  },
   strict: true,
 });
 const QUICK = args.quick === true;
+const ONLY_TARGETS = args.targets?.split(',');
 /** Rounds and their length in `--quick`; seconds of untimed load before the first round at each connection count. */
 const QUICK_ROUNDS = 5;
 const QUICK_SECONDS = 3;
@@ -51,6 +61,7 @@ const hotEnv = { ...env, RESPONSE_CACHE_MB: '64' };
 const floor = await startChild('test/bench/floor-server.ts', env, floorPort);
 const service = await startChild('src/main.ts', env, servicePort);
 const hot = await startChild('src/main.ts', hotEnv, servicePort);
+const graphqlApart = args['graphql-apart'] ? await startChild('src/main.ts', env, servicePort) : undefined;
 
 const rows: Row[] = [];
 try {
@@ -64,6 +75,11 @@ try {
         const [, rest, graphql] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: hot.port }, BENCH_KEY);
         targets.push({ ...rest!, name: 'rest-hot' }, { ...graphql!, name: 'graphql-hot' });
       }
+      if (graphqlApart !== undefined) {
+        const at = targets.findIndex((t) => t.name === 'graphql');
+        targets[at] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: graphqlApart.port }, BENCH_KEY)[at]!;
+      }
+      if (ONLY_TARGETS !== undefined) targets.splice(0, targets.length, ...targets.filter((t) => ONLY_TARGETS.includes(t.name)));
       await sleep(2_000); // let requests still running from the previous shape finish
       const reference = await fetchPoints(targets[0]!, shape);
       for (const target of targets) {
@@ -97,7 +113,7 @@ try {
   }
   // Two instances of the service on the same machine and database, each taking half the
   // connections: what scaling out gives when both share these two cores.
-  if (args.shape === undefined || args.shape === '3x365') {
+  if (ONLY_TARGETS === undefined && (args.shape === undefined || args.shape === '3x365')) {
     const second = await startChild('src/main.ts', env, servicePort);
     try {
       const shape = SHAPES.find((s) => s.name === '3x365')!;
@@ -126,7 +142,7 @@ try {
     }
   }
 } finally {
-  await Promise.all([floor.stop(), service.stop(), hot.stop()]);
+  await Promise.all([floor.stop(), service.stop(), hot.stop(), graphqlApart?.stop()]);
 }
 
 // Memory of the largest REST answer, on a fresh service so no earlier run's heap hides it.
