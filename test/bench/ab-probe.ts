@@ -2,7 +2,8 @@
  * `npx tsx test/bench/ab-probe.ts`: the 3x365 REST request against the floor and one or
  * more builds of the service, in alternating rounds, each round starting one target
  * further on; prints per round and as medians the requests per second, the ratio to the
- * floor and the CPU µs per request of each process's main thread and of the whole process.
+ * floor and the CPU µs per request of each process's main thread and of the whole process,
+ * of every PostgreSQL process and of the load generator (this process).
  * Unlike `npm run bench`, the services serve REST alone unless GRAPHQL=1 sends GraphQL
  * load between rounds (docs/benchmarks.md, "REST alone and beside GraphQL").
  *
@@ -14,7 +15,7 @@
  */
 import autocannon from 'autocannon';
 import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
-import { cpuUs, floorPort, servicePort, startChild, type Child } from './processes.js';
+import { cpuUs, floorPort, postgresCpuUs, servicePort, startChild, type Child } from './processes.js';
 import { SHAPES, targetsFor, type Target } from './shapes.js';
 
 const BUILDS = (process.env.BUILDS ?? 'src/main.ts').split(',');
@@ -30,12 +31,12 @@ const floor = await startChild('test/bench/floor-server.ts', env, floorPort);
 const services: Child[] = [];
 try {
   for (const build of BUILDS) services.push(await startChild(build, env, servicePort));
-  interface Row { name: string; child: Child; target: Target; graphql?: Target; rps: number[]; main: number[]; all: number[] }
+  interface Row { name: string; child: Child; target: Target; graphql?: Target; rps: number[]; main: number[]; all: number[]; postgres: number[]; loadgen: number[] }
   const rows: Row[] = [
-    { name: 'floor', child: floor, target: targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: 0 }, BENCH_KEY)[0]!, rps: [], main: [], all: [] },
+    { name: 'floor', child: floor, target: targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: 0 }, BENCH_KEY)[0]!, rps: [], main: [], all: [], postgres: [], loadgen: [] },
     ...services.map((child, i): Row => {
       const [, rest, graphql] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: child.port }, BENCH_KEY);
-      return { name: `${i}:${BUILDS[i]}`, child, target: rest!, graphql, rps: [], main: [], all: [] };
+      return { name: `${i}:${BUILDS[i]}`, child, target: rest!, graphql, rps: [], main: [], all: [], postgres: [], loadgen: [] };
     }),
   ];
   const load = (target: Target, options: { duration?: number; amount?: number }) =>
@@ -45,20 +46,23 @@ try {
   for (let round = 0; round < ROUNDS; round += 1) {
     for (const row of rows.map((_, i) => rows[(i + round) % rows.length]!)) {
       const pid = row.child.process.pid!;
-      const before = { main: cpuUs(`/proc/${pid}/task/${pid}/stat`), all: cpuUs(`/proc/${pid}/stat`) };
+      const before = { main: cpuUs(`/proc/${pid}/task/${pid}/stat`), all: cpuUs(`/proc/${pid}/stat`), postgres: postgresCpuUs(), loadgen: process.cpuUsage() };
       const result = await load(row.target, { duration: SECONDS });
       if (result.non2xx > 0) throw new Error(`${row.name} answered ${result.non2xx} non-2xx`);
       row.rps.push(result.requests.average);
       row.main.push((cpuUs(`/proc/${pid}/task/${pid}/stat`) - before.main) / result.requests.total);
       row.all.push((cpuUs(`/proc/${pid}/stat`) - before.all) / result.requests.total);
+      row.postgres.push((postgresCpuUs() - before.postgres) / result.requests.total);
+      const loadgen = process.cpuUsage(before.loadgen); // this process: autocannon
+      row.loadgen.push((loadgen.user + loadgen.system) / result.requests.total);
       if (GRAPHQL && row.graphql !== undefined) await load(row.graphql, { duration: SECONDS });
     }
     console.log(`  round ${round + 1}: ${rows.map((r) => `${r.name} ${r.rps.at(-1)!.toFixed(0)} req/s ${r.main.at(-1)!.toFixed(0)}/${r.all.at(-1)!.toFixed(0)} µs`).join(', ')}`);
   }
   const floorRps = median(rows[0]!.rps);
-  console.log('target                          req/s  ratio  main µs  process µs');
+  console.log('target                          req/s  ratio  main µs  process µs  postgres µs  loadgen µs');
   for (const row of rows) {
-    console.log(`${row.name.padEnd(30)} ${median(row.rps).toFixed(0).padStart(6)} ${(median(row.rps) / floorRps).toFixed(3).padStart(6)} ${median(row.main).toFixed(0).padStart(8)} ${median(row.all).toFixed(0).padStart(11)}`);
+    console.log(`${row.name.padEnd(30)} ${median(row.rps).toFixed(0).padStart(6)} ${(median(row.rps) / floorRps).toFixed(3).padStart(6)} ${median(row.main).toFixed(0).padStart(8)} ${median(row.all).toFixed(0).padStart(11)} ${median(row.postgres).toFixed(0).padStart(12)} ${median(row.loadgen).toFixed(0).padStart(11)}`);
   }
 } finally {
   await Promise.all([floor.stop(), ...services.map((s) => s.stop())]);
