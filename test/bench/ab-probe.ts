@@ -31,12 +31,15 @@ const floor = await startChild('test/bench/floor-server.ts', env, floorPort);
 const services: Child[] = [];
 try {
   for (const build of BUILDS) services.push(await startChild(build, env, servicePort));
-  interface Row { name: string; child: Child; target: Target; graphql?: Target; rps: number[]; main: number[]; all: number[]; postgres: number[]; loadgen: number[] }
+  /** Per round: requests per second, and CPU µs per request of the target's main thread, its whole process, PostgreSQL and the load generator. */
+  interface Figures { rps: number[]; main: number[]; all: number[]; postgres: number[]; loadgen: number[] }
+  interface Row extends Figures { name: string; child: Child; target: Target; graphql?: Target }
+  const noFigures = (): Figures => ({ rps: [], main: [], all: [], postgres: [], loadgen: [] });
   const rows: Row[] = [
-    { name: 'floor', child: floor, target: targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: 0 }, BENCH_KEY)[0]!, rps: [], main: [], all: [], postgres: [], loadgen: [] },
+    { name: 'floor', child: floor, target: targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: 0 }, BENCH_KEY)[0]!, ...noFigures() },
     ...services.map((child, i): Row => {
       const [, rest, graphql] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: child.port }, BENCH_KEY);
-      return { name: `${i}:${BUILDS[i]}`, child, target: rest!, graphql, rps: [], main: [], all: [], postgres: [], loadgen: [] };
+      return { name: `${i}:${BUILDS[i]}`, child, target: rest!, graphql, ...noFigures() };
     }),
   ];
   const load = (target: Target, options: { duration?: number; amount?: number }) =>

@@ -76,8 +76,8 @@ try {
         targets.push({ ...rest!, name: 'rest-hot' }, { ...graphql!, name: 'graphql-hot' });
       }
       if (graphqlApart !== undefined) {
-        const at = targets.findIndex((t) => t.name === 'graphql');
-        targets[at] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: graphqlApart.port }, BENCH_KEY)[at]!;
+        const [, , graphql] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: graphqlApart.port }, BENCH_KEY);
+        targets[targets.findIndex((t) => t.name === 'graphql')] = graphql!;
       }
       if (ONLY_TARGETS !== undefined) targets.splice(0, targets.length, ...targets.filter((t) => ONLY_TARGETS.includes(t.name)));
       await sleep(2_000); // let requests still running from the previous shape finish
