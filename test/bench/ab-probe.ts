@@ -27,7 +27,8 @@ const GRAPHQL = process.env.GRAPHQL === '1';
 const db = await ensureBenchDatabase(BENCH_SERVER_URL, (line) => process.stderr.write(`${line}\n`));
 const env = benchServiceEnv(db);
 const shape = SHAPES.find((s) => s.name === '3x365')!;
-const floor = await startChild('test/bench/floor-server.ts', env, floorPort);
+// With GraphQL load the services' database sessions run the GraphQL statement too; so do the floor's.
+const floor = await startChild('test/bench/floor-server.ts', { ...env, ...(GRAPHQL ? { FLOOR_GRAPHQL_HISTORY: '1' } : {}) }, floorPort);
 const services: Child[] = [];
 try {
   for (const build of BUILDS) services.push(await startChild(build, env, servicePort));

@@ -58,7 +58,11 @@ const db = await ensureBenchDatabase(BENCH_SERVER_URL, log);
 // the bench repeats one request. A second service with the cache on gives the hot rows.
 const env = { ...benchServiceEnv(db), ...(args.workers ? { WORKERS: args.workers } : {}) };
 const hotEnv = { ...env, RESPONSE_CACHE_MB: '64' };
-const floor = await startChild('test/bench/floor-server.ts', env, floorPort);
+// The service's database sessions run the GraphQL statement when the same process answers
+// the graphql row; the floor's sessions then run it too, so both have the same history
+// (floor-server.ts, docs/benchmarks.md "What a session ran before").
+const graphqlOnServicePool = !args['graphql-apart'] && (ONLY_TARGETS === undefined || ONLY_TARGETS.includes('graphql'));
+const floor = await startChild('test/bench/floor-server.ts', { ...env, ...(graphqlOnServicePool ? { FLOOR_GRAPHQL_HISTORY: '1' } : {}) }, floorPort);
 const service = await startChild('src/main.ts', env, servicePort);
 const hot = await startChild('src/main.ts', hotEnv, servicePort);
 const graphqlApart = args['graphql-apart'] ? await startChild('src/main.ts', env, servicePort) : undefined;
