@@ -1,8 +1,9 @@
 /**
- * `node test/bench/profile-split.mjs <file.cpuprofile> <requests>`: a V8 CPU profile's
- * time split by where it was spent (socket system calls, Node's own code and native
- * work, the driver, logging, validation, the program's own code, garbage collection),
- * in µs per request. docs/benchmarks.md shows how the profiles of the service and the
+ * `node test/bench/profile-split.mjs <file.cpuprofile> <requests> [--functions]`: a V8 CPU
+ * profile's time split by where it was spent (socket system calls, Node's own code and
+ * native work, the driver, logging, validation, the program's own code, garbage
+ * collection), in µs per request; with `--functions`, the 40 functions with the most
+ * self time instead. docs/benchmarks.md shows how the profiles of the service and the
  * floor are taken under the same load.
  */
 import { readFileSync } from 'node:fs';
@@ -28,14 +29,18 @@ function category({ callFrame: { functionName, url } }) {
   return 'own code';
 }
 
+const byFunction = process.argv[4] === '--functions';
+const functionName = ({ callFrame: { functionName: name, url, lineNumber } }) =>
+  `${name || '(anonymous)'} ${url.replace(/.*\/node_modules\//, '').replace(/^file:\/\/.*?\/(dist|test)\//, '$1/')}:${lineNumber + 1}`;
 const spent = new Map();
 profile.samples.forEach((id, i) => {
-  const name = category(nodes.get(id));
+  const name = (byFunction ? functionName : category)(nodes.get(id));
   spent.set(name, (spent.get(name) ?? 0) + (profile.timeDeltas[i] ?? 0));
 });
 let busy = 0;
-for (const [name, us] of [...spent].sort((a, b) => b[1] - a[1])) {
-  if (name !== 'idle') busy += us;
+const sorted = [...spent].sort((a, b) => b[1] - a[1]);
+for (const [name, us] of sorted) if (!name.startsWith('(idle)') && name !== 'idle') busy += us;
+for (const [name, us] of byFunction ? sorted.slice(0, 40) : sorted) {
   process.stdout.write(`${name.padEnd(30)} ${(us / requests).toFixed(1).padStart(8)} µs/request\n`);
 }
 process.stdout.write(`${'busy (all but idle)'.padEnd(30)} ${(busy / requests).toFixed(1).padStart(8)} µs/request\n`);
