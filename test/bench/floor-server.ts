@@ -35,12 +35,12 @@ let history: Promise<void> | undefined;
 let historyDone = process.env.FLOOR_GRAPHQL_HISTORY !== '1';
 
 const server = createServer((req, res) => {
-  const { params, graphqlParams, slugCount, perBatch } = prepare(req.url ?? '/');
+  const prepared = prepare(req.url ?? '/');
   const answer = historyDone
-    ? slugCount <= perBatch ? whole(res, params) : streamed(res, params, perBatch)
-    : (history ??= runGraphqlStatementOnEveryConnection(graphqlParams)).then(() => {
+    ? respond(res, prepared)
+    : (history ??= runGraphqlStatementOnEveryConnection(prepared.graphqlParams)).then(() => {
       historyDone = true;
-      return slugCount <= perBatch ? whole(res, params) : streamed(res, params, perBatch);
+      return respond(res, prepared);
     });
   answer.catch((error: unknown) => {
     if (!res.headersSent) res.writeHead(500).end(String(error));
@@ -71,6 +71,10 @@ function prepare(url: string): Prepared {
     PREPARED.set(url, found);
   }
   return found;
+}
+
+function respond(res: ServerResponse, { params, slugCount, perBatch }: Prepared): Promise<void> {
+  return slugCount <= perBatch ? whole(res, params) : streamed(res, params, perBatch);
 }
 
 interface Prepared {

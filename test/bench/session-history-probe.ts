@@ -13,8 +13,9 @@ import postgres from 'postgres';
 import { seriesStatement, type SeriesShape } from '../../src/db/series-sql.js';
 import { BENCH_SERVER_URL, ensureBenchDatabase } from './bench-database.js';
 import { postgresCpuUs } from './processes.js';
-import { BENCH_METRIC } from './shapes.js';
+import { BENCH_METRIC, SHAPES } from './shapes.js';
 import { CATALOG } from '../../src/catalog/load-catalog.js';
+import { fromEpochDay, toEpochDay } from '../../src/dates.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 6);
 const SESSIONS = 8;
@@ -22,10 +23,12 @@ const STATEMENTS_PER_ROUND = 5_000;
 
 const db = await ensureBenchDatabase(BENCH_SERVER_URL, (line) => process.stderr.write(`${line}\n`));
 const DAY = { interval: 'day', aggregation: 'avg', fill: 'none', transform: null, window: null } as const;
+// The bench's 3x365 request, as test/bench/shapes.ts builds it.
+const shape = SHAPES.find((s) => s.name === '3x365')!;
 const to = db.lastDay;
-const from = new Date(Date.parse(`${to}T00:00:00Z`) - 364 * 86_400_000).toISOString().slice(0, 10);
-const slugs = CATALOG.byName.get(BENCH_METRIC)!.projects.slice(0, 3);
-const query = (options: SeriesShape['options']) => ({ projectIds: db.projectIds.slice(0, 3), slugs, from, to, metric: BENCH_METRIC, options, asOf: null });
+const from = fromEpochDay(toEpochDay(to) - shape.days + 1);
+const slugs = CATALOG.byName.get(BENCH_METRIC)!.projects.slice(0, shape.projects);
+const query = (options: SeriesShape['options']) => ({ projectIds: db.projectIds.slice(0, shape.projects), slugs, from, to, metric: BENCH_METRIC, options, asOf: null });
 
 /** A statement and its parameters as the service sends them (arrays as literals). */
 function statement(shape: SeriesShape): { text: string; params: unknown[] } {
@@ -36,7 +39,7 @@ function statement(shape: SeriesShape): { text: string; params: unknown[] } {
 const REST = statement({ layout: 'rest', options: DAY, extraFields: [], asOf: false });
 const BEFORE: Record<string, ReturnType<typeof statement> | undefined> = {
   'nothing else': undefined,
-  'the same statement, other projects': { ...REST, params: statement({ layout: 'rest', options: DAY, extraFields: [], asOf: false }).params.map((p, i) => (i === 0 ? `{${db.projectIds.slice(3, 6).join(',')}}` : p)) },
+  'the same statement, other projects': { ...REST, params: REST.params.map((p, i) => (i === 0 ? `{${db.projectIds.slice(3, 6).join(',')}}` : p)) },
   'the GraphQL statement (date, value)': statement({ layout: { graphql: ['date', 'value'] }, options: DAY, extraFields: [], asOf: false }),
   'the REST statement by month': statement({ layout: 'rest', options: { ...DAY, interval: 'month', aggregation: 'last' }, extraFields: [], asOf: false }),
 };
