@@ -95,6 +95,17 @@ for (const kind of STORE_KINDS) {
       expect(await verifier.verify(key)).toBeUndefined();
     });
 
+    it('a verifier told to forget rejects a revoked key it had cached at once', async () => {
+      const { name, key } = await storedKey();
+      const verifier = createKeyVerifier(store, []);
+      expect(await verifier.verify(key)).toBeDefined();
+
+      await revokeApiKey(store, name);
+      verifier.forget();
+
+      expect(await verifier.verify(key)).toBeUndefined();
+    });
+
     it('rejects keys longer than 256 characters without a database lookup, even when stored', async () => {
       const { key: longest } = await storedKey('k'.repeat(256));
       const { key: tooLong } = await storedKey('k'.repeat(257));

@@ -76,6 +76,20 @@ describe('a newcomer on the embedded store', { timeout: 120_000 }, () => {
     expect(server.stdout()).not.toContain(bob);
   });
 
+  it('revokes a key while the server runs: the server carries the command out and refuses the key at once', async () => {
+    const run = await npm('keys', ['create', '--name', 'carol'], env);
+    const carol = run.stdout.trim();
+    expect((await get('/v1/metrics/price?project=ethereum', withKey(carol))).status).toBe(200); // now in the server's key cache
+
+    const revoke = await npm('keys', ['revoke', 'carol'], env);
+    expect(revoke.code).toBe(0);
+    expect(revoke.stderr).toContain('Revoked key "carol"; the running server no longer accepts it.');
+    const refused = await get('/v1/metrics/price?project=ethereum', withKey(carol));
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('content-type')).toBe('application/problem+json');
+    expect(await refused.text()).not.toContain(carol);
+  });
+
   it('imports a file while the server runs and serves its rows at once', async () => {
     const file = join(dir, 'points.csv');
     await writeFile(file, 'metric,project,date,value\ntransaction-fail-total,ethereum,2031-01-01,42.0\ntoken-price-usd,ethereum,2031-01-01,1.50\n');

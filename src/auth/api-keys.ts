@@ -42,13 +42,16 @@ export interface KeyVerifier {
    * through a promise that rejects only when the store fails.
    */
   verify(key: string | undefined): KeyIdentity | undefined | Promise<KeyIdentity | undefined>;
+  /** Drops every remembered lookup, so the next request with any key asks the store again. */
+  forget(): void;
 }
 
 /**
  * Checks keys against `API_KEYS` (compared digest to digest in constant time) and the
  * `api_key` table. Results are cached for {@link KEY_CACHE_MS} by the key as presented,
  * so a busy key costs neither a digest nor a round trip (the digest was about 5 µs of
- * every keyed request), and a revocation (or a changed limit) still lands within seconds.
+ * every keyed request), and a revocation (or a changed limit) still lands within seconds;
+ * at once in the process that made it, which calls `forget`.
  * The cache holds what the process was sent anyway, for seconds, and is never written out.
  */
 export function createKeyVerifier(db: Queryable, plainKeys: readonly string[]): KeyVerifier {
@@ -83,6 +86,9 @@ export function createKeyVerifier(db: Queryable, plainKeys: readonly string[]): 
       const listed = configured.find((c) => timingSafeEqual(c.digest, digest));
       if (listed !== undefined) return remember(key, listed.identity);
       return lookUp(key, digest);
+    },
+    forget() {
+      cache.clear();
     },
   };
 }

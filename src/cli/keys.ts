@@ -12,7 +12,8 @@ import { runCommand } from '../commands/run-command.js';
 
 const USAGE = `usage: npm run keys -- create --name NAME   print a new key once and store its digest
        npm run keys -- list                 show every key's name, creation and revocation time and limits
-       npm run keys -- revoke NAME          stop a key from working (within a few seconds)
+       npm run keys -- revoke NAME          stop a key from working (at once on a server holding
+                                            the embedded store, else within 5 seconds)
 
 create also takes --rate-per-minute N and --burst N: the key's own rate limit in cost
 units (--rate-per-minute 0: not limited), instead of RATE_LIMIT_PER_MINUTE / RATE_LIMIT_BURST.

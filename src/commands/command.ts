@@ -24,6 +24,12 @@ export interface CommandContext {
   output: CommandOutput;
   /** Aborts when the person gives up (Ctrl-C, or the handing-off process went away). */
   signal: AbortSignal;
+  /**
+   * Present when the command runs in a server (handed over to it): called after the
+   * stored keys changed, so that server stops accepting a revoked key at once instead of
+   * after its key cache expires.
+   */
+  keysChanged?: () => void;
 }
 
 /**

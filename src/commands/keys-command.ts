@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { generateApiKey, hashApiKey } from '../auth/api-keys.js';
+import { generateApiKey, hashApiKey, KEY_CACHE_MS } from '../auth/api-keys.js';
 import { insertApiKey, listApiKeys, revokeApiKey } from '../db/api-key-queries.js';
 import type { Command, CommandOutput } from './command.js';
 
@@ -18,7 +18,7 @@ const UNIQUE_VIOLATION = '23505';
 export const keysCommand: Command<KeysArgs> = {
   name: 'keys',
   argsSchema: keysArgs,
-  async run({ store, output }, args) {
+  async run({ store, output, keysChanged }, args) {
     switch (args.kind) {
       case 'create': {
         const key = generateApiKey();
@@ -41,7 +41,12 @@ export const keysCommand: Command<KeysArgs> = {
           output.err(`no active key named ${args.name}: nothing revoked\n`);
           return 1;
         }
-        output.err(`Revoked key "${args.name}"; a running server stops accepting it within a few seconds.\n`);
+        if (keysChanged === undefined) {
+          output.err(`Revoked key "${args.name}"; a running server stops accepting it within ${KEY_CACHE_MS / 1000} seconds.\n`);
+          return 0;
+        }
+        keysChanged();
+        output.err(`Revoked key "${args.name}"; the running server no longer accepts it.\n`);
         return 0;
     }
   },

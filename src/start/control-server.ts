@@ -66,7 +66,8 @@ async function runHandedOff(
     if (services.state.directory === undefined) output.progress('waiting for the server to finish preparing the database…');
     await ready;
     services.logger.info({ command: command.name }, 'running a command handed over by a CLI process');
-    code = await command.run({ store: services.store, catalog: services.catalog, config: services.config, output, signal: gone.signal }, args);
+    const keysChanged = () => services.keys.forget();
+    code = await command.run({ store: services.store, catalog: services.catalog, config: services.config, output, signal: gone.signal, keysChanged }, args);
   } catch (error) {
     services.logger.warn({ command: command.name, err: describeError(error) }, 'a handed-over command failed');
     output.progress('');
