@@ -4,9 +4,10 @@
  * (docs/benchmarks.md, "REST alone and beside GraphQL", "Driver rows emptied once read").
  * Each `rest` step is 3 s of the 3x365 REST request; `week` is 100 requests of the same
  * series by week, `graphql` 100 GraphQL requests for it and `graphql-3s` 3 s of them, as
- * a GraphQL row of the bench does. Before the driver's rows were emptied once read, one
- * such step could move the REST rounds after it from about none to about four full
- * collections per round for good.
+ * a GraphQL row of the bench does; `rest-1x365` and `graphql-1x365` are 3 s of the 1x365
+ * rows' requests, which `npm run bench` runs before the 3x365 ones. Before the driver's
+ * rows were emptied once read, one such step could move the REST rounds after it from
+ * about none to about four full collections per round for good.
  *
  * Environment: SEQUENCE (default rest×4,week,rest×4), C connections (32). Uses the bench
  * database (bench-database.ts).
@@ -42,18 +43,22 @@ const port = await new Promise<number>((resolve, reject) => {
 try {
   const shape = SHAPES.find((s) => s.name === '3x365')!;
   const [, rest, graphql] = targetsFor(shape, db.lastDay, db.projectIds, { floor: 0, service: port }, BENCH_KEY);
+  const [, restOne, graphqlOne] = targetsFor(SHAPES.find((s) => s.name === '1x365')!, db.lastDay, db.projectIds, { floor: 0, service: port }, BENCH_KEY);
   const steps = {
     rest: { ...rest!, duration: 3 },
     week: { ...rest!, url: `${rest!.url}&interval=week`, amount: 100 },
     graphql: { ...graphql!, amount: 100 },
     'graphql-3s': { ...graphql!, duration: 3 },
+    // 3 s of the 1x365 rows' requests, as `npm run bench` runs them before the 3x365 rows.
+    'rest-1x365': { ...restOne!, duration: 3 },
+    'graphql-1x365': { ...graphqlOne!, duration: 3 },
   };
   const pid = child.pid!;
   console.log(`3x365 at ${CONNECTIONS} connections; CPU µs per request of the service's main thread and of the whole process`);
   console.log('step        requests   main    all  full collections  scavenges');
   for (const name of SEQUENCE) {
     const step = steps[name as keyof typeof steps];
-    if (step === undefined) throw new Error(`unknown step ${name}; expected rest, week, graphql or graphql-3s`);
+    if (step === undefined) throw new Error(`unknown step ${name}; expected ${Object.keys(steps).join(', ')}`);
     fullCollections = 0;
     scavenges = 0;
     const before = { main: cpuUs(`/proc/${pid}/task/${pid}/stat`), all: cpuUs(`/proc/${pid}/stat`) };
