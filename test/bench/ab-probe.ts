@@ -15,7 +15,7 @@
  */
 import autocannon from 'autocannon';
 import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
-import { cpuUs, floorPort, postgresCpuUs, servicePort, startChild, type Child } from './processes.js';
+import { cpuUs, median, postgresCpuUs, servicePort, startChild, startFloor, type Child } from './processes.js';
 import { SHAPES, targetsFor, type Target } from './shapes.js';
 
 const BUILDS = (process.env.BUILDS ?? 'src/main.ts').split(',');
@@ -28,7 +28,7 @@ const db = await ensureBenchDatabase(BENCH_SERVER_URL, (line) => process.stderr.
 const env = benchServiceEnv(db);
 const shape = SHAPES.find((s) => s.name === '3x365')!;
 // With GraphQL load the services' database sessions run the GraphQL statement too; so do the floor's.
-const floor = await startChild('test/bench/floor-server.ts', { ...env, ...(GRAPHQL ? { FLOOR_GRAPHQL_HISTORY: '1' } : {}) }, floorPort);
+const floor = await startFloor(env, GRAPHQL);
 const services: Child[] = [];
 try {
   for (const build of BUILDS) services.push(await startChild(build, env, servicePort));
@@ -70,9 +70,4 @@ try {
   }
 } finally {
   await Promise.all([floor.stop(), ...services.map((s) => s.stop())]);
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }

@@ -10,7 +10,7 @@
  */
 import autocannon from 'autocannon';
 import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
-import { cpuUs, floorPort, postgresCpuUs, servicePort, startChild, type Child } from './processes.js';
+import { cpuUs, postgresCpuUs, servicePort, startChild, startFloor, type Child } from './processes.js';
 import { SHAPES, targetsFor } from './shapes.js';
 
 const N = Number(process.env.N ?? 3000);
@@ -19,7 +19,7 @@ const WANTED = (process.env.TARGETS ?? 'floor,rest,graphql').split(',');
 
 const db = await ensureBenchDatabase(BENCH_SERVER_URL, (line) => process.stderr.write(`${line}\n`));
 const env = benchServiceEnv(db);
-const floor = await startChild('test/bench/floor-server.ts', env, floorPort);
+const floor = await startFloor(env, false);
 const service = await startChild('src/main.ts', env, servicePort);
 try {
   const shape = SHAPES.find((s) => s.name === (process.env.SHAPE ?? '3x365'))!;

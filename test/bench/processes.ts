@@ -51,8 +51,23 @@ export async function startChild(entry: string, env: Record<string, string>, rea
 /** The port in the service's start-up line (`… ready at http://host:port`), for {@link startChild}. */
 export const servicePort = portIn(/ready at http:\/\/[\d.]+:(\d+)/);
 
-/** The port in the floor's start-up line (`floor listening on port`), for {@link startChild}. */
-export const floorPort = portIn(/floor listening on (\d+)/);
+/** The port in the floor's start-up line (`floor listening on port`), for {@link startFloor}. */
+const floorPort = portIn(/floor listening on (\d+)/);
+
+/**
+ * Starts the floor (floor-server.ts) on the bench database of `env`. With `graphqlHistory`
+ * its PostgreSQL sessions first run the GraphQL statement, as the service's sessions do
+ * when the same service also answers GraphQL (docs/benchmarks.md, "What a session ran before").
+ */
+export function startFloor(env: Record<string, string>, graphqlHistory: boolean): Promise<Child> {
+  return startChild('test/bench/floor-server.ts', { ...env, ...(graphqlHistory ? { FLOOR_GRAPHQL_HISTORY: '1' } : {}) }, floorPort);
+}
+
+/** The middle value (the upper one of the two middle values for an even count), as the probes report their rounds. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
 
 /** A process's or thread's user + system CPU time from its `/proc/…/stat` file, in µs (USER_HZ is 100). */
 export function cpuUs(statFile: string): number {

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { CATALOG } from '../../src/catalog/load-catalog.js';
 import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
-import { floorPort, sampleRss, servicePort, startChild, type Child } from './processes.js';
+import { sampleRss, servicePort, startChild, startFloor, type Child } from './processes.js';
 import { SHAPES, type Shape, type Target, targetsFor } from './shapes.js';
 
 const { values: args } = parseArgs({
@@ -62,7 +62,7 @@ const hotEnv = { ...env, RESPONSE_CACHE_MB: '64' };
 // the graphql row; the floor's sessions then run it too, so both have the same history
 // (floor-server.ts, docs/benchmarks.md "What a session ran before").
 const graphqlOnServicePool = !args['graphql-apart'] && (ONLY_TARGETS === undefined || ONLY_TARGETS.includes('graphql'));
-const floor = await startChild('test/bench/floor-server.ts', { ...env, ...(graphqlOnServicePool ? { FLOOR_GRAPHQL_HISTORY: '1' } : {}) }, floorPort);
+const floor = await startFloor(env, graphqlOnServicePool);
 const service = await startChild('src/main.ts', env, servicePort);
 const hot = await startChild('src/main.ts', hotEnv, servicePort);
 const graphqlApart = args['graphql-apart'] ? await startChild('src/main.ts', env, servicePort) : undefined;

@@ -20,7 +20,7 @@
 import autocannon from 'autocannon';
 import { readdirSync, readFileSync } from 'node:fs';
 import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
-import { cpuUs, floorPort, postgresCpuUs, servicePort, startChild, type Child } from './processes.js';
+import { cpuUs, postgresCpuUs, servicePort, startChild, startFloor, type Child } from './processes.js';
 import { SHAPES, targetsFor, type Target } from './shapes.js';
 
 const BUILDS = (process.env.BUILDS ?? 'src/main.ts').split(',');
@@ -33,7 +33,7 @@ const env = benchServiceEnv(db);
 const shape = SHAPES.find((s) => s.name === '3x365')!;
 const children: Child[] = [];
 try {
-  const floor = await startChild('test/bench/floor-server.ts', env, floorPort);
+  const floor = await startFloor(env, false);
   children.push(floor);
   const rows: { name: string; child: Child; target: Target }[] = [
     { name: 'floor', child: floor, target: targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: 0 }, BENCH_KEY)[0]! },

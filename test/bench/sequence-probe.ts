@@ -12,7 +12,7 @@
  */
 import autocannon from 'autocannon';
 import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
-import { cpuUs, floorPort, servicePort, startChild } from './processes.js';
+import { cpuUs, median, servicePort, startChild, startFloor } from './processes.js';
 import { SHAPES, targetsFor, type Target } from './shapes.js';
 
 const CONNECTIONS = Number(process.env.C ?? 8);
@@ -22,7 +22,7 @@ const MID = process.env.MID ?? 'all1';
 const db = await ensureBenchDatabase(BENCH_SERVER_URL, (line) => process.stderr.write(`${line}\n`));
 const env = benchServiceEnv(db);
 // The service answers GraphQL here, so the floor's sessions run the GraphQL statement too, as in the bench.
-const floor = await startChild('test/bench/floor-server.ts', { ...env, FLOOR_GRAPHQL_HISTORY: '1' }, floorPort);
+const floor = await startFloor(env, true);
 const service = await startChild('src/main.ts', env, servicePort);
 try {
   const ports = { floor: floor.port, service: service.port };
@@ -59,9 +59,4 @@ try {
   await rounds(`after 10 s of ${MID}`);
 } finally {
   await Promise.all([floor.stop(), service.stop()]);
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }

@@ -12,7 +12,7 @@
 import postgres from 'postgres';
 import { seriesStatement, type SeriesShape } from '../../src/db/series-sql.js';
 import { BENCH_SERVER_URL, ensureBenchDatabase } from './bench-database.js';
-import { postgresCpuUs } from './processes.js';
+import { median, postgresCpuUs } from './processes.js';
 import { BENCH_METRIC, SHAPES } from './shapes.js';
 import { CATALOG } from '../../src/catalog/load-catalog.js';
 import { fromEpochDay, toEpochDay } from '../../src/dates.js';
@@ -75,9 +75,4 @@ for (const [name, other] of Object.entries(BEFORE)) {
   } finally {
     await Promise.all([alone.end(), also.end()]);
   }
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((x, y) => x - y);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }
