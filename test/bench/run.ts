@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { CATALOG } from '../../src/catalog/load-catalog.js';
 import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
+import { pairedLoad, type PairedResult } from './paired-load.js';
 import { sampleRss, servicePort, startChild, startFloor, type Child } from './processes.js';
 import { SHAPES, type Shape, type Target, targetsFor } from './shapes.js';
 
@@ -32,6 +33,9 @@ const ONLY_TARGETS = args.targets?.split(',');
 const QUICK_ROUNDS = 5;
 const QUICK_SECONDS = 3;
 const WARMUP_SECONDS = 2;
+/** Pairs of slices and a slice's length for the paired 3x365 figures (paired-load.ts). */
+const PAIRS = 24;
+const SLICE_MS = 250;
 /** Seconds of a target's own load, untimed, just before each of its timed runs. */
 const LEAD_IN_SECONDS = 1;
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -66,8 +70,13 @@ const floor = await startFloor(env, graphqlOnServicePool);
 const service = await startChild('src/main.ts', env, servicePort);
 const hot = await startChild('src/main.ts', hotEnv, servicePort);
 const graphqlApart = args['graphql-apart'] ? await startChild('src/main.ts', env, servicePort) : undefined;
+// A second floor, the same program in another process, measured against the first in
+// paired slices beside REST: how far two identical servers differ is the method's own error.
+const withPaired = ONLY_TARGETS === undefined && (args.shape ?? '3x365') === '3x365';
+const floorTwo = withPaired ? await startFloor(env, graphqlOnServicePool) : undefined;
 
 const rows: Row[] = [];
+const pairedLines: string[] = [];
 try {
   const only = args.shape ?? (QUICK ? '3x365' : undefined);
   const shapes = SHAPES.filter((s) => only === undefined || s.name === only);
@@ -113,6 +122,12 @@ try {
         rows.push(row);
         log(formatRow(row));
       }
+      if (shape.name === '3x365' && floorTwo !== undefined) {
+        const [floorTarget, rest] = targets;
+        const [other] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floorTwo.port, service: 0 }, BENCH_KEY);
+        pairedLines.push(await pairedLine(connections, floorTarget!, rest!, { ...other!, name: 'floor' }));
+        log(pairedLines.at(-1)!);
+      }
     }
   }
   // Two instances of the service on the same machine and database, each taking half the
@@ -146,7 +161,7 @@ try {
     }
   }
 } finally {
-  await Promise.all([floor.stop(), service.stop(), hot.stop(), graphqlApart?.stop()]);
+  await Promise.all([floor.stop(), service.stop(), hot.stop(), graphqlApart?.stop(), floorTwo?.stop()]);
 }
 
 // Memory of the largest REST answer, on a fresh service so no earlier run's heap hides it.
@@ -231,13 +246,30 @@ const ratio = (target: string, connections: number) => {
 const ratiosAt32 = QUICK ? '' : ` (32 connections: rest/floor=${ratio('rest', 32)} graphql/floor=${ratio('graphql', 32)})`;
 const summary = `ratios: rest/floor=${ratio('rest', 8)} graphql/floor=${ratio('graphql', 8)} rest-hot/floor=${ratio('rest-hot', 8)} graphql-hot/floor=${ratio('graphql-hot', 8)}`;
 mkdirSync('.data', { recursive: true });
-writeFileSync(`.data/bench-${args.shape ?? (QUICK ? 'quick' : 'full')}.md`, `${report}\n\n${[...memoryLines, ...viewLines].join('\n')}\n\n${summary}${ratiosAt32}\n`);
+writeFileSync(`.data/bench-${args.shape ?? (QUICK ? 'quick' : 'full')}.md`, `${report}\n\n${[...pairedLines, ...memoryLines, ...viewLines].join('\n')}\n\n${summary}${ratiosAt32}\n`);
 console.log(`\n${report}\n`);
-for (const line of [...memoryLines, ...viewLines]) console.log(line);
+for (const line of [...pairedLines, ...memoryLines, ...viewLines]) console.log(line);
 if (!QUICK) console.log(`3x365 at 32 connections:${ratiosAt32}`);
 console.log(summary);
 
 // Private
+
+/**
+ * REST and a second floor, each against the floor in paired slices (paired-load.ts), on
+ * the processes the rotation just measured: a second estimate of REST × floor that drift
+ * between rounds does not reach, beside the same method's figure for two identical servers.
+ */
+async function pairedLine(connections: number, floorTarget: Target, rest: Target, floorTwoTarget: Target): Promise<string> {
+  const options = { connections, pairs: PAIRS, sliceMs: SLICE_MS };
+  await pairedLoad(floorTarget, floorTwoTarget, { ...options, pairs: 2, sliceMs: 500 }); // the second floor's first answers
+  const describe = (result: PairedResult) => {
+    const pairs = [...result.pairRatios].sort((a, b) => a - b);
+    return `${(result.rps[1] / result.rps[0]).toFixed(3)} (${result.rps[0].toFixed(0)} and ${result.rps[1].toFixed(0)} req/s; pairs ${pairs[0]!.toFixed(2)}-${pairs.at(-1)!.toFixed(2)})`;
+  };
+  const restResult = await pairedLoad(floorTarget, rest, options);
+  const control = await pairedLoad(floorTarget, floorTwoTarget, options);
+  return `3x365 c=${connections} paired slices (${PAIRS} pairs of ${SLICE_MS} ms): rest × floor ${describe(restResult)}; second floor × floor ${describe(control)}`;
+}
 
 async function measure(target: Target, shape: Shape, connections: number): Promise<Row> {
   const child: Child = target.name === 'floor' ? floor : target.name.endsWith('-hot') ? hot : service;
