@@ -1,17 +1,26 @@
 /**
- * `npx tsx test/bench/paired-probe.ts`: how steady the paired-slice ratio is
- * (paired-load.ts). Measures 3x365 REST against the floor, and as a control a second
- * floor against the floor (any ratio but 1.00 there is the method's own error), in
- * BLOCKS blocks of PAIRS pairs of SLICE_MS slices each, and prints each block's ratio.
+ * `npx tsx test/bench/paired-probe.ts`: 3x365 REST of one or more builds against the
+ * floor in paired slices (paired-load.ts), and as a control a second floor against the
+ * floor (any ratio but 1.00 there is the method's own error). Each of BLOCKS blocks
+ * starts every process afresh, warms it, and measures PAIRS pairs of SLICE_MS slices per
+ * comparison: two processes of the same program kept a difference of 2-4% for as long as
+ * they ran (docs/benchmarks.md, "Paired slices"), so only fresh processes per block let
+ * the blocks' median average that out. Prints each block's ratios, the CPU µs per request
+ * of each process and of PostgreSQL, and the medians.
  *
- * Environment: C connections (8), BLOCKS (6), PAIRS (20), SLICE_MS (250), CONTROL (1: also
- * the floor against a second floor). Uses the bench database (bench-database.ts).
+ * To compare a change with main: `git worktree add /tmp/base main`, link node_modules
+ * there, `npm run build` in it, then BUILDS=/tmp/base/dist/src/main.js,src/main.ts.
+ *
+ * Environment: BUILDS (src/main.ts), C connections (8), BLOCKS (6), PAIRS (20), SLICE_MS
+ * (250), CONTROL (1: also a second floor against the floor). Uses the bench database
+ * (bench-database.ts).
  */
 import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
 import { pairedLoad } from './paired-load.js';
-import { median, servicePort, startChild, startFloor } from './processes.js';
+import { median, servicePort, startChild, startFloor, type Child } from './processes.js';
 import { SHAPES, targetsFor, type Target } from './shapes.js';
 
+const BUILDS = (process.env.BUILDS ?? 'src/main.ts').split(',');
 const CONNECTIONS = Number(process.env.C ?? 8);
 const BLOCKS = Number(process.env.BLOCKS ?? 6);
 const PAIRS = Number(process.env.PAIRS ?? 20);
@@ -21,33 +30,42 @@ const CONTROL = process.env.CONTROL !== '0';
 const db = await ensureBenchDatabase(BENCH_SERVER_URL, (line) => process.stderr.write(`${line}\n`));
 const env = benchServiceEnv(db);
 const shape = SHAPES.find((s) => s.name === '3x365')!;
-const floor = await startFloor(env, false);
-const second = CONTROL ? await startFloor(env, false) : undefined;
-const service = await startChild('src/main.ts', env, servicePort);
-try {
-  const [floorTarget, rest] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: service.port }, BENCH_KEY);
-  const comparisons: [string, Target, Target, [number, number]][] = [['rest / floor', floorTarget!, rest!, [floor.process.pid!, service.process.pid!]]];
-  if (second !== undefined) {
-    const [other] = targetsFor(shape, db.lastDay, db.projectIds, { floor: second.port, service: 0 }, BENCH_KEY);
-    comparisons.push(['floor 2 / floor', floorTarget!, other!, [floor.process.pid!, second.process.pid!]]);
-  }
-  // Warm every target (V8's compilation, the pools' connections and prepared statements).
-  for (const [, a, b] of comparisons) await pairedLoad(a, b, { connections: CONNECTIONS, pairs: 4, sliceMs: 500 });
-  console.log(`3x365 at ${CONNECTIONS} connections: ${BLOCKS} blocks of ${PAIRS} pairs of ${SLICE_MS} ms slices`);
-  const ratios = new Map<string, number[]>(comparisons.map(([name]) => [name, []]));
-  for (let block = 0; block < BLOCKS; block += 1) {
-    for (const [name, a, b, pids] of comparisons) {
-      const result = await pairedLoad(a, b, { connections: CONNECTIONS, pairs: PAIRS, sliceMs: SLICE_MS, pids });
+const names = [...BUILDS.map((build, i) => `${i}:${build} / floor`), ...(CONTROL ? ['floor 2 / floor'] : [])];
+const ratios = new Map<string, number[]>(names.map((name) => [name, []]));
+console.log(`3x365 at ${CONNECTIONS} connections: ${BLOCKS} blocks of fresh processes, ${PAIRS} pairs of ${SLICE_MS} ms slices per comparison`);
+for (let block = 0; block < BLOCKS; block += 1) {
+  const children: Child[] = [];
+  try {
+    const floor = await startFloor(env, false);
+    children.push(floor);
+    const [floorTarget] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: 0 }, BENCH_KEY);
+    const comparisons: [string, Target, [number, number]][] = [];
+    for (const [i, build] of BUILDS.entries()) {
+      const service = await startChild(build, env, servicePort);
+      children.push(service);
+      const [, rest] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: service.port }, BENCH_KEY);
+      comparisons.push([names[i]!, rest!, [floor.process.pid!, service.process.pid!]]);
+    }
+    if (CONTROL) {
+      const second = await startFloor(env, false);
+      children.push(second);
+      const [other] = targetsFor(shape, db.lastDay, db.projectIds, { floor: second.port, service: 0 }, BENCH_KEY);
+      comparisons.push(['floor 2 / floor', other!, [floor.process.pid!, second.process.pid!]]);
+    }
+    // Warm every process (V8's compilation, the pools' connections and prepared statements).
+    for (const [, target] of comparisons) await pairedLoad(floorTarget!, target, { connections: CONNECTIONS, pairs: 4, sliceMs: 500 });
+    for (const [name, target, pids] of comparisons) {
+      const result = await pairedLoad(floorTarget!, target, { connections: CONNECTIONS, pairs: PAIRS, sliceMs: SLICE_MS, pids });
       const ratio = result.rps[1] / result.rps[0];
       ratios.get(name)!.push(ratio);
-      const pairs = [...result.pairRatios].sort((x, y) => x - y);
-      console.log(`  block ${block + 1} ${name}: ${ratio.toFixed(3)} (${result.rps.map((r) => r.toFixed(0)).join(' vs ')} req/s; pairs ${pairs[0]!.toFixed(2)}-${pairs.at(-1)!.toFixed(2)}, median ${median(pairs).toFixed(3)}; CPU µs/request process ${result.cpu!.process.map((c) => c.toFixed(0)).join(' vs ')}, postgres ${result.cpu!.postgres.map((c) => c.toFixed(0)).join(' vs ')})`);
+      const { process: cpu, postgres } = result.cpu!;
+      console.log(`  block ${block + 1} ${name}: ${ratio.toFixed(3)} (${result.rps.map((r) => r.toFixed(0)).join(' vs ')} req/s; CPU µs/request process ${cpu.map((c) => c.toFixed(0)).join(' vs ')}, postgres ${postgres.map((c) => c.toFixed(0)).join(' vs ')})`);
     }
+  } finally {
+    await Promise.all(children.map((child) => child.stop()));
   }
-  for (const [name, values] of ratios) {
-    const sorted = [...values].sort((x, y) => x - y);
-    console.log(`${name}: median ${median(values).toFixed(3)}, blocks ${sorted[0]!.toFixed(3)}-${sorted.at(-1)!.toFixed(3)}`);
-  }
-} finally {
-  await Promise.all([floor.stop(), second?.stop(), service.stop()]);
+}
+for (const [name, values] of ratios) {
+  const sorted = [...values].sort((x, y) => x - y);
+  console.log(`${name}: median ${median(values).toFixed(3)}, blocks ${sorted[0]!.toFixed(3)}-${sorted.at(-1)!.toFixed(3)}`);
 }
