@@ -12,8 +12,9 @@
  * there, `npm run build` in it, then BUILDS=/tmp/base/dist/src/main.js,src/main.ts.
  *
  * Environment: BUILDS (src/main.ts), C connections (8), BLOCKS (6), PAIRS (20), SLICE_MS
- * (250), CONTROL (1: also a second floor against the floor). Uses the bench database
- * (bench-database.ts).
+ * (250), CONTROL (1: also a second floor against the floor), FRESH (1; 0: one set of
+ * processes for every block, which shows how two processes of one program differ).
+ * Uses the bench database (bench-database.ts).
  */
 import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
 import { pairedLoad } from './paired-load.js';
@@ -26,44 +27,57 @@ const BLOCKS = Number(process.env.BLOCKS ?? 6);
 const PAIRS = Number(process.env.PAIRS ?? 20);
 const SLICE_MS = Number(process.env.SLICE_MS ?? 250);
 const CONTROL = process.env.CONTROL !== '0';
+const FRESH = process.env.FRESH !== '0';
 
 const db = await ensureBenchDatabase(BENCH_SERVER_URL, (line) => process.stderr.write(`${line}\n`));
 const env = benchServiceEnv(db);
 const shape = SHAPES.find((s) => s.name === '3x365')!;
 const names = [...BUILDS.map((build, i) => `${i}:${build} / floor`), ...(CONTROL ? ['floor 2 / floor'] : [])];
 const ratios = new Map<string, number[]>(names.map((name) => [name, []]));
-console.log(`3x365 at ${CONNECTIONS} connections: ${BLOCKS} blocks of fresh processes, ${PAIRS} pairs of ${SLICE_MS} ms slices per comparison`);
-for (let block = 0; block < BLOCKS; block += 1) {
-  const children: Child[] = [];
-  try {
-    const floor = await startFloor(env, false);
-    children.push(floor);
-    const [floorTarget] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: 0 }, BENCH_KEY);
-    const comparisons: [string, Target, [number, number]][] = [];
-    for (const [i, build] of BUILDS.entries()) {
-      const service = await startChild(build, env, servicePort);
-      children.push(service);
-      const [, rest] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: service.port }, BENCH_KEY);
-      comparisons.push([names[i]!, rest!, [floor.process.pid!, service.process.pid!]]);
-    }
-    if (CONTROL) {
-      const second = await startFloor(env, false);
-      children.push(second);
-      const [other] = targetsFor(shape, db.lastDay, db.projectIds, { floor: second.port, service: 0 }, BENCH_KEY);
-      comparisons.push(['floor 2 / floor', other!, [floor.process.pid!, second.process.pid!]]);
-    }
-    // Warm every process (V8's compilation, the pools' connections and prepared statements).
-    for (const [, target] of comparisons) await pairedLoad(floorTarget!, target, { connections: CONNECTIONS, pairs: 4, sliceMs: 500 });
-    for (const [name, target, pids] of comparisons) {
-      const result = await pairedLoad(floorTarget!, target, { connections: CONNECTIONS, pairs: PAIRS, sliceMs: SLICE_MS, pids });
-      const ratio = result.rps[1] / result.rps[0];
-      ratios.get(name)!.push(ratio);
-      const { process: cpu, postgres } = result.cpu!;
-      console.log(`  block ${block + 1} ${name}: ${ratio.toFixed(3)} (${result.rps.map((r) => r.toFixed(0)).join(' vs ')} req/s; CPU µs/request process ${cpu.map((c) => c.toFixed(0)).join(' vs ')}, postgres ${postgres.map((c) => c.toFixed(0)).join(' vs ')})`);
-    }
-  } finally {
-    await Promise.all(children.map((child) => child.stop()));
+console.log(`3x365 at ${CONNECTIONS} connections: ${BLOCKS} blocks of ${FRESH ? 'fresh processes' : 'the same processes'}, ${PAIRS} pairs of ${SLICE_MS} ms slices per comparison`);
+/** The processes of a block and the comparisons to measure on them. */
+async function startProcesses(children: Child[]): Promise<{ floorTarget: Target; comparisons: [string, Target, [number, number]][] }> {
+  const floor = await startFloor(env, false);
+  children.push(floor);
+  const [floorTarget] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: 0 }, BENCH_KEY);
+  const comparisons: [string, Target, [number, number]][] = [];
+  for (const [i, build] of BUILDS.entries()) {
+    const service = await startChild(build, env, servicePort);
+    children.push(service);
+    const [, rest] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: service.port }, BENCH_KEY);
+    comparisons.push([names[i]!, rest!, [floor.process.pid!, service.process.pid!]]);
   }
+  if (CONTROL) {
+    const second = await startFloor(env, false);
+    children.push(second);
+    const [other] = targetsFor(shape, db.lastDay, db.projectIds, { floor: second.port, service: 0 }, BENCH_KEY);
+    comparisons.push(['floor 2 / floor', other!, [floor.process.pid!, second.process.pid!]]);
+  }
+  // Warm every process (V8's compilation, the pools' connections and prepared statements).
+  for (const [, target] of comparisons) await pairedLoad(floorTarget!, target, { connections: CONNECTIONS, pairs: 4, sliceMs: 500 });
+  return { floorTarget: floorTarget!, comparisons };
+}
+
+const kept: Child[] = [];
+const keptProcesses = FRESH ? undefined : await startProcesses(kept);
+try {
+  for (let block = 0; block < BLOCKS; block += 1) {
+    const children: Child[] = [];
+    try {
+      const { floorTarget, comparisons } = keptProcesses ?? (await startProcesses(children));
+      for (const [name, target, pids] of comparisons) {
+        const result = await pairedLoad(floorTarget, target, { connections: CONNECTIONS, pairs: PAIRS, sliceMs: SLICE_MS, pids });
+        const ratio = result.rps[1] / result.rps[0];
+        ratios.get(name)!.push(ratio);
+        const { process: cpu, postgres } = result.cpu!;
+        console.log(`  block ${block + 1} ${name}: ${ratio.toFixed(3)} (${result.rps.map((r) => r.toFixed(0)).join(' vs ')} req/s; CPU µs/request process ${cpu.map((c) => c.toFixed(0)).join(' vs ')}, postgres ${postgres.map((c) => c.toFixed(0)).join(' vs ')})`);
+      }
+    } finally {
+      await Promise.all(children.map((child) => child.stop()));
+    }
+  }
+} finally {
+  await Promise.all(kept.map((child) => child.stop()));
 }
 for (const [name, values] of ratios) {
   const sorted = [...values].sort((x, y) => x - y);
