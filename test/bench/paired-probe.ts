@@ -13,7 +13,8 @@
  *
  * Environment: BUILDS (src/main.ts), C connections (8), BLOCKS (6), PAIRS (20), SLICE_MS
  * (250), CONTROL (1: also a second floor against the floor), FRESH (1; 0: one set of
- * processes for every block, which shows how two processes of one program differ).
+ * processes for every block, which shows how two processes of one program differ),
+ * FLOOR2_BALLAST_MB (0: MB of live objects kept in the second floor, ballast.mjs).
  * Uses the bench database (bench-database.ts).
  */
 import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
@@ -28,6 +29,8 @@ const PAIRS = Number(process.env.PAIRS ?? 20);
 const SLICE_MS = Number(process.env.SLICE_MS ?? 250);
 const CONTROL = process.env.CONTROL !== '0';
 const FRESH = process.env.FRESH !== '0';
+/** MB of live objects kept in the second floor (ballast.mjs): does a heap of the service's size slow the floor's code? */
+const FLOOR2_BALLAST_MB = Number(process.env.FLOOR2_BALLAST_MB ?? 0);
 
 const db = await ensureBenchDatabase(BENCH_SERVER_URL, (line) => process.stderr.write(`${line}\n`));
 const env = benchServiceEnv(db);
@@ -48,7 +51,8 @@ async function startProcesses(children: Child[]): Promise<{ floorTarget: Target;
     comparisons.push([names[i]!, rest!, [floor.process.pid!, service.process.pid!]]);
   }
   if (CONTROL) {
-    const second = await startFloor(env, false);
+    const ballast: Record<string, string> = FLOOR2_BALLAST_MB > 0 ? { NODE_OPTIONS: `--import=${new URL('./ballast.mjs', import.meta.url).href}`, BALLAST_MB: String(FLOOR2_BALLAST_MB) } : {};
+    const second = await startFloor({ ...env, ...ballast }, false);
     children.push(second);
     const [other] = targetsFor(shape, db.lastDay, db.projectIds, { floor: second.port, service: 0 }, BENCH_KEY);
     comparisons.push(['floor 2 / floor', other!, [floor.process.pid!, second.process.pid!]]);
