@@ -18,9 +18,9 @@
  * Uses the bench database (bench-database.ts).
  */
 import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
-import { pairedLoad } from './paired-load.js';
-import { median, servicePort, startChild, startFloor, type Child } from './processes.js';
-import { SHAPES, targetsFor, type Target } from './shapes.js';
+import { measureBlocks, type Block } from './paired-blocks.js';
+import { servicePort, startChild, startFloor, type Child } from './processes.js';
+import { SHAPES, targetsFor } from './shapes.js';
 
 const BUILDS = (process.env.BUILDS ?? 'src/main.ts').split(',');
 const CONNECTIONS = Number(process.env.C ?? 8);
@@ -35,55 +35,27 @@ const FLOOR2_BALLAST_MB = Number(process.env.FLOOR2_BALLAST_MB ?? 0);
 const db = await ensureBenchDatabase(BENCH_SERVER_URL, (line) => process.stderr.write(`${line}\n`));
 const env = benchServiceEnv(db);
 const shape = SHAPES.find((s) => s.name === '3x365')!;
-const names = [...BUILDS.map((build, i) => `${i}:${build} / floor`), ...(CONTROL ? ['floor 2 / floor'] : [])];
-const ratios = new Map<string, number[]>(names.map((name) => [name, []]));
 console.log(`3x365 at ${CONNECTIONS} connections: ${BLOCKS} blocks of ${FRESH ? 'fresh processes' : 'the same processes'}, ${PAIRS} pairs of ${SLICE_MS} ms slices per comparison`);
-/** The processes of a block and the comparisons to measure on them. */
-async function startProcesses(children: Child[]): Promise<{ floorTarget: Target; comparisons: [string, Target, [number, number]][] }> {
+await measureBlocks(startProcesses, { blocks: BLOCKS, connections: CONNECTIONS, pairs: PAIRS, sliceMs: SLICE_MS, fresh: FRESH });
+
+/** The floor, each build, and (CONTROL) a second floor. */
+async function startProcesses(children: Child[]): Promise<Block> {
   const floor = await startFloor(env, false);
   children.push(floor);
   const [floorTarget] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: 0 }, BENCH_KEY);
-  const comparisons: [string, Target, [number, number]][] = [];
+  const targets: Block['targets'] = [];
   for (const [i, build] of BUILDS.entries()) {
     const service = await startChild(build, env, servicePort);
     children.push(service);
     const [, rest] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: service.port }, BENCH_KEY);
-    comparisons.push([names[i]!, rest!, [floor.process.pid!, service.process.pid!]]);
+    targets.push({ name: `${i}:${build}`, target: rest!, pid: service.process.pid! });
   }
   if (CONTROL) {
     const ballast: Record<string, string> = FLOOR2_BALLAST_MB > 0 ? { NODE_OPTIONS: `--import=${new URL('./ballast.mjs', import.meta.url).href}`, BALLAST_MB: String(FLOOR2_BALLAST_MB) } : {};
     const second = await startFloor({ ...env, ...ballast }, false);
     children.push(second);
     const [other] = targetsFor(shape, db.lastDay, db.projectIds, { floor: second.port, service: 0 }, BENCH_KEY);
-    comparisons.push(['floor 2 / floor', other!, [floor.process.pid!, second.process.pid!]]);
+    targets.push({ name: 'floor 2', target: other!, pid: second.process.pid! });
   }
-  // Warm every process (V8's compilation, the pools' connections and prepared statements).
-  for (const [, target] of comparisons) await pairedLoad(floorTarget!, target, { connections: CONNECTIONS, pairs: 4, sliceMs: 500 });
-  return { floorTarget: floorTarget!, comparisons };
-}
-
-const kept: Child[] = [];
-const keptProcesses = FRESH ? undefined : await startProcesses(kept);
-try {
-  for (let block = 0; block < BLOCKS; block += 1) {
-    const children: Child[] = [];
-    try {
-      const { floorTarget, comparisons } = keptProcesses ?? (await startProcesses(children));
-      for (const [name, target, pids] of comparisons) {
-        const result = await pairedLoad(floorTarget, target, { connections: CONNECTIONS, pairs: PAIRS, sliceMs: SLICE_MS, pids });
-        const ratio = result.rps[1] / result.rps[0];
-        ratios.get(name)!.push(ratio);
-        const { process: cpu, postgres } = result.cpu!;
-        console.log(`  block ${block + 1} ${name}: ${ratio.toFixed(3)} (${result.rps.map((r) => r.toFixed(0)).join(' vs ')} req/s; CPU µs/request process ${cpu.map((c) => c.toFixed(0)).join(' vs ')}, postgres ${postgres.map((c) => c.toFixed(0)).join(' vs ')})`);
-      }
-    } finally {
-      await Promise.all(children.map((child) => child.stop()));
-    }
-  }
-} finally {
-  await Promise.all(kept.map((child) => child.stop()));
-}
-for (const [name, values] of ratios) {
-  const sorted = [...values].sort((x, y) => x - y);
-  console.log(`${name}: median ${median(values).toFixed(3)}, blocks ${sorted[0]!.toFixed(3)}-${sorted.at(-1)!.toFixed(3)}`);
+  return { floor: { target: floorTarget!, pid: floor.process.pid! }, targets };
 }

@@ -20,9 +20,9 @@
  * SLICE_MS (250). Uses the bench database (bench-database.ts).
  */
 import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
-import { pairedLoad } from './paired-load.js';
-import { median, servicePort, startChild, startFloor, type Child } from './processes.js';
-import { SHAPES, targetsFor, type Target } from './shapes.js';
+import { measureBlocks, type Block } from './paired-blocks.js';
+import { servicePort, startChild, startFloor, type Child } from './processes.js';
+import { SHAPES, targetsFor } from './shapes.js';
 
 const BUILD = process.env.BUILD ?? '/tmp/stages/dist/src/main.js';
 const STAGES = (process.env.STAGES ?? 'floor-inside,handler,noclose,nolog,noauth,main').split(',');
@@ -34,39 +34,22 @@ const SLICE_MS = Number(process.env.SLICE_MS ?? 250);
 const db = await ensureBenchDatabase(BENCH_SERVER_URL, (line) => process.stderr.write(`${line}\n`));
 const env = benchServiceEnv(db);
 const shape = SHAPES.find((s) => s.name === '3x365')!;
-const ratios = new Map<string, number[]>(STAGES.map((stage) => [stage, []]));
-const cpu = new Map<string, number[]>(STAGES.map((stage) => [stage, []]));
 console.log(`3x365 at ${CONNECTIONS} connections, ${BLOCKS} blocks of fresh processes, ${PAIRS} pairs of ${SLICE_MS} ms slices per stage`);
-for (let block = 0; block < BLOCKS; block += 1) {
-  const children: Child[] = [];
-  try {
-    const floor = await startFloor(env, false);
-    children.push(floor);
-    const [floorTarget] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: 0 }, BENCH_KEY);
-    const stages: [string, Target, number][] = [];
-    for (const stage of STAGES) {
-      const service = await startChild(BUILD, { ...env, KO_STAGE: stage === 'floor-inside' ? 'main' : stage }, servicePort);
-      children.push(service);
-      const [, rest] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: service.port }, BENCH_KEY);
-      // The patched listener hands the floor's URL to the floor's code.
-      const target = stage === 'floor-inside' ? { ...floorTarget!, url: floorTarget!.url.replace(`:${floor.port}/`, `:${service.port}/`) } : rest!;
-      stages.push([stage, target, service.process.pid!]);
-    }
-    for (const [, target] of stages) await pairedLoad(floorTarget!, target, { connections: CONNECTIONS, pairs: 4, sliceMs: 500 }); // warm
-    for (const [stage, target, pid] of stages) {
-      const result = await pairedLoad(floorTarget!, target, { connections: CONNECTIONS, pairs: PAIRS, sliceMs: SLICE_MS, pids: [floor.process.pid!, pid] });
-      const ratio = result.rps[1] / result.rps[0];
-      const [floorCpu, stageCpu] = result.cpu!.process;
-      ratios.get(stage)!.push(ratio);
-      cpu.get(stage)!.push(stageCpu - floorCpu);
-      console.log(`  block ${block + 1} ${stage}: ${ratio.toFixed(3)} × floor; process CPU ${stageCpu.toFixed(0)} against ${floorCpu.toFixed(0)} µs/request, PostgreSQL ${result.cpu!.postgres.map((c) => c.toFixed(0)).join(' against ')}`);
-    }
-  } finally {
-    await Promise.all(children.map((child) => child.stop()));
+await measureBlocks(startStages, { blocks: BLOCKS, connections: CONNECTIONS, pairs: PAIRS, sliceMs: SLICE_MS, fresh: true });
+
+/** The floor, and one service process per stage. */
+async function startStages(children: Child[]): Promise<Block> {
+  const floor = await startFloor(env, false);
+  children.push(floor);
+  const [floorTarget] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: 0 }, BENCH_KEY);
+  const targets: Block['targets'] = [];
+  for (const stage of STAGES) {
+    const service = await startChild(BUILD, { ...env, KO_STAGE: stage === 'floor-inside' ? 'main' : stage }, servicePort);
+    children.push(service);
+    const [, rest] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: service.port }, BENCH_KEY);
+    // The patched listener hands the floor's URL to the floor's code.
+    const target = stage === 'floor-inside' ? { ...floorTarget!, url: floorTarget!.url.replace(`:${floor.port}/`, `:${service.port}/`) } : rest!;
+    targets.push({ name: stage, target, pid: service.process.pid! });
   }
-}
-for (const stage of STAGES) {
-  const values = ratios.get(stage)!;
-  const sorted = [...values].sort((a, b) => a - b);
-  console.log(`${stage.padEnd(12)} × floor median ${median(values).toFixed(3)} (blocks ${sorted[0]!.toFixed(3)}-${sorted.at(-1)!.toFixed(3)}); process CPU over the floor's, median ${median(cpu.get(stage)!).toFixed(0)} µs/request`);
+  return { floor: { target: floorTarget!, pid: floor.process.pid! }, targets };
 }
