@@ -4,9 +4,13 @@ export interface BlockSink {
   flushSync(): void;
 }
 
-/** A pino destination that gathers lines into blocks; `flushSync` hands on what it holds and writes everything out. */
+/**
+ * A pino destination that gathers lines into blocks. `flush` hands on what it holds, to be
+ * written as every block is; `flushSync` also has the sink write out everything it holds.
+ */
 export interface LineBlocks {
   write(line: string): boolean;
+  flush(): void;
   flushSync(): void;
 }
 
@@ -34,6 +38,7 @@ export function gatherLines(sink: BlockSink, blockChars: number): LineBlocks {
       if (chars >= blockChars) pass();
       return true;
     },
+    flush: pass,
     flushSync() {
       pass();
       sink.flushSync();

@@ -67,7 +67,7 @@ export function flushLogs(): void {
   try {
     buffered?.flushSync();
   } catch (error) {
-    // Busy (EAGAIN): the periodic flush comes back. Gone (EPIPE): see readerGone.
+    // Busy (EAGAIN): the lines are still held and written with the next block. Gone (EPIPE): see readerGone.
     if ((error as NodeJS.ErrnoException).code === 'EPIPE') readerGone();
   }
 }
@@ -102,7 +102,11 @@ function defaultDestination(): pino.DestinationStream {
   const stream = pino.destination({ dest: 1, sync: true, minLength: 0 });
   const blocks = gatherLines(stream, 4096);
   buffered = { flushSync: () => blocks.flushSync(), destroy: () => stream.destroy() };
-  setInterval(() => flushLogs(), 1000).unref();
+  // Each second, what has gathered is written like any block. Not flushSync: sonic-boom's
+  // flushSync also syncs the file to disk (fsync), which held this thread for about 4 ms
+  // every second when standard output was a file (2 µs per request in a CPU profile at
+  // 2,000 requests a second). Exit still writes everything out with flushLogs.
+  setInterval(() => blocks.flush(), 1000).unref();
   stream.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') readerGone();
   });

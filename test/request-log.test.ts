@@ -66,4 +66,18 @@ describe('log lines gathered into blocks', () => {
     blocks.flushSync();
     expect(written.join('')).toBe(lines.join(''));
   });
+
+  it('hands on what it holds on flush without asking the sink to sync', () => {
+    const written: string[] = [];
+    let flushed = 0;
+    const blocks = gatherLines({ write: (text) => (written.push(text), true), flushSync: () => (flushed += 1) }, 4096);
+    blocks.write('{"a":1}\n');
+    blocks.write('{"b":2}\n');
+    expect(written).toEqual([]);
+    blocks.flush();
+    expect(written).toEqual(['{"a":1}\n{"b":2}\n']);
+    blocks.flush();
+    expect(written).toHaveLength(1);
+    expect(flushed).toBe(0);
+  });
 });
