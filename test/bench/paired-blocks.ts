@@ -43,9 +43,11 @@ export async function measureBlocks(start: (children: Child[]) => Promise<Block>
           const ratio = result.rps[1] / result.rps[0];
           const [floorCpu, targetCpu] = result.cpu!.process;
           const [floorPostgres, targetPostgres] = result.cpu!.postgres;
+          const [floorOther, targetOther] = result.cpu!.other;
+          const [floorIdle, targetIdle] = result.cpu!.idle;
           ratios.set(name, [...(ratios.get(name) ?? []), ratio]);
           cpuOver.set(name, [...(cpuOver.get(name) ?? []), targetCpu - floorCpu]);
-          console.log(`  block ${block + 1} ${name}: ${ratio.toFixed(3)} × floor (${result.rps[1].toFixed(0)} against ${result.rps[0].toFixed(0)} req/s); process CPU ${targetCpu.toFixed(0)} against ${floorCpu.toFixed(0)} µs/request, PostgreSQL ${targetPostgres.toFixed(0)} against ${floorPostgres.toFixed(0)}`);
+          console.log(`  block ${block + 1} ${name}: ${ratio.toFixed(3)} × floor (${result.rps[1].toFixed(0)} against ${result.rps[0].toFixed(0)} req/s); process CPU ${targetCpu.toFixed(0)} against ${floorCpu.toFixed(0)} µs/request, PostgreSQL ${targetPostgres.toFixed(0)} against ${floorPostgres.toFixed(0)}, other ${targetOther.toFixed(0)} against ${floorOther.toFixed(0)}, idle ${targetIdle.toFixed(0)} against ${floorIdle.toFixed(0)}`);
         }
       } finally {
         await Promise.all(children.map((child) => child.stop()));

@@ -12,6 +12,7 @@
  * (both targets answer 3x365 whole, with a content-length), counting body bytes without
  * keeping them.
  */
+import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { cpuUs, postgresCpuUs } from './processes.js';
 import type { Target } from './shapes.js';
@@ -22,8 +23,12 @@ export interface PairedResult {
   rps: [number, number];
   /** Per pair of adjacent slices, the second target's rate over the first's. */
   pairRatios: number[];
-  /** With `pids`: CPU µs per request of each target's process and of PostgreSQL while it was loaded. */
-  cpu?: { process: [number, number]; postgres: [number, number] };
+  /**
+   * With `pids`: µs per request, while each target was loaded, of its process's CPU, of
+   * PostgreSQL's, of every other process's and the kernel's (the load generator's, mostly),
+   * and of the machine's cores sitting idle. The four add up to the cores' time per answer.
+   */
+  cpu?: { process: [number, number]; postgres: [number, number]; other: [number, number]; idle: [number, number] };
 }
 
 /**
@@ -34,18 +39,21 @@ export interface PairedResult {
 export async function pairedLoad(a: Target, b: Target, options: { connections: number; pairs: number; sliceMs: number; pids?: [number, number] }): Promise<PairedResult> {
   const pools = await Promise.all([a, b].map((t) => openPool(t, options.connections)));
   try {
-    const totals = [0, 1].map(() => ({ requests: 0, ms: 0, process: 0, postgres: 0 }));
+    const totals = [0, 1].map(() => ({ requests: 0, ms: 0, process: 0, postgres: 0, busy: 0, idle: 0 }));
     const { pids } = options;
     const pairRatios: number[] = [];
     for (let pair = 0; pair < options.pairs; pair += 1) {
       const order = pair % 2 === 0 ? [0, 1] : [1, 0];
       const rates: number[] = [0, 0];
       for (const which of order) {
-        const before = pids && { process: cpuUs(`/proc/${pids[which]}/stat`), postgres: postgresCpuUs() };
+        const before = pids && { process: cpuUs(`/proc/${pids[which]}/stat`), postgres: postgresCpuUs(), machine: machineCpuUs() };
         const { requests, ms } = await loadSlice(pools[which]!, options.sliceMs);
         if (pids && before) {
           totals[which]!.process += cpuUs(`/proc/${pids[which]}/stat`) - before.process;
           totals[which]!.postgres += postgresCpuUs() - before.postgres;
+          const machine = machineCpuUs();
+          totals[which]!.busy += machine.busy - before.machine.busy;
+          totals[which]!.idle += machine.idle - before.machine.idle;
         }
         totals[which]!.requests += requests;
         totals[which]!.ms += ms;
@@ -56,13 +64,26 @@ export async function pairedLoad(a: Target, b: Target, options: { connections: n
     const rps = totals.map((t) => (t.requests / t.ms) * 1000) as [number, number];
     const perRequest = (pick: (t: (typeof totals)[number]) => number) => totals.map((t) => pick(t) / t.requests) as [number, number];
     const requests = totals.map((t) => t.requests) as [number, number];
-    return { requests, rps, pairRatios, ...(pids ? { cpu: { process: perRequest((t) => t.process), postgres: perRequest((t) => t.postgres) } } : {}) };
+    const cpu = {
+      process: perRequest((t) => t.process),
+      postgres: perRequest((t) => t.postgres),
+      other: perRequest((t) => t.busy - t.process - t.postgres),
+      idle: perRequest((t) => t.idle),
+    };
+    return { requests, rps, pairRatios, ...(pids ? { cpu } : {}) };
   } finally {
     for (const pool of pools) for (const connection of pool) connection.close();
   }
 }
 
 // Private
+
+/** The machine's busy and idle (idle and I/O wait) CPU time over all cores so far, in µs, from `/proc/stat` (USER_HZ is 100). */
+function machineCpuUs(): { busy: number; idle: number } {
+  const fields = readFileSync('/proc/stat', 'utf8').slice(0, 200).split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = fields as [number, number, number, number, number, number, number, number];
+  return { busy: (user + nice + system + irq + softirq + steal) * 10_000, idle: (idle + iowait) * 10_000 };
+}
 
 /** Every socket asks again as soon as its answer is in, until the slice's time is up; the slice ends with its last answer. */
 async function loadSlice(pool: Connection[], sliceMs: number): Promise<{ requests: number; ms: number }> {

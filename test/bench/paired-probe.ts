@@ -15,6 +15,7 @@
  * (250), CONTROL (1: also a second floor against the floor), FRESH (1; 0: one set of
  * processes for every block, which shows how two processes of one program differ),
  * FLOOR2_BALLAST_MB (0: MB of live objects kept in the second floor, ballast.mjs).
+ * BUILDS= (empty) compares the two floors alone.
  * Uses the bench database (bench-database.ts).
  */
 import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
@@ -22,7 +23,7 @@ import { measureBlocks, type Block } from './paired-blocks.js';
 import { servicePort, startChild, startFloor, type Child } from './processes.js';
 import { SHAPES, targetsFor } from './shapes.js';
 
-const BUILDS = (process.env.BUILDS ?? 'src/main.ts').split(',');
+const BUILDS = (process.env.BUILDS ?? 'src/main.ts').split(',').filter((b) => b !== '');
 const CONNECTIONS = Number(process.env.C ?? 8);
 const BLOCKS = Number(process.env.BLOCKS ?? 6);
 const PAIRS = Number(process.env.PAIRS ?? 20);

@@ -3,7 +3,8 @@
  * profile's time split by where it was spent (socket system calls, Node's own code and
  * native work, the driver, logging, validation, the program's own code, garbage
  * collection), in µs per request; with `--functions`, the 40 functions with the most
- * self time instead. docs/benchmarks.md shows how the profiles of the service and the
+ * self time instead. SKIP_MS leaves out the profile's first milliseconds (start-up, warm-up).
+ * docs/benchmarks.md shows how the profiles of the service and the
  * floor are taken under the same load.
  */
 import { readFileSync } from 'node:fs';
@@ -33,7 +34,12 @@ const byFunction = process.argv[4] === '--functions';
 const functionName = ({ callFrame: { functionName: name, url, lineNumber } }) =>
   `${name || '(anonymous)'} ${url.replace(/.*\/node_modules\//, '').replace(/^file:\/\/.*?\/(dist|test)\//, '$1/')}:${lineNumber + 1}`;
 const spent = new Map();
+// SKIP_MS: leave out the profile's first milliseconds (start-up and warm-up), so only the measured load counts.
+const skipUs = Number(process.env.SKIP_MS ?? 0) * 1000;
+let at = 0;
 profile.samples.forEach((id, i) => {
+  at += profile.timeDeltas[i] ?? 0;
+  if (at < skipUs) return;
   const name = (byFunction ? functionName : category)(nodes.get(id));
   spent.set(name, (spent.get(name) ?? 0) + (profile.timeDeltas[i] ?? 0));
 });
