@@ -15,7 +15,11 @@
  * (250), CONTROL (1: also a second floor against the floor), FRESH (1; 0: one set of
  * processes for every block, which shows how two processes of one program differ),
  * FLOOR2_BALLAST_MB (0: MB of live objects kept in the second floor, ballast.mjs).
- * BUILDS= (empty) compares the two floors alone.
+ * BUILDS= (empty) compares the two floors alone. BUILD_ENV_<i> (`NAME=value`, several
+ * separated by `;`) adds to the environment of build i (from 0): a runtime flag in
+ * NODE_OPTIONS, say, against the same build without it. FLOOR2_ENV does the same for the
+ * second floor (`NODE_OPTIONS=--import=./test/bench/service-modules.mjs`: the floor with
+ * every module of the service loaded and nothing of it running).
  * Uses the bench database (bench-database.ts).
  */
 import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
@@ -46,17 +50,27 @@ async function startProcesses(children: Child[]): Promise<Block> {
   const [floorTarget] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: 0 }, BENCH_KEY);
   const targets: Block['targets'] = [];
   for (const [i, build] of BUILDS.entries()) {
-    const service = await startChild(build, env, servicePort);
+    const service = await startChild(build, { ...env, ...buildEnv(i) }, servicePort);
     children.push(service);
     const [, rest] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: service.port }, BENCH_KEY);
     targets.push({ name: `${i}:${build}`, target: rest!, pid: service.process.pid! });
   }
   if (CONTROL) {
     const ballast: Record<string, string> = FLOOR2_BALLAST_MB > 0 ? { NODE_OPTIONS: `--import=${new URL('./ballast.mjs', import.meta.url).href}`, BALLAST_MB: String(FLOOR2_BALLAST_MB) } : {};
-    const second = await startFloor({ ...env, ...ballast }, false);
+    const second = await startFloor({ ...env, ...ballast, ...envFrom(process.env.FLOOR2_ENV) }, false);
     children.push(second);
     const [other] = targetsFor(shape, db.lastDay, db.projectIds, { floor: second.port, service: 0 }, BENCH_KEY);
     targets.push({ name: 'floor 2', target: other!, pid: second.process.pid! });
   }
   return { floor: { target: floorTarget!, pid: floor.process.pid! }, targets };
+}
+
+/** Build i's own additions to the environment, from BUILD_ENV_<i>. */
+function buildEnv(i: number): Record<string, string> {
+  return envFrom(process.env[`BUILD_ENV_${i}`]);
+}
+
+/** `NAME=value;NAME=value` as an environment. */
+function envFrom(spec = ''): Record<string, string> {
+  return Object.fromEntries(spec.split(';').filter((pair) => pair.includes('=')).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
 }
