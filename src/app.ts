@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError } from './api/api-error.js';
-import type { KeyIdentity } from './auth/api-keys.js';
 import { authenticate } from './auth/authenticate.js';
 import { createGraphqlRoute } from './graphql/graphql-route.js';
 import { ClientGone } from './http/client-gone.js';
@@ -136,7 +135,8 @@ function serve(services: Services, routes: RouteTable, logRequest: (line: Reques
     services.metrics.observeRequest(route.path, req.method ?? 'GET', res.statusCode, ms / 1000);
   });
 
-  const fail = (error: unknown) => {
+  // Public routes are not metered; a keyed route gets its caller's meter in run().
+  run(services, route, { req, res, services, param, query, signal: gone, meter: UNLIMITED_METER }).catch((error: unknown) => {
     if (gone.aborted) return; // the client left: its work was cancelled and nobody waits for an answer
     if (res.headersSent) {
       services.logger.error({ requestId, err: error }, 'failed after the response started');
@@ -148,53 +148,28 @@ function serve(services: Services, routes: RouteTable, logRequest: (line: Reques
     // Expected during an outage and answered with a retry hint: worth a warning, not an error.
     if (failure.kind === 'unavailable') services.logger.warn({ requestId, err: failure.cause ?? failure }, failure.message);
     route.errors(req, res, failure);
-  };
-  // Public routes are not metered; a keyed route gets its caller's meter in run().
-  try {
-    run(services, route, { req, res, services, param, query, signal: gone, meter: UNLIMITED_METER })?.catch(fail);
-  } catch (error) {
-    fail(error);
-  }
+  });
 }
 
-/**
- * CORS, the key check and its meter, the method check, then the handler. Steps that have
- * their answer at once (a known key, an unlimited meter, most of all) are taken at once:
- * written as an async function, awaiting them anyway cost a few µs of every request. A
- * refusal is thrown, or rejects the promise returned.
- */
-function run(services: Services, route: Route, call: RouteCall): Promise<void> | void {
+async function run(services: Services, route: Route, call: RouteCall): Promise<void> {
   const { req, res } = call;
   if (applyCors(services.config.corsOrigins, req, res)) return;
   const access: Access = typeof route.access === 'function' ? route.access(req, call.query) : route.access;
-  if (access !== 'keyed') return handle(route, call);
-  const known = authenticate(services.keys, req.headers['x-api-key']);
-  if (known instanceof Promise) return known.then((caller) => meterAndHandle(services, route, call, caller));
-  return meterAndHandle(services, route, call, known);
-}
-
-function meterAndHandle(services: Services, route: Route, call: RouteCall, caller: KeyIdentity): Promise<void> | void {
-  call.caller = caller;
-  const opened = services.rateLimiter.open(caller, (headers) => {
-    for (const [name, value] of Object.entries(headers)) call.res.setHeader(name, value);
-  });
-  if (opened instanceof Promise) {
-    return opened.then((meter) => {
-      call.meter = meter;
-      return handle(route, call);
+  if (access === 'keyed') {
+    // A known key and an unlimited meter come at once; awaiting them anyway cost a few µs of every request.
+    const known = authenticate(services.keys, req.headers['x-api-key']);
+    const caller = known instanceof Promise ? await known : known;
+    call.caller = caller;
+    const opened = services.rateLimiter.open(caller, (headers) => {
+      for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
     });
+    call.meter = opened instanceof Promise ? await opened : opened;
   }
-  call.meter = opened;
-  return handle(route, call);
-}
-
-function handle(route: Route, call: RouteCall): Promise<void> | void {
-  const { req } = call;
   if (route.methods !== undefined && !route.methods.includes(req.method ?? '')) {
     const allow = route.methods.join(', ');
     throw new ApiError('method-not-allowed', `${req.method} is not allowed; use ${allow}`, { headers: { allow } });
   }
-  return route.handle(call);
+  await route.handle(call);
 }
 
 function notFound(call: RouteCall): never {

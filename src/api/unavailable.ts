@@ -6,7 +6,7 @@ import { ApiError } from './api-error.js';
 const RETRY_AFTER_SECONDS = 5;
 
 /** The client-facing 503 for a store error that means "away or too slow"; any other error as it was. */
-export function asUnavailable(cause: unknown): unknown {
+function asUnavailable(cause: unknown): unknown {
   if (!isUnavailableError(cause)) return cause;
   return unavailable('the database is unavailable or too slow; retry shortly', { cause });
 }

@@ -38,23 +38,15 @@ export async function sendJson(req: IncomingMessage, res: ServerResponse, body: 
  * doubled the external memory a busy server churned through and made V8 run a full
  * collection every couple of seconds (docs/benchmarks.md).
  */
-export function sendBytes(req: IncomingMessage, res: ServerResponse, body: Buffer | readonly Buffer[]): void | Promise<void> {
+export async function sendBytes(req: IncomingMessage, res: ServerResponse, body: Buffer | readonly Buffer[]): Promise<void> {
   const parts = Buffer.isBuffer(body) ? [body] : body;
   const length = parts.reduce((n, part) => n + part.length, 0);
   const encoding = length >= COMPRESSION_THRESHOLD_BYTES ? chooseEncoding(req.headers['accept-encoding']) : undefined;
-  // Written at once when nothing is to be compressed (no promise for the caller to wait on:
-  // every uncompressed REST answer comes this way); compressed off this thread otherwise.
-  if (encoding === undefined) return writeBody(req, res, parts, length);
-  return compress(Buffer.concat(parts), encoding).then((compressed) => writeBody(req, res, [compressed], compressed.length, encoding));
-}
-
-// Private
-
-function writeBody(req: IncomingMessage, res: ServerResponse, payload: readonly Buffer[], length: number, encoding?: Encoding): void {
+  const payload = encoding === undefined ? parts : [await compress(Buffer.concat(parts), encoding)];
   res.statusCode = 200;
   res.setHeader('content-type', 'application/json');
   if (encoding !== undefined) res.setHeader('content-encoding', encoding);
-  res.setHeader('content-length', length);
+  res.setHeader('content-length', encoding === undefined ? length : payload[0]!.length);
   if (req.method === 'HEAD') {
     res.end();
     return;
@@ -64,6 +56,8 @@ function writeBody(req: IncomingMessage, res: ServerResponse, payload: readonly 
   res.end();
   res.uncork();
 }
+
+// Private
 
 function compress(bytes: Buffer, encoding: Encoding): Promise<Buffer> {
   if (encoding === 'gzip') return gzipAsync(bytes, { level: 6 });

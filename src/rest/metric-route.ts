@@ -41,6 +41,6 @@ export function createMetricHandler(): (call: RouteCall) => Promise<void> {
     const answer = await readSeriesRows(services.reads, plan, 'rest', projectsPerBatch, signal);
     // An answer is assembled in one buffer for the cache only when the cache keeps answers: a copy per request otherwise.
     const keep = services.responseCache.keeping ? (fresh: CachedAnswer) => services.responseCache.set(cacheKey, fresh, ticket) : undefined;
-    return sendSeriesBody(req, res, plan, answer, services.config.cacheMaxAgeSeconds, keep);
+    await sendSeriesBody(req, res, plan, answer, services.config.cacheMaxAgeSeconds, keep);
   };
 }

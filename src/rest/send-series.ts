@@ -16,28 +16,18 @@ import { streamBody, type BodyChunk } from '../http/stream-body.js';
  * length (compressed above the threshold); batches stream chunked (compressed when
  * accepted), so memory stays bounded however large the answer is.
  */
-export function sendSeriesBody(req: IncomingMessage, res: ServerResponse, plan: SeriesPlan, answer: SeriesRows, maxAgeSeconds: number, keep?: (answer: CachedAnswer) => void): void | Promise<void> {
-  if (!('whole' in answer)) return sendBatches(req, res, plan, answer.batches, maxAgeSeconds);
-  // Rows read whole are written at once (a promise only when compressing).
-  const validators = validatorsOf(plan, answer.whole[0]);
-  if (!writeValidators(req, res, validators, maxAgeSeconds)) return;
-  const body: Buffer[] = [];
-  for (const row of answer.whole) body.push(keyBytes(row, body.length === 0 ? 0 : 1), columnBytes(row.points));
-  body.push(body.length === 0 ? EMPTY_OBJECT : CLOSING_BRACE);
-  keep?.({ body: Buffer.concat(body), contentType: 'application/json', ...validators, cost: 0 });
-  return sendBytes(req, res, body);
-}
-
-/** Sends a kept answer as it was first sent: the same bytes and validators (a 304 when the client's copy is current). */
-export function sendCachedAnswer(req: IncomingMessage, res: ServerResponse, answer: CachedAnswer, maxAgeSeconds: number): void | Promise<void> {
-  if (writeValidators(req, res, { etag: answer.etag!, lastModified: answer.lastModified }, maxAgeSeconds)) return sendBytes(req, res, answer.body);
-}
-
-// Private
-
-/** Batches streamed as they come, chunked; the validators come with the first. */
-async function sendBatches(req: IncomingMessage, res: ServerResponse, plan: SeriesPlan, batches: AsyncIterable<RawSeriesRow[]>, maxAgeSeconds: number): Promise<void> {
-  const iterator = batches[Symbol.asyncIterator]();
+export async function sendSeriesBody(req: IncomingMessage, res: ServerResponse, plan: SeriesPlan, answer: SeriesRows, maxAgeSeconds: number, keep?: (answer: CachedAnswer) => void): Promise<void> {
+  if ('whole' in answer) {
+    const validators = validatorsOf(plan, answer.whole[0]);
+    if (!writeValidators(req, res, validators, maxAgeSeconds)) return;
+    const body: Buffer[] = [];
+    for (const row of answer.whole) body.push(keyBytes(row, body.length === 0 ? 0 : 1), columnBytes(row.points));
+    body.push(body.length === 0 ? EMPTY_OBJECT : CLOSING_BRACE);
+    keep?.({ body: Buffer.concat(body), contentType: 'application/json', ...validators, cost: 0 });
+    await sendBytes(req, res, body);
+    return;
+  }
+  const iterator = answer.batches[Symbol.asyncIterator]();
   try {
     const first = await iterator.next();
     const rows = first.done ? [] : first.value;
@@ -47,6 +37,13 @@ async function sendBatches(req: IncomingMessage, res: ServerResponse, plan: Seri
     await iterator.return?.();
   }
 }
+
+/** Sends a kept answer as it was first sent: the same bytes and validators (a 304 when the client's copy is current). */
+export async function sendCachedAnswer(req: IncomingMessage, res: ServerResponse, answer: CachedAnswer, maxAgeSeconds: number): Promise<void> {
+  if (writeValidators(req, res, { etag: answer.etag!, lastModified: answer.lastModified }, maxAgeSeconds)) await sendBytes(req, res, answer.body);
+}
+
+// Private
 
 interface Validators {
   etag: string;

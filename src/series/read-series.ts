@@ -1,4 +1,4 @@
-import { asUnavailable, guardStream, guardUnavailable } from '../api/unavailable.js';
+import { guardStream, guardUnavailable } from '../api/unavailable.js';
 import { IncompleteResultError } from '../db/classify-error.js';
 import { seriesStatement, type PointLayout, type SeriesStatement } from '../db/series-sql.js';
 import type { CancelSignal, ColumnText, Store } from '../db/store.js';
@@ -33,13 +33,7 @@ export type SeriesRows = { whole: RawSeriesRow[] } | { batches: AsyncIterable<Ra
 export async function readSeriesRows(store: Store, plan: SeriesPlan, layout: PointLayout, batchRows: number, signal?: CancelSignal): Promise<SeriesRows> {
   if (plan.projects.length > batchRows) return { batches: streamSeries(store, plan, layout, batchRows, signal) };
   const { text, parameters } = wholePlanStatement(plan, layout);
-  // The guard written out rather than guardUnavailable(async () => …): every REST read
-  // comes this way, and each async layer is one more promise and turn per request.
-  try {
-    return { whole: toRows(await store.queryRaw(text, parameters, signal)) };
-  } catch (cause) {
-    throw asUnavailable(cause);
-  }
+  return { whole: await guardUnavailable(async () => toRows(await store.queryRaw(text, parameters, signal))) };
 }
 
 /** A plan's rows, `batchRows` projects per round trip, whatever their number. */
