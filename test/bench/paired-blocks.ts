@@ -3,11 +3,13 @@
  * several targets that way (paired-probe.ts, stage-probe.ts): each block starts its
  * processes (afresh, or once for all blocks), warms them, measures each target against
  * the floor in paired slices (paired-load.ts), prints a line per target, and at the end
- * the median ratio over blocks with its range and the process CPU over the floor's.
+ * the median ratio over blocks with its range and the process CPU over the floor's. The
+ * probes start a block's floors and services with startFloorTarget and startServiceTarget.
  */
+import { BENCH_KEY, type BenchDatabase } from './bench-database.js';
 import { pairedLoad } from './paired-load.js';
-import { median, type Child } from './processes.js';
-import type { Target } from './shapes.js';
+import { median, servicePort, startChild, startFloor, type Child } from './processes.js';
+import { SHAPES, targetsFor, type Target } from './shapes.js';
 
 /** What one block measures: the floor, and each target with the process that serves it. */
 export interface Block {
@@ -62,7 +64,26 @@ export async function measureBlocks(start: (children: Child[]) => Promise<Block>
   }
 }
 
+/** Starts a floor for a block (added to `children`): the process and its 3x365 request. */
+export async function startFloorTarget(children: Child[], env: Record<string, string>, db: BenchDatabase): Promise<{ pid: number; port: number; target: Target }> {
+  const floor = await startFloor(env, false);
+  children.push(floor);
+  const [target] = targetsFor(SHAPE, db.lastDay, db.projectIds, { floor: floor.port, service: 0 }, BENCH_KEY);
+  return { pid: floor.process.pid!, port: floor.port, target: target! };
+}
+
+/** Starts a service entry point for a block (added to `children`): the process and its 3x365 REST request. */
+export async function startServiceTarget(children: Child[], entry: string, env: Record<string, string>, db: BenchDatabase): Promise<{ pid: number; port: number; target: Target }> {
+  const service = await startChild(entry, env, servicePort);
+  children.push(service);
+  const [, rest] = targetsFor(SHAPE, db.lastDay, db.projectIds, { floor: 0, service: service.port }, BENCH_KEY);
+  return { pid: service.process.pid!, port: service.port, target: rest! };
+}
+
 // Private
+
+/** The shape every block measures. */
+const SHAPE = SHAPES.find((s) => s.name === '3x365')!;
 
 /** A block's processes, each warmed (V8's compilation, the pools' connections and prepared statements). */
 async function warmed(start: (children: Child[]) => Promise<Block>, children: Child[], options: BlockOptions): Promise<Block> {

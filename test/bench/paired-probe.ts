@@ -22,10 +22,9 @@
  * every module of the service loaded and nothing of it running).
  * Uses the bench database (bench-database.ts).
  */
-import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
-import { measureBlocks, type Block } from './paired-blocks.js';
-import { servicePort, startChild, startFloor, type Child } from './processes.js';
-import { SHAPES, targetsFor } from './shapes.js';
+import { BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
+import { measureBlocks, startFloorTarget, startServiceTarget, type Block } from './paired-blocks.js';
+import type { Child } from './processes.js';
 
 const BUILDS = (process.env.BUILDS ?? 'src/main.ts').split(',').filter((b) => b !== '');
 const CONNECTIONS = Number(process.env.C ?? 8);
@@ -39,30 +38,23 @@ const FLOOR2_BALLAST_MB = Number(process.env.FLOOR2_BALLAST_MB ?? 0);
 
 const db = await ensureBenchDatabase(BENCH_SERVER_URL, (line) => process.stderr.write(`${line}\n`));
 const env = benchServiceEnv(db);
-const shape = SHAPES.find((s) => s.name === '3x365')!;
 console.log(`3x365 at ${CONNECTIONS} connections: ${BLOCKS} blocks of ${FRESH ? 'fresh processes' : 'the same processes'}, ${PAIRS} pairs of ${SLICE_MS} ms slices per comparison`);
 await measureBlocks(startProcesses, { blocks: BLOCKS, connections: CONNECTIONS, pairs: PAIRS, sliceMs: SLICE_MS, fresh: FRESH });
 
 /** The floor, each build, and (CONTROL) a second floor. */
 async function startProcesses(children: Child[]): Promise<Block> {
-  const floor = await startFloor(env, false);
-  children.push(floor);
-  const [floorTarget] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: 0 }, BENCH_KEY);
+  const floor = await startFloorTarget(children, env, db);
   const targets: Block['targets'] = [];
   for (const [i, build] of BUILDS.entries()) {
-    const service = await startChild(build, { ...env, ...buildEnv(i) }, servicePort);
-    children.push(service);
-    const [, rest] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: service.port }, BENCH_KEY);
-    targets.push({ name: `${i}:${build}`, target: rest!, pid: service.process.pid! });
+    const { target, pid } = await startServiceTarget(children, build, { ...env, ...buildEnv(i) }, db);
+    targets.push({ name: `${i}:${build}`, target, pid });
   }
   if (CONTROL) {
     const ballast: Record<string, string> = FLOOR2_BALLAST_MB > 0 ? { NODE_OPTIONS: `--import=${new URL('./ballast.mjs', import.meta.url).href}`, BALLAST_MB: String(FLOOR2_BALLAST_MB) } : {};
-    const second = await startFloor({ ...env, ...ballast, ...envFrom(process.env.FLOOR2_ENV) }, false);
-    children.push(second);
-    const [other] = targetsFor(shape, db.lastDay, db.projectIds, { floor: second.port, service: 0 }, BENCH_KEY);
-    targets.push({ name: 'floor 2', target: other!, pid: second.process.pid! });
+    const { target, pid } = await startFloorTarget(children, { ...env, ...ballast, ...envFrom(process.env.FLOOR2_ENV) }, db);
+    targets.push({ name: 'floor 2', target, pid });
   }
-  return { floor: { target: floorTarget!, pid: floor.process.pid! }, targets };
+  return { floor: { target: floor.target, pid: floor.pid }, targets };
 }
 
 /** Build i's own additions to the environment, from BUILD_ENV_<i>. */

@@ -19,10 +19,9 @@
  * Environment: BUILD, STAGES (all of the above), C connections (8), BLOCKS (5), PAIRS (20),
  * SLICE_MS (250). Uses the bench database (bench-database.ts).
  */
-import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
-import { measureBlocks, type Block } from './paired-blocks.js';
-import { servicePort, startChild, startFloor, type Child } from './processes.js';
-import { SHAPES, targetsFor } from './shapes.js';
+import { BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
+import { measureBlocks, startFloorTarget, startServiceTarget, type Block } from './paired-blocks.js';
+import type { Child } from './processes.js';
 
 const BUILD = process.env.BUILD ?? '/tmp/stages/dist/src/main.js';
 const STAGES = (process.env.STAGES ?? 'floor-inside,handler,noclose,nolog,noauth,main').split(',');
@@ -33,23 +32,18 @@ const SLICE_MS = Number(process.env.SLICE_MS ?? 250);
 
 const db = await ensureBenchDatabase(BENCH_SERVER_URL, (line) => process.stderr.write(`${line}\n`));
 const env = benchServiceEnv(db);
-const shape = SHAPES.find((s) => s.name === '3x365')!;
 console.log(`3x365 at ${CONNECTIONS} connections, ${BLOCKS} blocks of fresh processes, ${PAIRS} pairs of ${SLICE_MS} ms slices per stage`);
 await measureBlocks(startStages, { blocks: BLOCKS, connections: CONNECTIONS, pairs: PAIRS, sliceMs: SLICE_MS, fresh: true });
 
 /** The floor, and one service process per stage. */
 async function startStages(children: Child[]): Promise<Block> {
-  const floor = await startFloor(env, false);
-  children.push(floor);
-  const [floorTarget] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: 0 }, BENCH_KEY);
+  const floor = await startFloorTarget(children, env, db);
   const targets: Block['targets'] = [];
   for (const stage of STAGES) {
-    const service = await startChild(BUILD, { ...env, KO_STAGE: stage === 'floor-inside' ? 'main' : stage }, servicePort);
-    children.push(service);
-    const [, rest] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: service.port }, BENCH_KEY);
+    const service = await startServiceTarget(children, BUILD, { ...env, KO_STAGE: stage === 'floor-inside' ? 'main' : stage }, db);
     // The patched listener hands the floor's URL to the floor's code.
-    const target = stage === 'floor-inside' ? { ...floorTarget!, url: floorTarget!.url.replace(`:${floor.port}/`, `:${service.port}/`) } : rest!;
-    targets.push({ name: stage, target, pid: service.process.pid! });
+    const target = stage === 'floor-inside' ? { ...floor.target, url: floor.target.url.replace(`:${floor.port}/`, `:${service.port}/`) } : service.target;
+    targets.push({ name: stage, target, pid: service.pid });
   }
-  return { floor: { target: floorTarget!, pid: floor.process.pid! }, targets };
+  return { floor: { target: floor.target, pid: floor.pid }, targets };
 }
