@@ -393,4 +393,19 @@ describe('CORS for configured origins', () => {
     const other = await svc.get('/v1/metrics/price?project=ethereum', { headers: { origin: 'https://other.example' } });
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
   });
+
+  it('applies the same policy to GraphQL: the configured origin only, never reflected, no credentials', async () => {
+    const post = (origin: string) =>
+      svc.fetch('/graphql', { method: 'POST', headers: { origin, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ __typename }' }) });
+    const allowed = await post('https://app.example');
+    expect(allowed.status).toBe(200);
+    expect(await allowed.json()).toEqual({ data: { __typename: 'Query' } });
+    expect(allowed.headers.get('access-control-allow-origin')).toBe('https://app.example');
+    expect(allowed.headers.get('access-control-expose-headers')).toBe('ETag, Retry-After, RateLimit, RateLimit-Policy, X-Request-Id');
+    expect(allowed.headers.get('access-control-allow-credentials')).toBeNull();
+    const other = await post('https://other.example');
+    expect(other.status).toBe(200);
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    expect(other.headers.get('access-control-allow-credentials')).toBeNull();
+  });
 });

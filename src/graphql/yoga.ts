@@ -42,6 +42,9 @@ export function createGraphqlServer(services: Services): YogaServerInstance<Grap
     landingPage: false,
     logging: false,
     batching: false,
+    // CORS is the app's, the same for every route (src/http/cors.ts: CORS_ORIGINS only).
+    // Yoga's own default reflected any Origin with credentials allowed, over that policy.
+    cors: false,
     // The route reads the body with its own 1 MB limit (413 in our error format) before Yoga sees it.
     maxRequestBodySize: false,
     plugins: [
