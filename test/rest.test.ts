@@ -396,7 +396,7 @@ describe('CORS for configured origins', () => {
 
   it('applies the same policy to GraphQL: the configured origin only, never reflected, no credentials', async () => {
     const post = (origin: string) =>
-      svc.fetch('/graphql', { method: 'POST', headers: { origin, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ __typename }' }) });
+      svc.get('/graphql', { method: 'POST', headers: { origin, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ __typename }' }) });
     const allowed = await post('https://app.example');
     expect(allowed.status).toBe(200);
     expect(await allowed.json()).toEqual({ data: { __typename: 'Query' } });
