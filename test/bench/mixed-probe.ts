@@ -9,11 +9,11 @@
  * when MIX is graphql, as in the bench. Does GraphQL in the same process slow the REST
  * answers that come after it?
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
 import { pairedLoad } from './paired-load.js';
-import { median, servicePort, startChild, startFloor, type Child } from './processes.js';
+import { startFloorTarget, startServiceTarget } from './paired-blocks.js';
+import { median, threadCpuUs, type Child } from './processes.js';
 import { SHAPES, targetsFor } from './shapes.js';
 
 const MIX = process.env.MIX ?? 'graphql';
@@ -37,13 +37,12 @@ const ratios: number[] = [];
 for (let block = 1; block <= BLOCKS; block += 1) {
   const children: Child[] = [];
   try {
-    const floor = await startFloor(env, MIX === 'graphql');
-    children.push(floor);
-    const service = await startChild(BUILD, env, servicePort);
-    children.push(service);
-    const [floorTarget, rest, graphql] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: service.port }, BENCH_KEY);
-    const burst = MIX === 'graphql' ? graphql! : rest!;
-    await pairedLoad(floorTarget!, rest!, { connections: CONNECTIONS, pairs: 4, sliceMs: 500 });
+    const floor = await startFloorTarget(children, env, db, MIX === 'graphql');
+    const service = await startServiceTarget(children, BUILD, env, db);
+    const [floorTarget, rest] = [floor.target, service.target];
+    const [, , graphql] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: service.port }, BENCH_KEY);
+    const burst = MIX === 'graphql' ? graphql! : rest;
+    await pairedLoad(floorTarget, rest, { connections: CONNECTIONS, pairs: 4, sliceMs: 500 });
     if (PRIME === 'graphql') await autocannon({ url: graphql!.url, method: graphql!.method, headers: graphql!.headers, body: graphql!.body, connections: CONNECTIONS, duration: 3 });
     const served: [number, number] = [0, 0];
     const ms: [number, number] = [0, 0];
@@ -59,13 +58,13 @@ for (let block = 1; block <= BLOCKS; block += 1) {
         await new Promise((resolve) => setTimeout(resolve, PAUSE_S * 1000));
         // The machine's first fraction of a second after a pause is slow for whoever runs
         // first (the floor: 1,350-1,500 req/s against its 1,650): a slice of the floor alone takes it.
-        await pairedLoad(floorTarget!, floorTarget!, { connections: CONNECTIONS, pairs: 1, sliceMs: 250 });
+        await pairedLoad(floorTarget, floorTarget, { connections: CONNECTIONS, pairs: 1, sliceMs: 250 });
       }
-      const before = threadCpu(service.process.pid!);
-      const result = await pairedLoad(floorTarget!, rest!, { connections: CONNECTIONS, pairs: 2, sliceMs: 250, pids: [floor.process.pid!, service.process.pid!] });
-      const after = threadCpu(service.process.pid!);
+      const before = threadCpuUs(service.pid);
+      const result = await pairedLoad(floorTarget, rest, { connections: CONNECTIONS, pairs: 2, sliceMs: 250, pids: [floor.pid, service.pid] });
+      const after = threadCpuUs(service.pid);
       threads.main += after.main - before.main;
-      threads.helpers += after.helpers - before.helpers;
+      threads.helpers += after.other - before.other;
       for (const i of [0, 1] as const) {
         served[i] += result.requests[i];
         ms[i] += (result.requests[i] / result.rps[i]) * 1000;
@@ -81,20 +80,3 @@ for (let block = 1; block <= BLOCKS; block += 1) {
   }
 }
 console.log(`after ${MIX}: × floor median ${median(ratios).toFixed(3)} (blocks ${Math.min(...ratios).toFixed(3)}-${Math.max(...ratios).toFixed(3)})`);
-
-/** CPU µs of a process's main thread and of its other threads, from /proc/<pid>/task. */
-function threadCpu(pid: number): { main: number; helpers: number } {
-  const cpu = { main: 0, helpers: 0 };
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const us = (Number(fields[11]) + Number(fields[12])) * 10_000;
-      if (Number(tid) === pid) cpu.main += us;
-      else cpu.helpers += us;
-    } catch {
-      // the thread ended
-    }
-  }
-  return cpu;
-}

@@ -64,9 +64,13 @@ export async function measureBlocks(start: (children: Child[]) => Promise<Block>
   }
 }
 
-/** Starts a floor for a block (added to `children`): the process and its 3x365 request. */
-export async function startFloorTarget(children: Child[], env: Record<string, string>, db: BenchDatabase): Promise<{ pid: number; port: number; target: Target }> {
-  const floor = await startFloor(env, false);
+/**
+ * Starts a floor for a block (added to `children`): the process and its 3x365 request.
+ * `graphqlHistory`: its sessions first run the GraphQL statement, as the bench's do when
+ * the service beside it also answers GraphQL (startFloor).
+ */
+export async function startFloorTarget(children: Child[], env: Record<string, string>, db: BenchDatabase, graphqlHistory = false): Promise<{ pid: number; port: number; target: Target }> {
+  const floor = await startFloor(env, graphqlHistory);
   children.push(floor);
   const [target] = targetsFor(SHAPE, db.lastDay, db.projectIds, { floor: floor.port, service: 0 }, BENCH_KEY);
   return { pid: floor.process.pid!, port: floor.port, target: target! };

@@ -12,9 +12,8 @@
  * (both targets answer 3x365 whole, with a content-length), counting body bytes without
  * keeping them.
  */
-import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { cpuUs, postgresCpuUs } from './processes.js';
+import { cpuUs, machineCpuUs, postgresCpuUs } from './processes.js';
 import type { Target } from './shapes.js';
 
 export interface PairedResult {
@@ -77,13 +76,6 @@ export async function pairedLoad(a: Target, b: Target, options: { connections: n
 }
 
 // Private
-
-/** The machine's busy and idle (idle and I/O wait) CPU time over all cores so far, in µs, from `/proc/stat` (USER_HZ is 100). */
-function machineCpuUs(): { busy: number; idle: number } {
-  const fields = readFileSync('/proc/stat', 'utf8').slice(0, 200).split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = fields as [number, number, number, number, number, number, number, number];
-  return { busy: (user + nice + system + irq + softirq + steal) * 10_000, idle: (idle + iowait) * 10_000 };
-}
 
 /** Every socket asks again as soon as its answer is in, until the slice's time is up; the slice ends with its last answer. */
 async function loadSlice(pool: Connection[], sliceMs: number): Promise<{ requests: number; ms: number }> {

@@ -88,6 +88,29 @@ export function postgresCpuUs(): number {
   return total;
 }
 
+/** CPU µs of a process's main thread and of all its other threads (V8's helpers, libuv's pool). */
+export function threadCpuUs(pid: number): { main: number; other: number } {
+  let main = 0;
+  let other = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const us = cpuUs(`/proc/${pid}/task/${tid}/stat`);
+      if (tid === String(pid)) main += us;
+      else other += us;
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return { main, other };
+}
+
+/** The machine's busy and idle (idle and I/O wait) CPU time over all cores so far, in µs, from `/proc/stat` (USER_HZ is 100). */
+export function machineCpuUs(): { busy: number; idle: number } {
+  const fields = readFileSync('/proc/stat', 'utf8').slice(0, 200).split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = fields as [number, number, number, number, number, number, number, number];
+  return { busy: (user + nice + system + irq + softirq + steal) * 10_000, idle: (idle + iowait) * 10_000 };
+}
+
 /** Samples the RSS of a process tree every `everyMs` until stopped; returns the peak. */
 export function sampleRss(child: Child, everyMs = 25): { stop(): number } {
   let peak = child.rss();

@@ -18,9 +18,9 @@
  * database (bench-database.ts).
  */
 import autocannon from 'autocannon';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
-import { cpuUs, postgresCpuUs, servicePort, startChild, startFloor, type Child } from './processes.js';
+import { machineCpuUs, postgresCpuUs, servicePort, startChild, startFloor, threadCpuUs, type Child } from './processes.js';
 import { SHAPES, targetsFor, type Target } from './shapes.js';
 
 const BUILDS = (process.env.BUILDS ?? 'src/main.ts').split(',');
@@ -50,11 +50,11 @@ try {
     for (const row of rows) {
       await load(row.target, { amount: 2000 });
       const pid = row.child.process.pid!;
-      const before = { machine: machineTicks(), threads: threadCpuUs(pid), pg: postgresCpuUs(), gen: process.cpuUsage(), status: switches(pid), io: syscalls(pid), at: performance.now() };
+      const before = { machine: machineCpuUs(), threads: threadCpuUs(pid), pg: postgresCpuUs(), gen: process.cpuUsage(), status: switches(pid), io: syscalls(pid), at: performance.now() };
       const result = await load(row.target, { duration: SECONDS });
       if (result.non2xx > 0) throw new Error(`${row.name} answered ${result.non2xx} non-2xx`);
       const seconds = (performance.now() - before.at) / 1000;
-      const machine = machineTicks();
+      const machine = machineCpuUs();
       const threads = threadCpuUs(pid);
       const [pg, gen] = [postgresCpuUs(), process.cpuUsage(before.gen)];
       const [status, io] = [switches(pid), syscalls(pid)];
@@ -62,7 +62,7 @@ try {
       const per = (a: number, b: number) => (a - b) / n;
       const cells = [
         (n / seconds).toFixed(0).padStart(6),
-        ((100 * (machine.idle - before.machine.idle)) / (machine.all - before.machine.all)).toFixed(1).padStart(6),
+        ((100 * (machine.idle - before.machine.idle)) / (machine.busy + machine.idle - before.machine.busy - before.machine.idle)).toFixed(1).padStart(6),
         per(threads.main, before.threads.main).toFixed(0).padStart(7),
         per(threads.other, before.threads.other).toFixed(0).padStart(8),
         per(pg, before.pg).toFixed(0).padStart(5),
@@ -81,25 +81,6 @@ try {
 }
 
 // Private
-
-/** Idle and all ticks of the whole machine (/proc/stat's first line; idle includes I/O wait), and its busy time in µs. */
-function machineTicks(): { idle: number; all: number; busy: number } {
-  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.split(/\s+/).slice(1).map(Number);
-  const [idle, all] = [fields[3]! + fields[4]!, fields.reduce((sum, v) => sum + v, 0)];
-  return { idle, all, busy: (all - idle) * 10_000 };
-}
-
-/** CPU µs of a process's main thread and of all its other threads (V8's helpers, libuv's pool). */
-function threadCpuUs(pid: number): { main: number; other: number } {
-  let main = 0;
-  let other = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    const us = cpuUs(`/proc/${pid}/task/${tid}/stat`);
-    if (tid === String(pid)) main += us;
-    else other += us;
-  }
-  return { main, other };
-}
 
 /** Context switches of the main thread (its own /proc status). */
 function switches(pid: number): { voluntary: number; involuntary: number } {

@@ -8,11 +8,11 @@
  * Shows whether the service's extra CPU is on its main thread, and whether that thread
  * waits for a core more or less than the floor's.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
 import { startFloorTarget, startServiceTarget } from './paired-blocks.js';
 import { pairedLoad } from './paired-load.js';
-import { median, type Child } from './processes.js';
+import { median, threadCpuUs, type Child } from './processes.js';
 
 const CONNECTIONS = Number(process.env.C ?? 8);
 const PAIRS = Number(process.env.PAIRS ?? 20);
@@ -73,28 +73,20 @@ function perRequest(before: ThreadTimes, after: ThreadTimes, requests: number): 
 }
 
 /**
- * The process's threads as ThreadTimes. CPU comes from each thread's `stat` (clock ticks
- * of 10 ms, so a run needs thousands of answers), waiting and slices from `schedstat`
- * (nanoseconds on a run queue, times run). A thread that ended between listing and
- * reading is left out.
+ * The process's threads as ThreadTimes: the main thread's user and system CPU from its
+ * `stat` (clock ticks of 10 ms, so a run needs thousands of answers), its waiting and
+ * slices from its `schedstat` (nanoseconds on a run queue, times run), and the other
+ * threads' CPU from threadCpuUs.
  */
 function readThreads(pid: number): ThreadTimes {
-  const times: ThreadTimes = { mainUser: 0, mainSystem: 0, mainWaiting: 0, mainSlices: 0, helpers: 0 };
-  const usPerTick = 1e6 / 100;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const [user, system] = [Number(fields[11]) * usPerTick, Number(fields[12]) * usPerTick];
-      if (Number(tid) !== pid) {
-        times.helpers += user + system;
-        continue;
-      }
-      const [, waitingNs, slices] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').trim().split(' ').map(Number);
-      Object.assign(times, { mainUser: user, mainSystem: system, mainWaiting: waitingNs! / 1000, mainSlices: slices! });
-    } catch {
-      // the thread ended
-    }
-  }
-  return times;
+  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const [, waitingNs, slices] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').trim().split(' ').map(Number);
+  return {
+    mainUser: Number(fields[11]) * 10_000,
+    mainSystem: Number(fields[12]) * 10_000,
+    mainWaiting: waitingNs! / 1000,
+    mainSlices: slices!,
+    helpers: threadCpuUs(pid).other,
+  };
 }
