@@ -2,7 +2,8 @@
  * `npm run bench [-- --quick]`: the service's REST and GraphQL endpoints measured side
  * by side with the floor (node:http + postgres.js passing PostgreSQL-built JSON through),
  * interleaved in one run on the same database. Prints a table, the peak RSS growth of
- * the largest shape, and last the line `ratios: rest/floor=X graphql/floor=Y`.
+ * the largest shape, each target of docs/benchmarks.md met or not (targets.ts), and last
+ * the line `ratios: rest/floor=X graphql/floor=Y`.
  */
 import autocannon from 'autocannon';
 import { writeFileSync, mkdirSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } fro
 import { pairedLoad, type PairedResult } from './paired-load.js';
 import { sampleRss, servicePort, startChild, startFloor, type Child } from './processes.js';
 import { SHAPES, type Shape, type Target, targetsFor } from './shapes.js';
+import { formatVerdicts, judgeTargets } from './targets.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -166,6 +168,8 @@ try {
 
 // Memory of the largest REST answer, on a fresh service so no earlier run's heap hides it.
 const memoryLines: string[] = [];
+/** MB of peak RSS growth at 8 connections on the fresh service, by target: a target of its own. */
+const freshGrowthMb: Record<string, number> = {};
 if (!QUICK && (args.shape === undefined || args.shape === '76x3650')) {
   const probe = await startChild('src/main.ts', env, servicePort);
   try {
@@ -179,6 +183,7 @@ if (!QUICK && (args.shape === undefined || args.shape === '76x3650')) {
         const sampler = sampleRss(probe);
         const result = await autocannon({ url: target.url, method: target.method, headers: target.headers, body: target.body, connections, duration: 8 });
         const growth = (sampler.stop() - before) / 2 ** 20;
+        if (connections === 8) freshGrowthMb[target.name] = growth;
         memoryLines.push(`76x3650 ${target.name} on a fresh service, ${connections} connection(s): ${result.requests.total} answers of ${(result.throughput.total / Math.max(1, result.requests.total) / 2 ** 20).toFixed(1)} MB, RSS ${(before / 2 ** 20).toFixed(0)} MB before, peak growth ${growth.toFixed(1)} MB`);
         log(memoryLines.at(-1)!);
       }
@@ -245,10 +250,12 @@ const ratio = (target: string, connections: number) => {
 };
 const ratiosAt32 = QUICK ? '' : ` (32 connections: rest/floor=${ratio('rest', 32)} graphql/floor=${ratio('graphql', 32)})`;
 const summary = `ratios: rest/floor=${ratio('rest', 8)} graphql/floor=${ratio('graphql', 8)} rest-hot/floor=${ratio('rest-hot', 8)} graphql-hot/floor=${ratio('graphql-hot', 8)}`;
+const verdicts = formatVerdicts(judgeTargets({ rows, freshGrowthMb }));
 mkdirSync('.data', { recursive: true });
-writeFileSync(`.data/bench-${args.shape ?? (QUICK ? 'quick' : 'full')}.md`, `${report}\n\n${[...pairedLines, ...memoryLines, ...viewLines].join('\n')}\n\n${summary}${ratiosAt32}\n`);
+writeFileSync(`.data/bench-${args.shape ?? (QUICK ? 'quick' : 'full')}.md`, `${report}\n\n${[...pairedLines, ...memoryLines, ...viewLines].join('\n')}\n\n${verdicts}\n\n${summary}${ratiosAt32}\n`);
 console.log(`\n${report}\n`);
 for (const line of [...pairedLines, ...memoryLines, ...viewLines]) console.log(line);
+console.log(`\n${verdicts}\n`);
 if (!QUICK) console.log(`3x365 at 32 connections:${ratiosAt32}`);
 console.log(summary);
 
