@@ -81,6 +81,13 @@ for (const kind of STORE_KINDS) {
     });
 
     it('caps open subscriptions per key, frees a slot when a client leaves, and needs a key', async () => {
+      // Asked for without accepting an event stream, a subscription is refused (406) after
+      // its stream was made; such refusals must hold no slot, or four of them lock the key out.
+      for (let i = 0; i < 4; i += 1) {
+        const res = await fetch(`${service.url}/graphql`, { method: 'POST', headers: { 'x-api-key': TEST_KEY, 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ query: PRICE }) });
+        expect(res.status).toBe(406);
+        await res.arrayBuffer();
+      }
       const open = await Promise.all([PRICE, PRICE, PRICE].map((q) => subscribeSse(service.url, q, TEST_KEY)));
       await subscribed(service, 3);
       const refused = await subscribeSse(service.url, PRICE, TEST_KEY);

@@ -72,6 +72,17 @@ export function createSeriesUpdates(limits: SubscriptionLimits, logger: Logger):
   let closed = false;
   let heard = 0;
 
+  /** Refuses a subscription past the key's cap or the service's. */
+  const refuseOverCaps = (caller: string) => {
+    const mine = perKey.get(caller) ?? 0;
+    if (mine >= limits.perKey) {
+      throw new ApiError('rate-limited', `this key already holds ${mine} open subscription${mine === 1 ? '' : 's'}, the most it may; close one first`, { headers: { 'retry-after': '1' } });
+    }
+    if (subscribers.size >= limits.total) {
+      throw new ApiError('unavailable', `the service holds ${subscribers.size} open subscriptions, the most it may; try again shortly`, { headers: { 'retry-after': '5' } });
+    }
+  };
+
   const publish = (update: SeriesUpdate) => {
     for (const subscriber of subscribers) if (matches(subscriber.filter, update)) subscriber.push(update);
   };
@@ -97,16 +108,14 @@ export function createSeriesUpdates(limits: SubscriptionLimits, logger: Logger):
     },
     subscribe(caller, filter, signal) {
       if (closed) throw new ApiError('unavailable', 'the service is shutting down; subscribe again shortly', { headers: { 'retry-after': '1' } });
-      const mine = perKey.get(caller) ?? 0;
       if (limits.perKey === 0) throw new ApiError('bad-request', 'live subscriptions are turned off on this service');
-      if (mine >= limits.perKey) {
-        throw new ApiError('rate-limited', `this key already holds ${mine} open subscription${mine === 1 ? "" : "s"}, the most it may; close one first`, { headers: { 'retry-after': '1' } });
-      }
-      if (subscribers.size >= limits.total) {
-        throw new ApiError('unavailable', `the service holds ${subscribers.size} open subscriptions, the most it may; try again shortly`, { headers: { 'retry-after': '5' } });
-      }
-      perKey.set(caller, mine + 1);
+      refuseOverCaps(caller);
+      // A slot is held from the first read of the stream to its end, not from this call:
+      // an answer refused after the stream was made (a 406 to a client that cannot take
+      // an event stream) never reads it nor ends it, and a slot taken here would be lost.
       return new Repeater<SeriesUpdate>(async (push, stop) => {
+        refuseOverCaps(caller);
+        perKey.set(caller, (perKey.get(caller) ?? 0) + 1);
         const subscriber: Subscriber = {
           filter,
           push: (update) => void push(update),
