@@ -293,6 +293,25 @@ for (const kind of STORE_KINDS) {
       expect(second.headers.get('ratelimit')).toBe(`"default";r=2;t=${retryAfter}`);
     });
 
+    it('charges the points read through the catalog\'s coverage as each series\' whole history; its dates cost nothing more', async () => {
+      const key = await storedKey('rl-coverage', { burst: 100 });
+      const whole = { from: null, to: null, options: { interval: 'day', aggregation: 'avg', fill: 'none', transform: null, window: null } } as const;
+      const perSeries = requestCost({ slugs: ['one'] }, requestedSpan(whole, toEpochDay(TEST_LAST_DAY)));
+      expect(perSeries).toBeGreaterThanOrEqual(10);
+
+      const dates = await service.graphql('{ metrics { coverage { slug firstDate lastDate } } }', undefined, key);
+      await dates.arrayBuffer();
+      const points = await service.graphql('{ metrics { coverage { slug points { date value } } } }', undefined, key);
+      const body = (await points.json()) as { errors?: { extensions?: { code?: string } }[] };
+
+      expect(dates.status).toBe(200);
+      expect(remaining(dates.headers.get('ratelimit'))).toBe(99);
+      // The 99 units left pay for the points of floor(99 / perSeries) series; the rest are refused.
+      expect(body.errors?.length).toBeGreaterThan(0);
+      expect(new Set(body.errors!.map((e) => e.extensions?.code))).toEqual(new Set(['RATE_LIMITED']));
+      expect(remaining(points.headers.get('ratelimit'))).toBe(99 - perSeries * Math.floor(99 / perSeries));
+    });
+
     it('charges a request for 76 projects over the whole range more than a small one', async () => {
       const key = await storedKey('rl-big', { burst: 2_000 });
       // The service's clock says TEST_LAST_DAY, whatever today is.

@@ -30,10 +30,10 @@ export function addMetricsQuery(builder: Builder, refs: { enums: Enums; Series: 
       }),
       coverage: t.field({
         type: [refs.Series],
-        description: 'Every project\'s whole series (no range), so `firstDate`/`lastDate` tell what data exists.',
+        description: 'Every project\'s whole series (no range), so `firstDate`/`lastDate` tell what data exists. Reading `points` here costs what the whole history of each project costs through `metric`.',
         resolve: (m, _args, ctx) => {
           const plan = planSeries(wholeSeries(m, m.projects), ctx.directory);
-          return plan.projects.map((project) => ({ plan, project }));
+          return plan.projects.map((project) => ({ plan, project, unpriced: true as const }));
         },
       }),
     }),

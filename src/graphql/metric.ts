@@ -1,14 +1,9 @@
-import { todayEpochDay } from '../dates.js';
-import { SMALL_ANSWER_BYTES } from '../limits/answer-budget.js';
-import { requestCost, requestedSpan } from '../limits/request-cost.js';
 import { planSeries, type SeriesPlan } from '../series/series-plan.js';
 import { validateSeriesRequest, type SeriesRequestField } from '../series/series-request.js';
 import type { Builder } from './builder.js';
+import { chargeSeries } from './charge-series.js';
 import type { Enums } from './enums.js';
 import type { SeriesRef } from './series.js';
-
-/** About what one point takes in an answer (`{"date":"2024-01-01","value":12345.678}`), to size a large one before it is read. */
-const POINT_BYTES = 40;
 
 /** GraphQL argument names for the fields of the shared series request. */
 const GRAPHQL_ARGS: Readonly<Record<SeriesRequestField, string>> = {
@@ -81,10 +76,7 @@ export function addMetricQuery(builder: Builder, refs: { enums: Enums; Series: S
           },
           GRAPHQL_ARGS,
         );
-        const span = requestedSpan(request, todayEpochDay(ctx.services.clock()));
-        await ctx.meter.charge(requestCost(request, span));
-        const bytes = request.slugs.length * span.buckets * POINT_BYTES;
-        if (bytes >= SMALL_ANSWER_BYTES) await ctx.reserveAnswer(bytes);
+        await chargeSeries(ctx, request);
         return planSeries(request, ctx.directory);
       },
     }),

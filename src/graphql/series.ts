@@ -3,11 +3,21 @@ import { columnText } from '../db/store.js';
 import type { DataPoint, SeriesKey } from '../series/series-loader.js';
 import { plainPointFields } from './splice.js';
 import type { Builder } from './builder.js';
+import { chargeSeries } from './charge-series.js';
 import type { DataPointRef } from './data-point.js';
 import type { Enums } from './enums.js';
 
+/**
+ * A series as fields resolve it. The `metric` field charges its series when asked for;
+ * the catalog's `coverage` lists every series without a charge (most ask only for their
+ * dates), so those are marked and their points charged when read.
+ */
+export interface SeriesSource extends SeriesKey {
+  unpriced?: true;
+}
+
 export function addSeries(builder: Builder, refs: { DataPoint: DataPointRef; enums: Enums }) {
-  return builder.objectRef<SeriesKey>('Series').implement({
+  return builder.objectRef<SeriesSource>('Series').implement({
     description: 'The values of one project of a metric within the requested range.',
     fields: (t) => ({
       project: t.field({ type: refs.enums.Project, description: 'The project, as an enum value.', resolve: (s) => s.project.slug }),
@@ -16,6 +26,7 @@ export function addSeries(builder: Builder, refs: { DataPoint: DataPointRef; enu
         type: [refs.DataPoint],
         description: 'Points from `from` to `to` inclusive, ascending by date, one per day or bucket; empty when none.',
         resolve: async (s, _args, ctx, info) => {
+          if (s.unpriced) await chargeSeries(ctx, { ...s.plan, slugs: [s.project.slug] });
           const fields = plainPointFields(info);
           if (fields === undefined) return JSON.parse(columnText(await ctx.loaders.points.load({ ...s, fields: POINT_FIELDS }))) as DataPoint[];
           ctx.splices.add(info, await ctx.loaders.points.load({ ...s, fields }));
