@@ -9,7 +9,7 @@ import { applyCors } from './http/cors.js';
 import { handleHealth, handleReady } from './http/health-routes.js';
 import { createRequestLog, type RequestLine } from './log.js';
 import { handleMetrics } from './ops/metrics-route.js';
-import { rawHeaderTooLarge, renderProblem } from './http/render-error.js';
+import { rawRequestError, renderProblem } from './http/render-error.js';
 import type { Access, Route, RouteCall } from './http/route.js';
 import { UNLIMITED_METER } from './limits/rate-limiter.js';
 import { handleCatalog } from './rest/catalog-route.js';
@@ -26,9 +26,10 @@ export interface App {
   /** The `node:http` request listener: every route, its key check, rate limit, logging and errors. */
   listener(req: IncomingMessage, res: ServerResponse): void;
   /**
-   * For the server's `clientError` event: Node refuses a request whose header fields (the
-   * URL included) exceed `maxHeaderSize` before any listener runs; this answers it with a
-   * 431 in the error format of its path instead of an empty body.
+   * For the server's `clientError` event: Node refuses a request it cannot read (header
+   * fields, the URL included, over `maxHeaderSize`; bytes HTTP does not allow) before any
+   * listener runs; this answers it with a 431 or 400 in the error format of its path
+   * instead of an empty body. A request that took too long gets Node's own 408.
    */
   clientError(error: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex): void;
 }
@@ -49,8 +50,8 @@ export function createApp(services: Services): App {
     listener: (req, res) => serve(services, routes, logRequest, req, res),
     clientError: (error, socket) => {
       if (!socket.writable) return;
-      if (error.code === 'HPE_HEADER_OVERFLOW') socket.end(rawHeaderTooLarge(error.rawPacket, MAX_HEADER_BYTES));
-      else socket.end('HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+      if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') socket.end('HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+      else socket.end(rawRequestError(error.code, error.rawPacket, MAX_HEADER_BYTES));
     },
   };
 }

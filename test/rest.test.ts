@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../src/catalog/load-catalog.js';
 import { heard, startTestService, TEST_KEY, type TestService } from './support/service.js';
@@ -365,12 +366,43 @@ for (const kind of STORE_KINDS) {
         });
       });
 
+      it('answers a request line HTTP does not allow with a 400 in the error format of its path, on a real socket', async () => {
+        // Full-width digits sent as raw UTF-8 bytes, not percent-encoded: Node's parser refuses the request line.
+        const rest = await rawRequest(svc.url, `GET /v1/metrics/token-price-usd?project=ethereum&start_date=\uFF10\uFF12 HTTP/1.1\r\nhost: x\r\nx-api-key: ${TEST_KEY}\r\n\r\n`);
+        expect(rest.head).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+        expect(rest.head).toMatch(/\r\ncontent-type: application\/problem\+json\r\n/);
+        expect(JSON.parse(rest.body)).toEqual({
+          type: '/docs#problem-bad-request',
+          title: 'Bad Request',
+          status: 400,
+          detail: 'the request is not valid HTTP/1.1: its request line or a header field holds what HTTP does not allow (URLs are percent-encoded ASCII)',
+        });
+        const graphql = await rawRequest(svc.url, 'GET /graphql?query={\u00e9} HTTP/1.1\r\nhost: x\r\n\r\n');
+        expect(graphql.head).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+        expect(graphql.head).toMatch(/\r\ncontent-type: application\/json; charset=utf-8\r\n/);
+        expect(JSON.parse(graphql.body)).toMatchObject({ errors: [{ extensions: { code: 'BAD_USER_INPUT' } }] });
+        const health = await svc.get('/healthz', { key: null });
+        expect(health.status).toBe(200);
+      });
+
       it('sends no CORS headers to an origin that is not configured', async () => {
         const res = await svc.get('/v1/metrics/price?project=ethereum', { headers: { origin: 'https://evil.example' } });
         expect(res.headers.get('access-control-allow-origin')).toBeNull();
       });
     });
   });
+}
+
+/** Sends `request` as raw bytes on a new connection and reads the answer until the server closes it. */
+async function rawRequest(baseUrl: string, request: string): Promise<{ head: string; body: string }> {
+  const { hostname, port } = new URL(baseUrl);
+  const socket = connect(Number(port), hostname);
+  socket.end(Buffer.from(request, 'utf8'));
+  const chunks: Buffer[] = [];
+  for await (const chunk of socket) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  const split = text.indexOf('\r\n\r\n');
+  return { head: text.slice(0, split + 2), body: text.slice(split + 4) };
 }
 
 describe('CORS for configured origins', () => {

@@ -50,18 +50,21 @@ function graphqlMediaType(accept: string | undefined): string {
 }
 
 /**
- * The raw HTTP/1.1 answer to a request Node refused before any listener saw it (its
- * header fields, the URL included, are over the limit): a 431 in the error format of the
- * path the request line names, and the connection closed.
+ * The raw HTTP/1.1 answer to a request Node refused before any listener saw it: a 431
+ * when its header fields (the URL included) are over the limit, a 400 when it is not
+ * valid HTTP/1.1 (a byte a request line may not hold, a malformed header field). In the
+ * error format of the path its request line names, and the connection closed.
  */
-export function rawHeaderTooLarge(requestStart: Buffer | undefined, limitBytes: number): string {
-  const error = new ApiError('header-too-large', `the request line and header fields are limited to ${limitBytes} bytes`);
+export function rawRequestError(parserCode: string | undefined, requestStart: Buffer | undefined, limitBytes: number): string {
+  const error = parserCode === 'HPE_HEADER_OVERFLOW'
+    ? new ApiError('header-too-large', `the request line and header fields are limited to ${limitBytes} bytes`)
+    : new ApiError('bad-request', 'the request is not valid HTTP/1.1: its request line or a header field holds what HTTP does not allow (URLs are percent-encoded ASCII)');
   const head = requestStart?.subarray(0, 64).toString('latin1') ?? '';
   const graphql = /^[A-Z]+ \/graphql[?\s/]/.test(head);
   const body = graphql ? JSON.stringify(toGraphqlErrorBody(error)) : JSON.stringify(toProblem(error));
   const type = graphql ? 'application/json; charset=utf-8' : 'application/problem+json';
   return [
-    'HTTP/1.1 431 Request Header Fields Too Large',
+    `HTTP/1.1 ${error.status} ${ERROR_KINDS[error.kind].title}`,
     `content-type: ${type}`,
     'cache-control: no-store',
     `content-length: ${Buffer.byteLength(body)}`,
