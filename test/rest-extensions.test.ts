@@ -74,6 +74,24 @@ for (const kind of STORE_KINDS) {
       expect(otherTag.status).toBe(200);
     });
 
+    it('ignores an If-Modified-Since that is not an HTTP-date, as RFC 9110 asks, and reads the obsolete forms', async () => {
+      const path = `/v1/metrics/price?project=ethereum,solana&${RANGE}&interval=week`;
+      const lastModified = Date.parse((await svc.get(path)).headers.get('last-modified')!);
+      const later = new Date(lastModified + 86_400_000);
+      for (const notADate of ['2099-01-01', `${later.toISOString()}`, later.toUTCString().replace('GMT', '+0000')]) {
+        const res = await svc.get(path, { headers: { 'if-modified-since': notADate } });
+        expect(res.status, notADate).toBe(200);
+        expect(Object.keys(await res.json())).toEqual(['ethereum', 'solana']);
+      }
+      // The same instant as RFC 850 and asctime dates: both still mean "not modified".
+      const [weekday, day, month, year, time] = later.toUTCString().replace(',', '').split(' ');
+      const longDay = { Sun: 'Sunday', Mon: 'Monday', Tue: 'Tuesday', Wed: 'Wednesday', Thu: 'Thursday', Fri: 'Friday', Sat: 'Saturday' }[weekday!]!;
+      for (const obsolete of [`${longDay}, ${day}-${month}-${year!.slice(2)} ${time} GMT`, `${weekday} ${month} ${String(Number(day)).padStart(2, ' ')} ${time} ${year}`]) {
+        const res = await svc.get(path, { headers: { 'if-modified-since': obsolete } });
+        expect(res.status, obsolete).toBe(304);
+      }
+    });
+
     it('changes the ETag with the options', async () => {
       const a = await svc.get(`/v1/metrics/price?project=ethereum&${RANGE}&interval=week`);
       const b = await svc.get(`/v1/metrics/price?project=ethereum&${RANGE}&interval=month`);
