@@ -116,7 +116,7 @@ an unknown slug or a slug in the wrong case is a 400 naming it and listing the a
 <li><b>Caching</b>: successful answers carry <code>ETag</code> (known before the body, so large answers stream) and <code>Cache-Control: private, max-age=${config.cacheMaxAgeSeconds}</code>;
 <code>If-None-Match</code> gives 304. Bodies over 1 KB are compressed with brotli or gzip when asked.</li>
 <li><b>Size</b>: a request may name every slug of its metric over its whole history; such answers stream with bounded memory.
-URLs (with all header fields) over 16 KB get 431, a request HTTP cannot read (raw non-ASCII bytes in the URL) 400, request bodies over 1 MB get 413.</li>
+URLs (with all header fields) over 16 KB get 431, a request HTTP cannot read (raw non-ASCII bytes in the URL) 400. REST reads no request body (one sent is ignored); GraphQL bodies over 1 MB get 413.</li>
 </ul>
 
 <h2 id="graphql">GraphQL</h2>
