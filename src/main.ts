@@ -34,9 +34,21 @@ async function main(): Promise<void> {
 
   logger.info({ url: service.url }, 'listening; preparing the database');
   await service.ready;
+  // A Ctrl-C during a long start-up step (seeding runs on this thread) waits for the event
+  // loop's next poll for I/O: let one happen, so a stopping server says nothing of being ready.
+  await afterNextPoll();
+  if (stopping) return;
   logger.info({ url: service.url, ms: Date.now() - started, pid: process.pid }, 'ready');
   if (cluster.isPrimary) printWelcome(service.url, Date.now() - started, service.services.state.example, config);
   else process.send?.({ ready: service.url, example: service.services.state.example } satisfies WorkerReady);
+}
+
+/**
+ * Resolves once the event loop has polled for I/O, signals included. An immediate set now
+ * may run before the next poll (when this runs in the poll phase); one set from it cannot.
+ */
+function afterNextPoll(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 }
 
 /** Set by SIGTERM or SIGINT: a start-up cut short by it is not a failure. */

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -139,5 +140,48 @@ describe('a newcomer on the embedded store', { timeout: 120_000 }, () => {
     expect(server.stderr()).not.toContain('seeded');
     const res = await get('/v1/metrics/transaction-fail-total?project=ethereum&start_date=2031-01-01', withKey(key));
     expect(await res.text()).toBe('{"ethereum":[{"date":"2031-01-01","value":42}]}');
+  });
+});
+
+describe('Ctrl-C during the first start', { timeout: 120_000 }, () => {
+  it('stops during seeding without announcing itself ready, shows the key it made, and the next start serves with it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'metrics-ctrl-c-'));
+    const env = { ...process.env, HOST: '127.0.0.1', PORT: '0', PGLITE_DIR: join(dir, 'pglite'), LOG_LEVEL: 'info' };
+    try {
+      const child = spawn('npm', ['start'], { cwd: process.cwd(), detached: true, env });
+      let err = '';
+      let out = '';
+      child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+      const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+      await new Promise<void>((resolve, reject) => {
+        child.stderr!.on('data', (b: Buffer) => {
+          err += b.toString();
+          if (err.includes('seeding sample data')) resolve();
+        });
+        void exited.then(() => reject(new Error(`npm start ended before seeding:\n${err}`)));
+      });
+      process.kill(-child.pid!, 'SIGINT');
+      await exited;
+      expect(err).not.toContain('Metrics service ready at');
+      // Seeding is one statement, so it ends, and the key made after it is shown: it exists now.
+      const key = /Created API key "local" \(shown once, keep it\): (mk_[\w-]+)/.exec(err)?.[1];
+      expect(key).toMatch(/^mk_[\w-]{43}$/);
+      const messages = out.split('\n').filter((l) => l.startsWith('{')).map((l) => (JSON.parse(l) as { msg?: string }).msg);
+      expect(messages).toContain('shutting down');
+      expect(messages.at(-1)).toBe('stopped');
+      expect(messages).not.toContain('ready');
+
+      const again = await npmStart({ PGLITE_DIR: join(dir, 'pglite'), LOG_LEVEL: 'info' });
+      try {
+        expect(again.stderr()).not.toMatch(/mk_[\w-]{43}/);
+        const res = await fetch(`${again.url}/v1/metrics/token-price-usd?project=ethereum`, { headers: { 'x-api-key': key! } });
+        expect(res.status).toBe(200);
+        expect(((await res.json()) as { ethereum: unknown[] }).ethereum.length).toBeGreaterThan(1000);
+      } finally {
+        await again.stop();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
