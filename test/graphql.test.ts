@@ -59,6 +59,19 @@ for (const kind of STORE_KINDS) {
       return { status: res.status, body: (await res.json()) as GraphqlBody<Data> };
     };
 
+    /** Asserts a GraphQL error response refusing the request: the status, the media type, no data, one error with `code`. */
+    const expectRequestError = async (res: Response, status: number, type: string, code: string) => {
+      const text = await res.text();
+      expect(res.status).toBe(status);
+      expect(res.headers.get('content-type')).toBe(`${type}; charset=utf-8`);
+      const body = JSON.parse(text) as { errors: { message: string; extensions: Record<string, unknown> }[] };
+      expect(body).not.toHaveProperty('data');
+      expect(body.errors).toHaveLength(1);
+      expect(body.errors[0]!.extensions).toEqual({ code });
+      expect(body.errors[0]!.message.length).toBeGreaterThan(0);
+      return body.errors[0]!.message;
+    };
+
     const rest = async (metric: string, params: Record<string, string>): Promise<Record<string, RestPoint[]>> => {
       const res = await service.get(`/v1/metrics/${metric}?${new URLSearchParams(params)}`);
       expect(res.status).toBe(200);
@@ -302,6 +315,26 @@ for (const kind of STORE_KINDS) {
 
         expect(status).toBe(400);
         expect(body.errors?.[0]?.message).toMatch(/syntax error/i);
+      });
+
+      it('refuses a body type it cannot read with a 415 GraphQL error (UNSUPPORTED_MEDIA_TYPE) naming the type sent and the one expected', async () => {
+        for (const accept of ['application/json', 'application/graphql-response+json']) {
+          const res = await service.get('/graphql', { method: 'POST', headers: { 'content-type': 'text/plain', accept }, body: '{"query":"{ __typename }"}' });
+
+          const message = await expectRequestError(res, 415, accept, 'UNSUPPORTED_MEDIA_TYPE');
+          expect(message).toContain('text/plain');
+          expect(message).toContain('application/json');
+        }
+        const untyped = await service.get('/graphql', { method: 'POST', body: '{"query":"{ __typename }"}' });
+        expect(await expectRequestError(untyped, 415, 'application/json', 'UNSUPPORTED_MEDIA_TYPE')).toContain('no content-type');
+      });
+
+      it('refuses an Accept it cannot meet with a 406 GraphQL error (NOT_ACCEPTABLE) in application/json, naming what it can send', async () => {
+        const post = await service.get('/graphql', { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/html' }, body: '{"query":"{ __typename }"}' });
+        const get = await service.get(`/graphql?query=${encodeURIComponent('{ __typename }')}`, { headers: { accept: 'text/plain' } });
+
+        expect(await expectRequestError(post, 406, 'application/json', 'NOT_ACCEPTABLE')).toMatch(/application\/graphql-response\+json.*text\/html/);
+        expect(await expectRequestError(get, 406, 'application/json', 'NOT_ACCEPTABLE')).toContain('text/plain');
       });
 
       it('refuses a batched (array) body with a 4xx', async () => {

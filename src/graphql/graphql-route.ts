@@ -11,8 +11,8 @@ import { createGraphqlServer } from './yoga.js';
 
 /**
  * `/graphql`: GraphiQL's page (a GET that asks for HTML and carries no query) is public;
- * every operation needs a key. Failures before Yoga runs (401, 413, 429, 503) are
- * GraphQL responses too, with `extensions.code`.
+ * every operation needs a key. Failures before Yoga runs (401, 413, 429, 503) and the
+ * bodies and media types Yoga refuses (415, 406) are GraphQL responses too, with `extensions.code`.
  */
 export function createGraphqlRoute(services: Services): Route {
   const yoga = createGraphqlServer(services);
@@ -50,6 +50,7 @@ export function createGraphqlRoute(services: Services): Route {
       const splices = createSplices(true);
       try {
         const response = await yoga.handleNodeRequestAndResponse(request, res, { directory, signal, meter: counting, caller: caller?.id ?? 'anonymous', reserveAnswer, splices });
+        if (response.status === 415 || response.status === 406) throw mediaTypeRefusal(req, response);
         const contentType = response.headers.get('content-type') ?? '';
         // A subscription's events are written as they come.
         if (contentType.startsWith('text/event-stream')) return await sendFetchResponse(res, response, head, signal);
@@ -103,6 +104,23 @@ function countCharges(meter: RateLimitMeter): RateLimitMeter & { total: number }
   };
   return counting;
 }
+
+/**
+ * Yoga answers a body it has no parser for (415) and an `Accept` it cannot meet (406) with
+ * an empty body; this is the same refusal as an error the route renders. A 406 is written
+ * as `application/json`, which the client did not ask for (GraphQL over HTTP allows it).
+ */
+function mediaTypeRefusal(req: IncomingMessage, response: Response): ApiError {
+  if (response.status === 415) {
+    return new ApiError('unsupported-media-type', `a POST body must be ${BODY_TYPES}; the request sent ${req.headers['content-type'] ?? 'no content-type'}`);
+  }
+  // Yoga names what it could have sent in an `accept` header of its answer.
+  const offered = (response.headers.get('accept') ?? '').replaceAll('; charset=utf-8', '');
+  return new ApiError('not-acceptable', `the answer can be ${offered}; the request accepts ${req.headers.accept ?? 'nothing'}`);
+}
+
+/** The body types Yoga parses (its default request parsers). */
+const BODY_TYPES = 'application/json (or application/graphql+json, application/graphql, application/x-www-form-urlencoded, multipart/form-data)';
 
 function sendBytesAs(res: ServerResponse, contentType: string, body: Buffer): void {
   res.statusCode = 200;

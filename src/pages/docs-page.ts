@@ -125,8 +125,9 @@ URLs (with all header fields) over 16 KB get 431, a request HTTP cannot read (ra
 <code>metrics</code> is the catalog. Slugs are enum values with <code>-</code> replaced by <code>_</code>, case kept; each value's description gives the slug.</li>
 <li>Documents are bounded before they run: depth ${GRAPHQL_LIMITS.maxDepth}, ${GRAPHQL_LIMITS.maxAliases} aliases, ${GRAPHQL_LIMITS.maxTokens} tokens,
 ${GRAPHQL_LIMITS.maxDirectives} directives, cost ${GRAPHQL_LIMITS.maxCost} (introspection stays open to key holders); a batched (array) body is a 400; no "did you mean" hints.</li>
-<li>Every answer is a GraphQL response, failures before execution included (401, 413, 429, 431, 503): no <code>data</code>, one error with
-<code>extensions.code</code> (listed below), under the HTTP status of the failure; <code>application/graphql-response+json</code> when accepted.</li>
+<li>Every answer is a GraphQL response, failures before execution included (401, 405, 406, 413, 415, 429, 431, 503): no <code>data</code>, one error with
+<code>extensions.code</code> (listed below), under the HTTP status of the failure; <code>application/graphql-response+json</code> when accepted
+(a 406, whose client accepts nothing the service can send, is <code>application/json</code>).</li>
 </ul>
 
 <h2 id="limits">Limits</h2>
