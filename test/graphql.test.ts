@@ -337,6 +337,34 @@ for (const kind of STORE_KINDS) {
         expect(await expectRequestError(get, 406, 'application/json', 'NOT_ACCEPTABLE')).toContain('text/plain');
       });
 
+      it('answers a method other than GET and POST, and a mutation sent with GET, with a 405 GraphQL error (METHOD_NOT_ALLOWED) naming the methods allowed', async () => {
+        for (const accept of ['application/json', 'application/graphql-response+json']) {
+          const put = await service.get('/graphql', { method: 'PUT', headers: { accept } });
+
+          await expectRequestError(put, 405, accept, 'METHOD_NOT_ALLOWED');
+          expect(put.headers.get('allow')).toBe('GET, POST');
+        }
+        const mutation = await service.get(`/graphql?query=${encodeURIComponent('mutation { __typename }')}`);
+
+        expect(await expectRequestError(mutation, 405, 'application/json', 'METHOD_NOT_ALLOWED')).toMatch(/mutation.*POST/);
+        expect(mutation.headers.get('allow')).toBe('POST');
+      });
+
+      it.each([
+        ['a body that is not JSON', '{"query":'],
+        ['a batched (array) body', '[{"query":"{ __typename }"}]'],
+        ['a body without a query', '{}'],
+        ['a query that is not a string', '{"query":1}'],
+        ['an operation name the document does not have', '{"query":"{ __typename }","operationName":"Other"}'],
+      ])('refuses %s with a 400 GraphQL error (BAD_USER_INPUT) to every client, and nothing of the error behind it', async (_label, body) => {
+        for (const accept of ['application/json', 'application/graphql-response+json']) {
+          const res = await service.get('/graphql', { method: 'POST', headers: { 'content-type': 'application/json', accept }, body });
+
+          // expectRequestError holds extensions to the code alone: no originalError, no SyntaxError's name or message.
+          await expectRequestError(res, 400, accept, 'BAD_USER_INPUT');
+        }
+      });
+
       it('refuses a batched (array) body with a 4xx', async () => {
         const res = await service.get('/graphql', {
           method: 'POST',

@@ -102,13 +102,7 @@ function maskError(services: Services, error: unknown): Error {
       },
     });
   }
-  if (original instanceof GraphQLError && error instanceof GraphQLError && error.path === undefined) {
-    // graphql's own request errors (no root type for the operation, a variable it cannot coerce) are the client's.
-    return new GraphQLError(error.message, {
-      nodes: error.nodes,
-      extensions: { code: 'BAD_USER_INPUT', http: { status: 400 }, ...error.extensions },
-    });
-  }
+  if (original instanceof GraphQLError && error instanceof GraphQLError && error.path === undefined) return requestError(error);
   if (original instanceof GraphQLError && typeof original.extensions.code === 'string') return original;
   services.logger.error({ err: original }, 'unexpected error in a GraphQL resolver');
   return new GraphQLError('Unexpected error.', {
@@ -116,4 +110,32 @@ function maskError(services: Services, error: unknown): Error {
     // `unexpected` (never serialized) lets Yoga answer 500 when no execution produced data.
     extensions: { code: 'INTERNAL_SERVER_ERROR', unexpected: true },
   });
+}
+
+/**
+ * A request error of graphql's (no root type for the operation, a variable it cannot coerce)
+ * or Yoga's (a method, body or parameter it refuses, a document that does not parse) in the
+ * documented codes: Yoga's BAD_REQUEST and OPERATION_RESOLUTION_FAILURE become
+ * METHOD_NOT_ALLOWED for a 405 and BAD_USER_INPUT otherwise, and such a request, not well
+ * formed, is refused with its status for every client (Yoga's `spec` mark answered some of
+ * them with 200 to `application/json` clients). `originalError` (the JSON parser's error) is
+ * dropped: nothing internal reaches a client.
+ */
+function requestError(error: GraphQLError): GraphQLError {
+  const { originalError: _, code, http, ...rest } = error.extensions as { originalError?: unknown; code?: unknown; http?: YogaHttpExtension };
+  const status = http?.status ?? 400;
+  const malformed = code === undefined || code === 'BAD_REQUEST' || code === 'OPERATION_RESOLUTION_FAILURE';
+  const documented = !malformed ? code : status === 405 ? ERROR_KINDS['method-not-allowed'].graphqlCode : ERROR_KINDS['bad-request'].graphqlCode;
+  const spec = !malformed && http?.spec === true;
+  return new GraphQLError(error.message, {
+    nodes: error.nodes,
+    extensions: { ...rest, code: documented, http: { status, ...(http?.headers === undefined ? {} : { headers: http.headers }), ...(spec ? { spec } : {}) } },
+  });
+}
+
+/** Yoga's `extensions.http`: the answer's status and headers; `spec` lets an `application/json` answer be a 200. */
+interface YogaHttpExtension {
+  status?: number;
+  headers?: Record<string, string>;
+  spec?: boolean;
 }
