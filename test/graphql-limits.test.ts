@@ -196,6 +196,13 @@ describe('GraphQL document limits', () => {
       expect(answer.body.errors?.[0]?.extensions?.code).toBe(LIMIT_ERROR_CODE);
     });
 
+    it('answers the token limit, which stops the parser, with 400 also to a client that accepts only application/json', async () => {
+      const answer = await ask(tokens(1100), { accept: 'application/json' });
+
+      expectRefused(answer, /^Token limit of 1000 exceeded\.$/);
+      expect(answer.body.errors).toEqual([{ message: 'Token limit of 1000 exceeded.', extensions: { code: LIMIT_ERROR_CODE } }]);
+    });
+
     it('reports every limit a document breaks at once', async () => {
       const answer = await ask(`{ ${aliases(16).slice(1, -1)} ${deep(7).slice(1, -1)} }`);
 

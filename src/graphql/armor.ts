@@ -43,6 +43,8 @@ export function useGraphqlArmor(): Plugin {
     maxDirectives: { n: GRAPHQL_LIMITS.maxDirectives, ...validated },
     costLimit: { maxCost: GRAPHQL_LIMITS.maxCost, ignoreIntrospection: true, flattenFragments: true, ...validated },
     // The parser has no validation context to report to: the limit stops it by throwing.
+    // Yoga marks what the parser throws as a parse failure (200 to application/json
+    // clients); requestError in yoga.ts keeps this one the 400 every limit gets.
     maxTokens: {
       n: GRAPHQL_LIMITS.maxTokens,
       onReject: [(_context: ValidationContext | null, error: GraphQLError) => {

@@ -116,22 +116,27 @@ function maskError(services: Services, error: unknown): Error {
  * A request error of graphql's (no root type for the operation, a variable it cannot coerce)
  * or Yoga's (a method, body or parameter it refuses, a document that does not parse) in the
  * documented codes: Yoga's BAD_REQUEST and OPERATION_RESOLUTION_FAILURE become
- * METHOD_NOT_ALLOWED for a 405 and BAD_USER_INPUT otherwise, and such a request, not well
- * formed, is refused with its status for every client (Yoga's `spec` mark answered some of
- * them with 200 to `application/json` clients). `originalError` (the JSON parser's error) is
- * dropped: nothing internal reaches a client.
+ * METHOD_NOT_ALLOWED for a 405 and BAD_USER_INPUT otherwise. Only a document that does not
+ * parse keeps Yoga's `spec` mark, which answers it with 200 to `application/json` clients, as
+ * GraphQL over HTTP asks; a request that is not well formed, and a document over a limit, are
+ * refused with their status for every client. Yoga marks every error thrown while parsing,
+ * so the token limit (armor stops the parser) lost its 400 without this. `originalError` (the
+ * JSON parser's error) is dropped: nothing internal reaches a client.
  */
 function requestError(error: GraphQLError): GraphQLError {
   const { originalError: _, code, http, ...rest } = error.extensions as { originalError?: unknown; code?: unknown; http?: YogaHttpExtension };
   const status = http?.status ?? 400;
   const malformed = code === undefined || code === 'BAD_REQUEST' || code === 'OPERATION_RESOLUTION_FAILURE';
   const documented = !malformed ? code : status === 405 ? ERROR_KINDS['method-not-allowed'].graphqlCode : ERROR_KINDS['bad-request'].graphqlCode;
-  const spec = !malformed && http?.spec === true;
+  const spec = code === PARSE_ERROR_CODE && http?.spec === true;
   return new GraphQLError(error.message, {
     nodes: error.nodes,
     extensions: { ...rest, code: documented, http: { status, ...(http?.headers === undefined ? {} : { headers: http.headers }), ...(spec ? { spec } : {}) } },
   });
 }
+
+/** Yoga's `extensions.code` for a document that does not parse (graphql's syntax errors). */
+const PARSE_ERROR_CODE = 'GRAPHQL_PARSE_FAILED';
 
 /** Yoga's `extensions.http`: the answer's status and headers; `spec` lets an `application/json` answer be a 200. */
 interface YogaHttpExtension {
