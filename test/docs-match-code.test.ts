@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ERROR_KINDS } from '../src/api/api-error.js';
 import { ENV_DEFAULTS, ENV_VARIABLES, loadConfig } from '../src/config.js';
+import { LIMIT_ERROR_CODE } from '../src/graphql/armor.js';
 import { printSchemaFile, SCHEMA_FILE } from '../src/graphql/print-schema.js';
 
 const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8');
@@ -25,10 +26,10 @@ describe('files that must stay true to the code', () => {
     expect(loadConfig({})).toMatchObject({ host: ENV_DEFAULTS.HOST, port: ENV_DEFAULTS.PORT, pgliteDir: ENV_DEFAULTS.PGLITE_DIR, rateLimitBurst: ENV_DEFAULTS.RATE_LIMIT_BURST });
   });
 
-  it('the README names every GraphQL error code /docs lists, except NOT_FOUND, which /graphql never answers', () => {
+  it('the README names every GraphQL error code /docs lists, except NOT_FOUND, which /graphql never answers, and the document codes', () => {
     const readme = read('README.md');
     const codes = Object.values(ERROR_KINDS).map((kind) => kind.graphqlCode).filter((code) => code !== 'NOT_FOUND');
-    for (const code of codes) expect(readme, code).toContain(`\`${code}\``);
+    for (const code of [...codes, 'GRAPHQL_PARSE_FAILED', LIMIT_ERROR_CODE]) expect(readme, code).toContain(`\`${code}\``);
   });
 
   it('every npm script the README mentions exists', () => {

@@ -310,11 +310,12 @@ for (const kind of STORE_KINDS) {
         expect(res.headers.get('content-type')).toMatch(/^application\/graphql-response\+json/);
       });
 
-      it('answers a syntax error with 400', async () => {
+      it('answers a syntax error with 400 and GRAPHQL_PARSE_FAILED', async () => {
         const { status, body } = await ask('{ metrics { name ');
 
         expect(status).toBe(400);
         expect(body.errors?.[0]?.message).toMatch(/syntax error/i);
+        expect(body.errors?.[0]?.extensions).toEqual({ code: 'GRAPHQL_PARSE_FAILED' });
       });
 
       it('refuses a body type it cannot read with a 415 GraphQL error (UNSUPPORTED_MEDIA_TYPE) naming the type sent and the one expected', async () => {

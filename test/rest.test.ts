@@ -332,7 +332,7 @@ for (const kind of STORE_KINDS) {
         const html = await res.text();
         for (const decision of ['real days only', 'Both bounds are inclusive', 'earliest stored day', 'duplicates collapsed', 'case-sensitive',
           'unknown parameter', 'repeated one', 'unknown metric is a 404', '405', 'If-None-Match', '16 KB get 431', '1 MB get 413',
-          'WWW-Authenticate', 'Retry-After', 'same validation code']) {
+          'WWW-Authenticate', 'Retry-After', 'same validation code', 'GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED']) {
           expect(html, decision).toContain(decision);
         }
         for (const metric of CATALOG.metrics) expect(html).toContain(`/v1/metrics/${metric.name}`);

@@ -128,6 +128,8 @@ ${GRAPHQL_LIMITS.maxDirectives} directives, cost ${GRAPHQL_LIMITS.maxCost} (intr
 <li>Every answer is a GraphQL response, failures before execution included (401, 405, 406, 413, 415, 429, 431, 503): no <code>data</code>, one error with
 <code>extensions.code</code> (listed below), under the HTTP status of the failure; <code>application/graphql-response+json</code> when accepted
 (a 406, whose client accepts nothing the service can send, is <code>application/json</code>).</li>
+<li>A document that does not parse gets <code>GRAPHQL_PARSE_FAILED</code>, one that does not validate or is over a limit <code>GRAPHQL_VALIDATION_FAILED</code>,
+with 400 (with 200 to a client that accepts only <code>application/json</code>, as GraphQL over HTTP asks, except for a limit).</li>
 </ul>
 
 <h2 id="limits">Limits</h2>
