@@ -1,12 +1,25 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimEmbeddedStore, readHolder, StoreHeldError } from '../src/db/embedded-lock.js';
 import { npm } from './support/processes.js';
+
+const LOCK_MODULE = new URL('../src/db/embedded-lock.ts', import.meta.url).pathname;
+
+/** A separate process that claims `folder` as a command and holds it until killed. */
+async function holdInChild(folder: string): Promise<ChildProcess> {
+  const script = `import('${LOCK_MODULE}').then(({ claimEmbeddedStore }) => { claimEmbeddedStore(${JSON.stringify(folder)}, 'command', 'holder'); console.log('held'); setInterval(() => {}, 1000); })`;
+  const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.once('data', () => resolve());
+    child.once('exit', (code) => reject(new Error(`the holding process exited (${code}) before claiming ${folder}`)));
+  });
+  return child;
+}
 
 describe('one process at a time on an embedded store folder', () => {
   let dir: string;
@@ -52,9 +65,68 @@ describe('one process at a time on an embedded store folder', () => {
     claim.release();
   });
 
+  it('takes over a claim naming this process\'s own id, left by an earlier process with that id (a container\'s PID 1 after a kill)', async () => {
+    const folder = join(dir, 'own-id');
+    // What a server killed in a container leaves: its id, which the restarted server has again.
+    await writeFile(`${folder}.owner.json`, JSON.stringify({ pid: process.pid, role: 'server', label: 'a metrics server', controlPort: 1, secret: 's' }));
+    const claim = claimEmbeddedStore(folder, 'server', 'a metrics server');
+    try {
+      expect(JSON.parse(await readFile(claim.path, 'utf8'))).toMatchObject({ pid: process.pid, secret: claim.holder.secret });
+    } finally {
+      claim.release();
+    }
+  });
+
+  it('takes over a claim naming a live process that started after the claim was made (its id was reused)', async () => {
+    const folder = join(dir, 'reused-id');
+    const holder = await holdInChild(folder);
+    try {
+      const written = JSON.parse(await readFile(`${folder}.owner.json`, 'utf8')) as { pid: number; started: string };
+      expect(written.pid).toBe(holder.pid);
+      // The same id, but the claim was made by a process that started a tick earlier.
+      const [boot, ticks] = written.started.split('/');
+      await writeFile(`${folder}.owner.json`, JSON.stringify({ ...written, started: `${boot}/${Number(ticks) - 1}` }));
+      const claim = claimEmbeddedStore(folder, 'command', 'npm run keys');
+      expect(JSON.parse(await readFile(claim.path, 'utf8'))).toMatchObject({ pid: process.pid, role: 'command' });
+      claim.release();
+    } finally {
+      holder.kill();
+    }
+  }, 30_000);
+
+  it('leaves the folder to a live process that started when its claim says', async () => {
+    const folder = join(dir, 'same-instance');
+    const holder = await holdInChild(folder);
+    try {
+      const written = JSON.parse(await readFile(`${folder}.owner.json`, 'utf8')) as { started: string };
+      // Field 22 of /proc/<pid>/stat, read here independently of the code under test.
+      const stat = await readFile(`/proc/${holder.pid}/stat`, 'utf8');
+      expect(written.started.split('/')[1]).toBe(stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[19]);
+      expect(() => claimEmbeddedStore(folder, 'command', 'npm run keys')).toThrow(`is held by process ${holder.pid} (holder)`);
+    } finally {
+      holder.kill();
+    }
+  }, 30_000);
+
+  it('judges a claim made in another pid namespace by liveness alone, as a container\'s server seen from its host', async () => {
+    const folder = join(dir, 'other-namespace');
+    // There this id belongs to a server that runs; here it names another live process
+    // (vitest's), which started at another time: in this namespace that would be a reused id.
+    await writeFile(`${folder}.owner.json`, JSON.stringify({ pid: process.ppid, pidNamespace: 'pid:[1]', host: 'a-container', started: 'another-boot/1', role: 'server', label: 'npm start' }));
+    expect(() => claimEmbeddedStore(folder, 'command', 'npm run keys')).toThrow(`is held by process ${process.ppid} (npm start)`);
+  });
+
+  it('takes over a claim naming this process\'s own id and host name from another pid namespace, as a restarted container finds it', async () => {
+    const folder = join(dir, 'restarted-container');
+    await writeFile(`${folder}.owner.json`, JSON.stringify({ pid: process.pid, pidNamespace: 'pid:[1]', host: hostname(), started: 'a-boot/1', role: 'server', label: 'a metrics server' }));
+    const claim = claimEmbeddedStore(folder, 'server', 'a metrics server');
+    expect(JSON.parse(await readFile(claim.path, 'utf8'))).toMatchObject({ pid: process.pid, secret: claim.holder.secret });
+    claim.release();
+  });
+
   it('lets only one of many simultaneous claimants win', async () => {
     const folder = join(dir, 'c');
-    const script = `import('${new URL('../src/db/embedded-lock.ts', import.meta.url).pathname}').then(({ claimEmbeddedStore }) => {
+    const script = `import('${LOCK_MODULE}').then(({ claimEmbeddedStore }) => {
       try { claimEmbeddedStore(${JSON.stringify(folder)}, 'command', 'racer'); console.log('won'); setTimeout(() => {}, 1500); }
       catch { console.log('lost'); }
     })`;

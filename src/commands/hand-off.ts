@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isAlive, readHolder, type StoreHeldError, type StoreHolder } from '../db/embedded-lock.js';
+import { holderRuns, readHolder, type StoreHeldError, type StoreHolder } from '../db/embedded-lock.js';
 import type { Command, CommandOutput } from './command.js';
 
 /** The header carrying a server's command secret. */
@@ -39,7 +39,7 @@ export async function handOff<Args>(held: StoreHeldError, command: Command<Args>
 async function waitForCommandPort(folder: string, holder: StoreHolder, output: CommandOutput): Promise<StoreHolder> {
   const deadline = Date.now() + STARTING_GRACE_MS;
   let current = holder;
-  while (current.controlPort === undefined && isAlive(current.pid) && Date.now() < deadline) {
+  while (current.controlPort === undefined && holderRuns(folder, current) && Date.now() < deadline) {
     output.progress(`waiting for the server (process ${current.pid}) holding ${folder} to finish starting…`);
     await sleep(200);
     current = readHolder(folder) ?? current;

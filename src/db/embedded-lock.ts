@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
+import { identifyThisProcess, inOtherNamespace, isAlive, processStart, type ProcessIdentity } from './process-identity.js';
 
 /**
  * Who holds an embedded store. PGlite keeps the whole database in one process's memory and
@@ -10,8 +12,7 @@ import { dirname, resolve } from 'node:path';
  * a server, which also names the loopback port where it takes commands handed to it and
  * the secret that authenticates them, or a command run on its own.
  */
-export interface StoreHolder {
-  pid: number;
+export interface StoreHolder extends ProcessIdentity {
   role: 'server' | 'command';
   /** What the holder is, for messages: e.g. "npm start" or "npm run import". */
   label: string;
@@ -41,12 +42,13 @@ export class StoreHeldError extends Error {
 
 /**
  * Claims `folder` for this process, at once or never: a claim left by a process that no
- * longer runs is taken over; one held by a live process throws {@link StoreHeldError}
- * naming it. The file is created exclusively, so of two processes starting together only one wins.
+ * longer runs is taken over (see {@link holderRuns}); one held by a live process throws
+ * {@link StoreHeldError} naming it. The file is created exclusively, so of two processes
+ * starting together only one wins.
  */
 export function claimEmbeddedStore(folder: string, role: StoreHolder['role'], label: string): StoreClaim {
   const path = ownerFile(folder);
-  const holder: StoreHolder = { pid: process.pid, role, label, ...(role === 'server' ? { secret: randomBytes(32).toString('base64url') } : {}) };
+  const holder: StoreHolder = { ...identifyThisProcess(), role, label, ...(role === 'server' ? { secret: randomBytes(32).toString('base64url') } : {}) };
   // The owner file sits beside the folder, so its parent must exist first: on a fresh
   // clone `.data/` does not, and the claim failed before the store could create it.
   mkdirSync(dirname(path), { recursive: true });
@@ -55,13 +57,15 @@ export function claimEmbeddedStore(folder: string, role: StoreHolder['role'], la
       const fd = openSync(path, 'wx', 0o600);
       writeFileSync(fd, JSON.stringify(holder));
       closeSync(fd);
+      claimedHere.add(path);
       return createClaim(path, holder);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
     const current = readHolder(folder);
-    if (current !== undefined && isAlive(current.pid)) throw new StoreHeldError(folder, current);
-    // Left behind by a process that ended without releasing it (killed, crashed).
+    if (current !== undefined && holderRuns(folder, current)) throw new StoreHeldError(folder, current);
+    // Left behind by a process that ended without releasing it (killed, crashed), or by an
+    // earlier process with our id.
     try {
       unlinkSync(path);
     } catch {
@@ -80,22 +84,35 @@ export function readHolder(folder: string): StoreHolder | undefined {
   }
 }
 
-/** True while a process with this id runs; a killed one its parent has not reaped yet (a zombie) counts as gone. */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+/**
+ * True while the process that wrote `holder` into the owner file of `folder` still runs.
+ * A claim naming this process's own id that this process did not make was left by an
+ * earlier process with that id: a container's server is PID 1 again after `docker kill`,
+ * an OOM kill or a power loss, and would otherwise find its folder held for good. Another
+ * id counts while a process with it runs and, where both are known, started when the
+ * claim says, so an id the system has given to a new process does not hold the folder.
+ *
+ * A claim from another pid namespace names a process this one cannot see: it is judged by
+ * liveness alone, as before start times were recorded, since taking over a folder a live
+ * server holds corrupts it (a command on the host, a second container on the same volume).
+ * The one exception is our own id on our own host name: the same container restarted,
+ * which gets a new pid namespace each time.
+ */
+export function holderRuns(folder: string, holder: StoreHolder): boolean {
+  if (inOtherNamespace(holder)) {
+    if (holder.pid === process.pid && holder.host === hostname()) return false;
+    return isAlive(holder.pid);
   }
-  try {
-    // Field 3 of /proc/<pid>/stat is the state; the name before it is in parentheses.
-    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true; // no /proc here: trust the signal
-  }
+  if (holder.pid === process.pid) return claimedHere.has(ownerFile(folder));
+  if (!isAlive(holder.pid)) return false;
+  const started = holder.started === undefined ? undefined : processStart(holder.pid);
+  return started === undefined || started === holder.started;
 }
 
 // Private
+
+/** Owner files this process created and has not released: the claims naming our id that are live. */
+const claimedHere = new Set<string>();
 
 function ownerFile(folder: string): string {
   return `${resolve(folder)}.owner.json`;
@@ -106,6 +123,7 @@ function createClaim(path: string, holder: StoreHolder): StoreClaim {
   const release = () => {
     if (released) return;
     released = true;
+    claimedHere.delete(path);
     process.off('exit', release);
     try {
       const current = JSON.parse(readFileSync(path, 'utf8')) as StoreHolder;
