@@ -41,6 +41,12 @@ export interface CommandContext {
 export interface Command<Args> {
   name: string;
   argsSchema: z.ZodType<Args>;
+  /**
+   * What a server does with this command when the process that handed it over goes away
+   * part-way (Ctrl-C, or the connection breaks): it aborts `signal`, which the command may
+   * or may not heed. One clause, told to the person whose command was interrupted.
+   */
+  whenLeft: string;
   /** Resolves to the exit code: 0 done, 1 not done (the output says why). */
   run(context: CommandContext, args: Args): Promise<number>;
 }

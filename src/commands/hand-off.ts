@@ -16,7 +16,9 @@ const STARTING_GRACE_MS = 15_000;
 /**
  * Hands a command to the server holding the embedded store and replays its output here.
  * Refuses at once, with what holds the folder and what to do, when the holder is a
- * command or a server that does not answer.
+ * command or a server that does not answer. When the person gives up (`signal`) or the
+ * connection breaks part-way, one line says so and what the server does with the
+ * command (see {@link Command.whenLeft}), and the exit code is 1.
  */
 export async function handOff<Args>(held: StoreHeldError, command: Command<Args>, args: Args, output: CommandOutput, signal: AbortSignal): Promise<number> {
   const holder = held.holder.role === 'server' ? await waitForCommandPort(held.folder, held.holder, output) : held.holder;
@@ -29,12 +31,25 @@ export async function handOff<Args>(held: StoreHeldError, command: Command<Args>
   try {
     return await send(holder, command.name, args, output, signal);
   } catch (error) {
+    if (signal.aborted || error instanceof AnswerCut) {
+      const why = signal.aborted ? 'interrupted' : `cut off (${(error as AnswerCut).cause.message})`;
+      output.progress('');
+      output.err(`${command.name} ${why} before the server (process ${holder.pid}) finished it: ${command.whenLeft}\n`);
+      return 1;
+    }
     if ((error as NodeJS.ErrnoException).code === 'ECONNREFUSED' || (error as NodeJS.ErrnoException).code === 'ECONNRESET') return refuse(held, holder, output);
     throw error;
   }
 }
 
 // Private
+
+/** The connection broke after the server had begun to answer: the command was under way there. */
+class AnswerCut extends Error {
+  constructor(override readonly cause: Error) {
+    super(`the connection to the server broke part-way: ${cause.message}`, { cause });
+  }
+}
 
 async function waitForCommandPort(folder: string, holder: StoreHolder, output: CommandOutput): Promise<StoreHolder> {
   const deadline = Date.now() + STARTING_GRACE_MS;
@@ -70,7 +85,7 @@ function send(holder: StoreHolder, name: string, args: unknown, output: CommandO
       signal,
     });
     req.once('timeout', () => req.destroy(Object.assign(new Error('the server did not answer'), { code: 'ECONNRESET' })));
-    req.once('error', reject);
+    req.on('error', reject);
     req.once('response', (res) => {
       req.setTimeout(0);
       if (res.statusCode !== 200) {
@@ -79,15 +94,26 @@ function send(holder: StoreHolder, name: string, args: unknown, output: CommandO
         return;
       }
       let exit: number | undefined;
+      // Without these a broken or aborted answer was an unhandled 'error' and a stack trace.
+      // Both the response and readline re-emitting it report it; the first settles.
+      const cut = (error: Error) => reject(new AnswerCut(error));
+      res.on('error', cut);
       const lines = createInterface({ input: res, crlfDelay: Infinity });
+      lines.on('error', cut);
       lines.on('line', (line) => {
-        const event = JSON.parse(line) as ControlEvent;
+        let event: ControlEvent;
+        try {
+          event = JSON.parse(line) as ControlEvent;
+        } catch {
+          // readline hands over the unfinished last line of an answer cut mid-line.
+          return cut(new Error(`the answer broke off mid-line (${JSON.stringify(line.slice(0, 40))})`));
+        }
         if ('out' in event) output.out(event.out);
         else if ('err' in event) output.err(event.err);
         else if ('progress' in event) output.progress(event.progress);
         else exit = event.exit;
       });
-      lines.once('close', () => (exit === undefined ? reject(new Error('the server ended the command without an answer')) : resolve(exit)));
+      lines.once('close', () => (exit === undefined ? reject(new AnswerCut(new Error('the server ended the command without an answer'))) : resolve(exit)));
     });
     req.end(body);
   });

@@ -16,6 +16,7 @@ export type ImportArgs = z.infer<typeof importArgs>;
 export const importCommand: Command<ImportArgs> = {
   name: 'import',
   argsSchema: importArgs,
+  whenLeft: 'the server stops the import at its next row and rolls back the file it was on; files it had finished stay imported',
   async run({ store, catalog, output, signal }, { files }) {
     let failed = false;
     for (const [index, file] of files.entries()) {

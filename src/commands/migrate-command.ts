@@ -6,6 +6,7 @@ import type { Command } from './command.js';
 export const migrateCommand: Command<Record<string, never>> = {
   name: 'db:migrate',
   argsSchema: z.record(z.string(), z.never()),
+  whenLeft: 'the server still finishes it',
   async run({ store, catalog, output }) {
     await syncCatalog(store, catalog);
     output.err(`${store.description}: schema and catalog are up to date\n`);

@@ -10,6 +10,7 @@ export type SeedArgs = z.infer<typeof seedArgs>;
 export const seedCommand: Command<SeedArgs> = {
   name: 'db:seed',
   argsSchema: seedArgs,
+  whenLeft: 'the server still finishes seeding',
   async run({ store, catalog, config, output }, { years }) {
     const started = Date.now();
     output.progress(`seeding ${years ?? config.seedYears} years of sample data…`);

@@ -27,6 +27,7 @@ export type SyncArgs = z.infer<typeof syncArgs>;
 export const syncCommand: Command<SyncArgs> = {
   name: 'sync',
   argsSchema: syncArgs,
+  whenLeft: 'the server stops the sync at its next request; the series it had finished stay written, and the next run resumes from them',
   async run({ store, catalog, output, signal }, args) {
     const started = Date.now();
     const client = createUpstreamClient(args.from, args.key, (why, waitMs) => output.err(`upstream busy (${why}); retrying in ${(waitMs / 1000).toFixed(1)} s\n`));

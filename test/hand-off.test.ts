@@ -1,0 +1,110 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { CommandOutput } from '../src/commands/command.js';
+import { handOff } from '../src/commands/hand-off.js';
+import { importCommand } from '../src/commands/import-command.js';
+import { StoreHeldError } from '../src/db/embedded-lock.js';
+import { REPO } from './support/processes.js';
+
+/** A stack frame line, which an interrupted hand-off must never print. */
+const STACK_FRAME = /^\s+at .+/m;
+const SECRET = 'test-secret';
+
+/**
+ * A stand-in for a server's command port: answers with `answer`, and reports when the
+ * handing-off process went away.
+ */
+async function fakeControlServer(answer: (res: ServerResponse) => void): Promise<{ port: number; clientLeft: Promise<void>; server: Server }> {
+  let left: () => void = () => {};
+  const clientLeft = new Promise<void>((resolve) => (left = resolve));
+  const server = createServer((req: IncomingMessage, res) => {
+    req.resume();
+    res.once('close', () => left());
+    res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+    answer(res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { port: (server.address() as AddressInfo).port, clientLeft, server };
+}
+
+function recordingOutput(): CommandOutput & { err: (text: string) => void; errText: () => string } {
+  let err = '';
+  return { out: () => {}, err: (text) => void (err += text), progress: () => {}, errText: () => err };
+}
+
+describe('a hand-off that ends part-way', () => {
+  let dir: string;
+  let server: Server | undefined;
+  const uncaught: unknown[] = [];
+  const collect = (error: unknown) => uncaught.push(error);
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'metrics-hand-off-'));
+    process.on('uncaughtException', collect);
+  });
+  afterEach(async () => {
+    await new Promise((resolve) => (server === undefined ? resolve(undefined) : server.close(resolve)));
+    server?.closeAllConnections();
+    server = undefined;
+  });
+  afterAll(async () => {
+    process.off('uncaughtException', collect);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('ends with one clear line and exit 1, and no unhandled error, when the connection is cut mid-answer', async () => {
+    const fake = await fakeControlServer((res) => {
+      res.write(`${JSON.stringify({ progress: 'big.csv: validated 100000 rows' })}\n{"progress":"big.csv: valid`);
+      setTimeout(() => res.socket?.destroy(), 50);
+    });
+    server = fake.server;
+    const holder = { pid: process.pid, role: 'server' as const, label: 'npm start', controlPort: fake.port, secret: SECRET };
+    const output = recordingOutput();
+
+    const code = await handOff(new StoreHeldError(join(dir, 'pglite'), holder), importCommand, { files: ['/big.csv'] }, output, new AbortController().signal);
+    await new Promise((resolve) => setTimeout(resolve, 100)); // late 'error' events would land here
+
+    expect(code).toBe(1);
+    const lines = output.errText().trimEnd().split('\n');
+    expect(lines.at(-1)).toMatch(/^import cut off \(.+\) before the server \(process \d+\) finished it: the server stops the import at its next row and rolls back the file it was on; files it had finished stay imported$/);
+    expect(output.errText()).not.toMatch(STACK_FRAME);
+    expect(uncaught).toEqual([]);
+  });
+
+  it('says on Ctrl-C that the server rolls back the file it was on, exits 1 and prints no stack', async () => {
+    // The server keeps answering (progress) until the client leaves, as during a long import.
+    const fake = await fakeControlServer((res) => {
+      const tick = setInterval(() => res.write(`${JSON.stringify({ progress: 'big.csv: validated 100000 rows' })}\n`), 50);
+      res.once('close', () => clearInterval(tick));
+    });
+    server = fake.server;
+    const folder = join(dir, 'held');
+    // This test's process stands in for the server holding the folder.
+    await writeFile(`${folder}.owner.json`, JSON.stringify({ pid: process.pid, role: 'server', label: 'npm start', controlPort: fake.port, secret: SECRET }), { mode: 0o600 });
+    const csv = join(dir, 'big.csv');
+    await writeFile(csv, 'metric,project,date,value\n');
+
+    const child = spawn(process.execPath, ['scripts/run.mjs', 'src/cli/import.ts', csv], { cwd: REPO, env: { ...process.env, PGLITE_DIR: folder, DATABASE_URL: '' } });
+    let stderr = '';
+    child.stderr.on('data', (b: Buffer) => {
+      stderr += b.toString();
+      if (stderr.includes('running import there')) setTimeout(() => child.kill('SIGINT'), 200);
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    await fake.clientLeft;
+
+    expect(code).toBe(1);
+    expect(stderr).not.toMatch(STACK_FRAME);
+    expect(stderr).not.toContain('Unhandled');
+    // Off a terminal the progress line is printed as lines of its own; what else is said is one line.
+    const said = stderr.split('\n').filter((l) => l !== '' && !l.startsWith('big.csv: validated'));
+    expect(said).toEqual([
+      `The server (process ${process.pid}) holds ${folder}; running import there.`,
+      `import interrupted before the server (process ${process.pid}) finished it: the server stops the import at its next row and rolls back the file it was on; files it had finished stay imported`,
+    ]);
+  }, 60_000);
+});
