@@ -124,6 +124,15 @@ describe('one process at a time on an embedded store folder', () => {
     claim.release();
   });
 
+  it('refuses a claim naming this process\'s own id from another host name and pid namespace, and says which file to delete if that host is gone', async () => {
+    const folder = join(dir, 'recreated-container');
+    // A container recreated after a hard stop: from in here it looks like a live second container.
+    await writeFile(`${folder}.owner.json`, JSON.stringify({ pid: process.pid, pidNamespace: 'pid:[1]', host: 'an-older-container', started: 'a-boot/1', role: 'server', label: 'npm start' }));
+    expect(() => claimEmbeddedStore(folder, 'server', 'npm start')).toThrow(
+      `is held by process ${process.pid} (npm start) on host an-older-container; if nothing there serves this folder any more (a container recreated after a hard stop), delete ${folder}.owner.json`,
+    );
+  });
+
   it('lets only one of many simultaneous claimants win', async () => {
     const folder = join(dir, 'c');
     const script = `import('${LOCK_MODULE}').then(({ claimEmbeddedStore }) => {

@@ -35,7 +35,7 @@ export interface StoreClaim {
 /** Thrown when another live process holds the folder. */
 export class StoreHeldError extends Error {
   constructor(readonly folder: string, readonly holder: StoreHolder) {
-    super(`the embedded store ${folder} is held by process ${holder.pid} (${holder.label})`);
+    super(`the embedded store ${folder} is held by process ${holder.pid} (${holder.label})${fromAnotherHost(folder, holder)}`);
     this.name = 'StoreHeldError';
   }
 }
@@ -110,6 +110,16 @@ export function holderRuns(folder: string, holder: StoreHolder): boolean {
 }
 
 // Private
+
+/**
+ * A claim naming our own id from another host name is most likely an earlier container's
+ * on the same volume, recreated rather than restarted. From in here it cannot be told from
+ * a live second container, so the message says how to decide.
+ */
+function fromAnotherHost(folder: string, holder: StoreHolder): string {
+  if (holder.pid !== process.pid || holder.host === undefined || holder.host === hostname()) return '';
+  return ` on host ${holder.host}; if nothing there serves this folder any more (a container recreated after a hard stop), delete ${ownerFile(folder)}`;
+}
 
 /** Owner files this process created and has not released: the claims naming our id that are live. */
 const claimedHere = new Set<string>();
