@@ -161,6 +161,17 @@ describe('GraphQL document limits', () => {
       expect(data.c.series[0]!.points.length).toBe(28);
     });
 
+    it('prices a page size written in the document as one passed in a variable: a full changes page is no costlier than a small one', async () => {
+      const page = (first: string) => `query${first === '$first' ? '($first: Int)' : ''} { changes(since: "2026-01-01T00:00:00Z", first: ${first}) { changes { name slug date value updatedAt } hasNextPage endCursor } }`;
+      for (const [first, variables] of [['10000', {}], ['300', {}], ['$first', { first: 10_000 }]] as const) {
+        const answer = await ask(page(first), { variables });
+        expectAnswered(answer);
+        expect((answer.body.data as { changes: { changes: unknown[] } }).changes.changes, first).toBeInstanceOf(Array);
+      }
+      // The limit still counts what a document selects, page sizes or not.
+      expectRefused(await ask(COSTLY_QUERY.replace('{ a0:', '{ changes(since: "2026-01-01T00:00:00Z", first: 5) { hasNextPage } a0:')), /^Query Cost limit of 5000 exceeded/);
+    });
+
     it('answers the query GraphiQL opens with', async () => {
       expectAnswered(await ask(exampleQuery({ from: '2026-06-01', to: '2026-06-30' }), { accept: GRAPHIQL_ACCEPT }));
     });

@@ -1,5 +1,6 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import { GraphQLError, type ValidationContext } from 'graphql';
+import { costLimitRule } from '@escape.tech/graphql-armor-cost-limit';
+import { GraphQLError, validate, visit, type ASTVisitor, type ValidationContext } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
 /**
@@ -41,7 +42,8 @@ export function useGraphqlArmor(): Plugin {
     maxDepth: { n: GRAPHQL_LIMITS.maxDepth, ignoreIntrospection: true, flattenFragments: true, ...validated },
     maxAliases: { n: GRAPHQL_LIMITS.maxAliases, ...validated },
     maxDirectives: { n: GRAPHQL_LIMITS.maxDirectives, ...validated },
-    costLimit: { maxCost: GRAPHQL_LIMITS.maxCost, ignoreIntrospection: true, flattenFragments: true, ...validated },
+    // Checked by useCostLimit instead, on the document without page sizes.
+    costLimit: { enabled: false },
     // The parser has no validation context to report to: the limit stops it by throwing.
     // Yoga marks what the parser throws as a parse failure (200 to application/json
     // clients); requestError in yoga.ts keeps this one the 400 every limit gets.
@@ -55,15 +57,41 @@ export function useGraphqlArmor(): Plugin {
     blockFieldSuggestion: { enabled: false },
   }) as Plugin; // an envelop plugin; Yoga's plugin type only adds optional hooks
   const noSuggestions = useNoSuggestions();
+  const costLimit = useCostLimit(costLimitRule({ maxCost: GRAPHQL_LIMITS.maxCost, ignoreIntrospection: true, flattenFragments: true, ...validated }));
   return {
     onPluginInit({ addPlugin }) {
       addPlugin(armor);
+      addPlugin(costLimit);
       addPlugin(noSuggestions);
     },
   };
 }
 
 // Private
+
+/**
+ * armor's cost limit, with page sizes left out. armor multiplies the cost of a field by its
+ * `first` or `last` argument when the document writes it as a number, but not when a
+ * variable passes it: `changes(first: 1000)` with every field cost 12,500 and was refused,
+ * while the same page asked for with `$first` passed. Here a page size costs nothing
+ * either way; the entries a page holds are bounded (10,000) and charged to the caller's
+ * rate limit by the resolver, like any series.
+ */
+function useCostLimit(rule: (context: ValidationContext) => ASTVisitor): Plugin {
+  const withoutPageSizes = (context: ValidationContext): ASTVisitor => {
+    const document = context.getDocument();
+    const stripped = visit(document, { Argument: (node) => (node.name.value === 'first' || node.name.value === 'last' ? null : undefined) });
+    if (stripped === document) return rule(context);
+    // The rule reports through its own context: its errors are this document's.
+    for (const error of validate(context.getSchema(), stripped, [rule])) context.reportError(error);
+    return {};
+  };
+  return {
+    onValidate({ addValidationRule }) {
+      addValidationRule(withoutPageSizes);
+    },
+  };
+}
 
 /** graphql ends a validation message with its guesses: `Did you mean "metric" or "metrics"?`. */
 const SUGGESTION = /\s*Did you mean [^?]*\?$/;
