@@ -102,6 +102,9 @@ for (const kind of STORE_KINDS) {
       const cases = [
         ['transaction-fail-total', 'project=ethereum,base&interval=month&aggregation=sum'],
         ['etf-num-products', 'project=blackrock&interval=week'],
+        // Integer metrics with decimals: an average, and a percent change.
+        ['transaction-fail-total', 'project=ethereum&interval=month&aggregation=avg'],
+        ['etf-num-products', 'project=blackrock&interval=month&transform=percent_change'],
         ['price', 'project=ethereum&interval=week&fill=null&transform=percent_change'],
         ['price', `project=ethereum&start_date=2020-01-01&end_date=${TEST_LAST_DAY}&interval=year&transform=change`],
       ] as const;

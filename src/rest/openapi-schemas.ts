@@ -49,15 +49,15 @@ export const OPENAPI_COMPONENTS = {
     IntegerDataPoint: {
       type: 'object',
       required: ['date', 'value'],
-      description: 'A point of an integer metric: a JSON integer, except with aggregation=avg, moving_average or percent_change (decimals) and fill=null or transforms at gaps (null).',
-      properties: { date: { $ref: '#/components/schemas/Date' }, value: { type: ['integer', 'null'] } },
+      description: 'A point of an integer metric: a JSON integer, except with aggregation=avg, moving_average or percent_change (decimals) and fill=null or transforms at gaps (null). Typed as a number, so the decimals validate too.',
+      properties: { date: { $ref: '#/components/schemas/Date' }, value: { type: ['number', 'null'] } },
       additionalProperties: false,
     },
     ExtendedIntegerDataPoint: {
       type: 'object',
       required: ['date', 'value'],
-      description: 'An integer point with named extra fields (aggregated like the value; absent on filled buckets and with a transform).',
-      properties: { date: { $ref: '#/components/schemas/Date' }, value: { type: ['integer', 'null'] } },
+      description: 'An integer point with named extra fields (aggregated like the value; absent on filled buckets and with a transform). A JSON integer under the same conditions as IntegerDataPoint, typed as a number for the same reason.',
+      properties: { date: { $ref: '#/components/schemas/Date' }, value: { type: ['number', 'null'] } },
       additionalProperties: true,
     },
     Problem: {
