@@ -132,6 +132,15 @@ for (const kind of STORE_KINDS) {
           expect(Date.parse(p.revisedAt)).toBeLessThanOrEqual(Date.parse(writer < 0 ? beforeAll_ : steps[writer]!.after));
         }
       }
+      // A date alone means the end of that UTC day, in GraphQL as in REST.
+      const lastDay = steps.at(-1)!.after.slice(0, 10);
+      for (const day of ['2020-01-01', lastDay]) {
+        const res = await service.graphql(`{ metric(name: staking_apy, projects: [${SLUG}], from: "2026-06-29", to: "${LATER}", asOf: "${day}") { series { points { date value } } } }`);
+        const body = (await res.json()) as { data: { metric: { series: { points: { date: string; value: number }[] }[] } } };
+        const graphql = Object.fromEntries((body.data.metric.series[0]?.points ?? []).map((p) => [p.date, p.value]));
+        expect(graphql, day).toEqual(await restAsOf(day));
+      }
+      expect(await restAsOf(lastDay)).toEqual(servedAfter(steps.length - 1));
       const bad = await service.graphql(`{ metric(name: staking_apy, projects: [${SLUG}], asOf: "yesterday") { name } }`);
       const error = (await bad.json()) as { errors: { message: string; extensions: { code: string } }[] };
       expect(error.errors[0]!.extensions.code).toBe('BAD_USER_INPUT');

@@ -11,7 +11,7 @@ export function addScalars(builder: Builder): void {
     parseLiteral: (ast) => parseDate(ast.kind === Kind.STRING ? ast.value : undefined),
   });
   builder.scalarType('DateTime', {
-    description: 'An instant written as an ISO 8601 UTC time with milliseconds, e.g. 2026-06-30T12:00:00.000Z.',
+    description: 'An instant written as an ISO 8601 UTC time with milliseconds, e.g. 2026-06-30T12:00:00.000Z. As an argument it may also be a date alone (YYYY-MM-DD): `asOf` reads it as the end of that UTC day, `since` as its start.',
     serialize: (value) => value,
     parseValue: parseDateTime,
     parseLiteral: (ast) => parseDateTime(ast.kind === Kind.STRING ? ast.value : undefined),
@@ -25,12 +25,16 @@ export function addScalars(builder: Builder): void {
 
 // Private
 
-/** RFC 3339 with a zone, as an ISO string in UTC. */
+/**
+ * RFC 3339 with a zone, as an ISO string in UTC; or a date alone, passed on as it is for
+ * the argument to read as its REST twin does (`asOf`: the end of that UTC day; `since`: its start).
+ */
 function parseDateTime(value: unknown): string {
+  if (typeof value === 'string' && isIsoDate(value)) return value;
   if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(value) && !Number.isNaN(Date.parse(value))) {
     return new Date(value).toISOString();
   }
-  throw new GraphQLError(`DateTime expects an RFC 3339 time with a zone, e.g. 2026-06-30T12:00:00Z, got ${JSON.stringify(value)?.slice(0, 64)}`, {
+  throw new GraphQLError(`DateTime expects an RFC 3339 time with a zone, e.g. 2026-06-30T12:00:00Z, or a date YYYY-MM-DD, got ${JSON.stringify(value)?.slice(0, 64)}`, {
     extensions: { code: 'BAD_USER_INPUT' },
   });
 }
