@@ -184,3 +184,48 @@ describe('npm run sync', { timeout: 120_000 }, () => {
     expect(run.stdout).toMatch(/^synced 2 of 2 series from http:\/\/127\.0\.0\.1:\d+ in [\d.]+ s: \d+ points checked/);
   });
 });
+
+describe('sync from an upstream that does not follow the contract', { timeout: 60_000 }, () => {
+  let store: StoreUnderTest;
+  let server: Server;
+  let url: string;
+  /** What the stand-in upstream answers to GET /v1/metrics next. */
+  let answer: { status: number; type: string; body: string };
+
+  beforeAll(async () => {
+    store = await STORE_KINDS[0]!.open();
+    await migrate(store.store);
+    server = createServer((_req, res) => {
+      res.writeHead(answer.status, { 'content-type': answer.type });
+      res.end(answer.body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  });
+  afterAll(async () => {
+    server?.close();
+    await store?.dispose();
+  });
+
+  it.each([
+    ['text that is not JSON', 'hello not json', /\/v1\/metrics did not answer JSON \(it began "hello not json"\); is it the \/v1 API of a metrics service\?/],
+    ['JSON that is not a catalog', '{}', /\/v1\/metrics is not a \/v1 catalog \(metrics: .+\); is it the \/v1 API/],
+    ['a catalog whose metrics are not a list', '{"metrics":"x"}', /\/v1\/metrics is not a \/v1 catalog \(metrics: .+\)/],
+    ['a catalog with a bad date', '{"metrics":[{"name":"price","projects":[{"slug":"ethereum","firstDate":"2026-13-01","lastDate":null}]}]}', /is not a \/v1 catalog \(metrics\.0\.projects\.0\.firstDate: /],
+    ['a catalog listing no metric', '{"metrics":[]}', /\/v1\/metrics lists no metric; is it the \/v1 API/],
+  ])('fails with exit 1 and says what is wrong when the catalog is %s', async (_what, body, expected) => {
+    answer = { status: 200, type: 'application/json', body };
+    const run = await sync(store.store, { from: url });
+    expect(run.code).toBe(1);
+    expect(run.err.join('')).toMatch(expected);
+    expect(run.err.join('')).toContain(url);
+    expect([...run.out, ...run.err].join('')).not.toMatch(/synced 0 of 0|is not iterable|Unexpected token/);
+  });
+
+  it('names the upstream and its message on one line when it answers an HTML error page', async () => {
+    answer = { status: 404, type: 'text/html', body: '<!DOCTYPE html>\n<html>\n  <body>\n    <h1>Not found</h1>\n  </body>\n</html>\n' };
+    const run = await sync(store.store, { from: url });
+    expect(run.code).toBe(1);
+    expect(run.err.join('')).toContain(`${url}/v1/metrics answered 404: <!DOCTYPE html> <html> <body> <h1>Not found</h1> </body> </html>\n`);
+  });
+});

@@ -1,10 +1,11 @@
 import type { Catalog } from '../catalog/load-catalog.js';
-import { fromEpochDay, toEpochDay } from '../dates.js';
+import { z } from 'zod';
+import { fromEpochDay, isIsoDate, toEpochDay } from '../dates.js';
 import type { Queryable, Store } from '../db/store.js';
 import { syncCatalog } from '../db/sync-catalog.js';
 import { removePoints, upsertPoints, type PointRow, type WriteCount } from '../db/write-points.js';
 import { validateRow } from '../import/validate-row.js';
-import type { UpstreamClient } from './upstream-client.js';
+import { UpstreamError, type UpstreamClient } from './upstream-client.js';
 
 /** What to mirror and from where to start. */
 export interface MirrorOptions {
@@ -45,7 +46,7 @@ export interface MirrorPlan {
  * reported and left out.
  */
 export async function planMirror(db: Queryable, catalog: Catalog, client: UpstreamClient, options: MirrorOptions, signal: AbortSignal): Promise<MirrorPlan> {
-  const upstream = JSON.parse(await client.get('/v1/metrics', signal)) as UpstreamCatalog;
+  const upstream = readUpstreamCatalog(await client.get('/v1/metrics', signal), client.baseUrl);
   await syncCatalog(db, catalog); // a store no server has prepared yet gets its project rows
   const notices: string[] = [];
   const wanted = (list: readonly string[] | undefined, item: string) => list === undefined || list.includes(item);
@@ -112,8 +113,39 @@ export async function mirrorSeries(store: Store, catalog: Catalog, client: Upstr
 
 // Private
 
-interface UpstreamCatalog {
-  metrics: { name: string; projects: { slug: string; firstDate: string | null; lastDate: string | null }[] }[];
+/** The part of a `/v1/metrics` answer a sync reads; anything else in it is ignored. */
+const UPSTREAM_CATALOG = z.object({
+  metrics: z.array(z.object({
+    name: z.string(),
+    projects: z.array(z.object({
+      slug: z.string(),
+      firstDate: z.string().refine(isIsoDate).nullable(),
+      lastDate: z.string().refine(isIsoDate).nullable(),
+    })),
+  })).min(1),
+});
+
+type UpstreamCatalog = z.infer<typeof UPSTREAM_CATALOG>;
+
+/**
+ * The upstream's catalog, or an UpstreamError naming what is wrong with it: a body that
+ * is not JSON, not a catalog, or one listing no metric, so an upstream that does not
+ * follow the contract ends the sync as a failure instead of "synced 0 of 0".
+ */
+function readUpstreamCatalog(body: string, baseUrl: string): UpstreamCatalog {
+  const where = `${baseUrl}/v1/metrics`;
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    throw new UpstreamError(`${where} did not answer JSON (it began ${JSON.stringify(body.slice(0, 40))}); is it the /v1 API of a metrics service?`);
+  }
+  const parsed = UPSTREAM_CATALOG.safeParse(json);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const at = issue.path.length === 0 ? 'the answer' : issue.path.join('.');
+  const why = issue.code === 'too_small' ? 'lists no metric' : `is not a /v1 catalog (${at}: ${issue.message})`;
+  throw new UpstreamError(`${where} ${why}; is it the /v1 API of a metrics service?`);
 }
 
 /** Each project's row id and last stored day: one index probe per project. */

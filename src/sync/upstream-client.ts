@@ -23,6 +23,8 @@ export class UpstreamError extends Error {
 }
 
 export interface UpstreamClient {
+  /** The upstream's URL without a trailing slash, for messages. */
+  readonly baseUrl: string;
   /** The body of a 200 answer to GET `path`, after retrying 429, 5xx and network failures. */
   get(path: string, signal: AbortSignal): Promise<string>;
   /** Retries so far, for the summary. */
@@ -39,6 +41,7 @@ export function createUpstreamClient(baseUrl: string, key: string, onRetry: (why
   const base = baseUrl.replace(/\/+$/, '');
   let retries = 0;
   return {
+    baseUrl: base,
     get retries() {
       return retries;
     },
@@ -67,7 +70,7 @@ export function createUpstreamClient(baseUrl: string, key: string, onRetry: (why
           }
         } catch (error) {
           if (error instanceof UpstreamError || signal.aborted) throw error;
-          why = (error as Error).name === 'TimeoutError' ? `no answer within ${policy.timeoutMs / 1000} s` : `network: ${(error as Error).message}`;
+          why = (error as Error).name === 'TimeoutError' ? `no answer within ${policy.timeoutMs / 1000} s` : networkFailure(error as Error);
           delay *= 2;
         }
         if (attempt >= policy.attempts) throw new UpstreamError(`${base} failed ${attempt} times, last: ${why}`);
@@ -81,6 +84,13 @@ export function createUpstreamClient(baseUrl: string, key: string, onRetry: (why
 
 // Private
 
+/** `fetch failed` says nothing; its cause says what: the connection refused, the name unknown. */
+function networkFailure(error: Error): string {
+  const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
+  const what = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : error.message;
+  return `network: ${what === 'ECONNREFUSED' ? 'connection refused' : what}`;
+}
+
 function detailOf(body: string): string {
   try {
     const problem = JSON.parse(body) as { detail?: unknown };
@@ -88,5 +98,6 @@ function detailOf(body: string): string {
   } catch {
     // not a problem document
   }
-  return body.slice(0, 120) || 'no detail';
+  // An HTML error page, say: its first words on one line.
+  return body.replace(/\s+/g, ' ').trim().slice(0, 120) || 'no detail';
 }
