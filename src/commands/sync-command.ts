@@ -30,7 +30,7 @@ export const syncCommand: Command<SyncArgs> = {
   whenLeft: 'the server stops the sync at its next request; the series it had finished stay written, and the next run resumes from them',
   async run({ store, catalog, output, signal }, args) {
     const started = Date.now();
-    const client = createUpstreamClient(args.from, args.key, (why, waitMs) => output.err(`upstream ${/^\d/.test(why) ? 'busy' : 'unreachable'} (${why}); retrying in ${(waitMs / 1000).toFixed(1)} s\n`));
+    const client = createUpstreamClient(args.from, args.key, (why, waitMs, answered) => output.err(`upstream ${answered ? 'busy' : 'unreachable'} (${why}); retrying in ${(waitMs / 1000).toFixed(1)} s\n`));
     let plan;
     try {
       plan = await planMirror(store, catalog, client, { metrics: args.metrics, projects: args.projects, since: args.since, overlapDays: args.overlapDays }, signal);

@@ -37,7 +37,7 @@ export interface UpstreamClient {
  * retried up to the policy's attempts. Any other status fails at once with the problem's
  * `detail`, so a wrong key or an unknown path says so instead of being retried.
  */
-export function createUpstreamClient(baseUrl: string, key: string, onRetry: (why: string, waitMs: number) => void, policy = DEFAULT_RETRY_POLICY): UpstreamClient {
+export function createUpstreamClient(baseUrl: string, key: string, onRetry: (why: string, waitMs: number, answered: boolean) => void, policy = DEFAULT_RETRY_POLICY): UpstreamClient {
   const base = baseUrl.replace(/\/+$/, '');
   let retries = 0;
   return {
@@ -49,6 +49,8 @@ export function createUpstreamClient(baseUrl: string, key: string, onRetry: (why
       let delay = policy.firstDelayMs;
       for (let attempt = 1; ; attempt += 1) {
         let why: string;
+        /** False when no answer came at all (a network failure, a timeout): the upstream is unreachable, not busy. */
+        let answered = true;
         let waitMs = delay;
         try {
           const res = await fetch(`${base}${path}`, {
@@ -70,12 +72,13 @@ export function createUpstreamClient(baseUrl: string, key: string, onRetry: (why
           }
         } catch (error) {
           if (error instanceof UpstreamError || signal.aborted) throw error;
+          answered = false;
           why = (error as Error).name === 'TimeoutError' ? `no answer within ${policy.timeoutMs / 1000} s` : networkFailure(error as Error);
           delay *= 2;
         }
         if (attempt >= policy.attempts) throw new UpstreamError(`${base} failed ${attempt} times, last: ${why}`);
         retries += 1;
-        onRetry(why, waitMs);
+        onRetry(why, waitMs, answered);
         await sleep(waitMs, undefined, { signal });
       }
     },

@@ -14,7 +14,7 @@ import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } fro
 import { pairedLoad, type PairedResult } from './paired-load.js';
 import { sampleRss, servicePort, startChild, startFloor, type Child } from './processes.js';
 import { SHAPES, type Shape, type Target, targetsFor } from './shapes.js';
-import { formatVerdicts, judgeTargets } from './targets.js';
+import { formatVerdicts, judgeTargets, type MeasuredRow } from './targets.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -42,13 +42,8 @@ const SLICE_MS = 250;
 const LEAD_IN_SECONDS = 1;
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
-interface Row {
-  shape: string;
-  connections: number;
-  target: string;
-  rps: number;
-  p50: number;
-  p99: number;
+/** A row of the table: what the targets read (targets.ts), and the rest it prints. */
+interface Row extends MeasuredRow {
   errors: number;
   non2xx: number;
   /** Status codes other than 200 seen, if any. */
