@@ -9,6 +9,8 @@ import type { CommandOutput } from '../src/commands/command.js';
 import { handOff } from '../src/commands/hand-off.js';
 import { importCommand } from '../src/commands/import-command.js';
 import { StoreHeldError } from '../src/db/embedded-lock.js';
+import type { Services } from '../src/services.js';
+import { startControlServer } from '../src/start/control-server.js';
 import { REPO } from './support/processes.js';
 
 /** A stack frame line, which an interrupted hand-off must never print. */
@@ -107,4 +109,31 @@ describe('a hand-off that ends part-way', () => {
       `import interrupted before the server (process ${process.pid}) finished it: the server stops the import at its next row and rolls back the file it was on; files it had finished stay imported`,
     ]);
   }, 60_000);
+});
+
+describe('the command port', () => {
+  const uncaught: unknown[] = [];
+  const collect = (error: unknown) => uncaught.push(error);
+  beforeAll(() => void process.on('uncaughtException', collect));
+  afterAll(() => void process.off('uncaughtException', collect));
+
+  it('refuses a request without the secret, a malformed path included, and keeps running', async () => {
+    // Nothing of the services is used before the secret is checked.
+    const control = await startControlServer({} as Services, Promise.resolve(), SECRET);
+    try {
+      const base = `http://127.0.0.1:${control.port}`;
+      // Any local process (or a web page in a local browser) can reach the port: a path
+      // that is not valid percent-encoding threw URIError in the listener, which ended the server.
+      for (const path of ['/commands/%E0', '/commands/%', '/commands/keys']) {
+        const refused = await fetch(`${base}${path}`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(2_000) });
+        expect(refused.status, path).toBe(403);
+      }
+      const malformed = await fetch(`${base}/commands/%E0`, { method: 'POST', headers: { 'x-control-secret': SECRET }, body: '{}', signal: AbortSignal.timeout(2_000) });
+      expect(malformed.status).toBe(404);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(uncaught).toEqual([]);
+    } finally {
+      await control.close();
+    }
+  });
 });

@@ -24,10 +24,11 @@ export interface ControlServer {
 export async function startControlServer(services: Services, ready: Promise<void>, secret: string): Promise<ControlServer> {
   const expected = Buffer.from(secret);
   const server: Server = createServer((req, res) => {
-    const name = decodeURIComponent(/^\/commands\/([^/?]+)$/.exec(req.url ?? '')?.[1] ?? '');
-    const command = COMMANDS.get(name);
+    // The secret first: any local process (or a page in a local browser) can reach this
+    // port, so nothing of a request without it is read, its path included.
     const given = Buffer.from(String(req.headers[CONTROL_SECRET_HEADER] ?? ''));
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return void res.writeHead(403).end();
+    const command = COMMANDS.get(commandName(req.url ?? ''));
     if (req.method !== 'POST' || command === undefined) return void res.writeHead(404).end();
     void runHandedOff(services, ready, command, req, res);
   });
@@ -45,6 +46,19 @@ export async function startControlServer(services: Services, ready: Promise<void
 }
 
 // Private
+
+/**
+ * The command a path names, '' for none. Never throws: an exception in the listener
+ * would end the whole server, and a path that is not valid percent-encoding names nothing.
+ */
+function commandName(url: string): string {
+  const segment = /^\/commands\/([^/?]+)$/.exec(url)?.[1] ?? '';
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return '';
+  }
+}
 
 async function runHandedOff(
   services: Services,
