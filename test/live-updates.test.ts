@@ -2,7 +2,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateApiKey, hashApiKey } from '../src/auth/api-keys.js';
 import { CATALOG } from '../src/catalog/load-catalog.js';
+import { insertApiKey, revokeApiKey } from '../src/db/api-key-queries.js';
 import { openPostgres } from '../src/db/open-postgres.js';
 import { upsertPoints } from '../src/db/write-points.js';
 import { importFile } from '../src/import/import-files.js';
@@ -105,6 +107,36 @@ for (const kind of STORE_KINDS) {
       const wrongProject = await subscribeSse(service.url, 'subscription { seriesUpdated(name: staking_apy, projects: [blackrock]) { name } }', TEST_KEY);
       await wrongProject.ended;
       expect(JSON.stringify(wrongProject.events)).toMatch(/staking-apy has no project blackrock/);
+    });
+
+    it('ends the open subscriptions of a key when it is revoked, as its requests are refused', async () => {
+      const key = generateApiKey();
+      const store = service.running.services.store;
+      const name = `live-${kind.name}`;
+      await insertApiKey(store, name, hashApiKey(key));
+      const kept = await subscribeSse(service.url, PRICE, TEST_KEY);
+      const sub = await subscribeSse(service.url, PRICE, key);
+      try {
+        expect(sub.status).toBe(200);
+        await subscribed(service, 2);
+        // What `npm run keys -- revoke` does in the server holding the store (on a PostgreSQL
+        // server, other instances' caches let it go within KEY_CACHE_MS).
+        await revokeApiKey(store, name);
+        service.running.services.keys.forget();
+        expect((await service.get('/v1/metrics', { key })).status).toBe(401);
+        const ended = await Promise.race([sub.ended.then(() => true), new Promise((r) => setTimeout(() => r(false), 3_000))]);
+        expect(ended).toBe(true);
+        await subscribed(service, 1);
+        // A write afterwards reaches the other key's subscription, not the revoked one's.
+        const projectId = service.running.services.state.directory!.idOf('token-price-usd', 'ethereum')!;
+        await upsertPoints(store, [{ projectId, day: '2026-07-20', value: 7, extra: null }]);
+        expect(await kept.next(2_000)).toMatchObject({ data: { seriesUpdated: { slug: 'ethereum', from: '2026-07-20' } } });
+        expect(sub.events).toEqual([]);
+      } finally {
+        sub.close();
+        kept.close();
+        await subscribed(service, 0);
+      }
     });
   });
 }

@@ -5,6 +5,7 @@ import type { RateLimitMeter } from '../limits/rate-limiter.js';
 import type { SeriesLoaders } from '../series/series-loader.js';
 import type { Services } from '../services.js';
 import type { Splices } from './splice.js';
+import type { KeyCheck } from '../live/series-updates.js';
 
 /** What every resolver sees: the shared services and this request's own loaders, directory, rate-limit meter and splices. */
 export interface GraphqlContext {
@@ -14,6 +15,8 @@ export interface GraphqlContext {
   meter: RateLimitMeter;
   /** The key's stable id. */
   caller: string;
+  /** Whether the request's key still counts (false once revoked): open subscriptions ask it again and again. */
+  keyStillValid?: KeyCheck;
   /** Aborts when the client leaves: cancels its statements, ends its subscription. */
   signal: CancelSignal;
   /** Waits until an answer of about `bytes` may be built; what it reserves is given back when the response is sent. */

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RateLimitMeter } from '../limits/rate-limiter.js';
 import { ApiError } from '../api/api-error.js';
+import { API_KEY_HEADER } from '../auth/api-keys.js';
 import { readyDirectory } from '../api/unavailable.js';
 import { readBody, sendFetchResponse, sendResponseWithBody, toFetchRequest } from '../http/fetch-bridge.js';
 import { renderGraphqlError } from '../http/render-error.js';
@@ -49,7 +50,8 @@ export function createGraphqlRoute(services: Services): Route {
       // Points go into the answer as the database's bytes, here, after Yoga serialized the rest.
       const splices = createSplices(true);
       try {
-        const response = await yoga.handleNodeRequestAndResponse(request, res, { directory, signal, meter: counting, caller: caller?.id ?? 'anonymous', reserveAnswer, splices });
+        const keyStillValid = () => stillValid(services, req.headers[API_KEY_HEADER]);
+        const response = await yoga.handleNodeRequestAndResponse(request, res, { directory, signal, meter: counting, caller: caller?.id ?? 'anonymous', keyStillValid, reserveAnswer, splices });
         if (response.status === 415 || response.status === 406) throw mediaTypeRefusal(req, response);
         const contentType = response.headers.get('content-type') ?? '';
         // A subscription's events are written as they come.
@@ -71,6 +73,11 @@ export function createGraphqlRoute(services: Services): Route {
 }
 
 // Private
+
+/** Whether the key a request was let in with is still accepted (a revoked one is not). */
+async function stillValid(services: Services, header: string | string[] | undefined): Promise<boolean> {
+  return (await services.keys.verify(Array.isArray(header) ? undefined : header)) !== undefined;
+}
 
 /**
  * What a GraphQL answer depends on besides the data: the document, variables and

@@ -38,7 +38,7 @@ export function addSeriesUpdatedSubscription(builder: Builder, refs: { enums: En
           const foreign = slugs.filter((slug) => !allowed.includes(slug));
           if (foreign.length > 0) throw new ApiError('bad-request', `${args.name} has no project ${foreign.slice(0, 5).join(', ')}; it has ${allowed.join(', ')}`);
         }
-        return ctx.services.seriesUpdates.subscribe(ctx.caller, { name: args.name ?? undefined, slugs }, ctx.signal);
+        return ctx.services.seriesUpdates.subscribe(ctx.caller, { name: args.name ?? undefined, slugs }, ctx.signal, ctx.keyStillValid);
       },
       resolve: (update) => update,
     }),

@@ -7,6 +7,7 @@ import { API_KEY_HEADER } from '../auth/api-keys.js';
 import type { ProjectDirectory } from '../db/project-directory.js';
 import type { CancelSignal } from '../db/store.js';
 import type { RateLimitMeter } from '../limits/rate-limiter.js';
+import type { KeyCheck } from '../live/series-updates.js';
 import { createSeriesLoaders } from '../series/series-loader.js';
 import type { Services } from '../services.js';
 import { useGraphqlArmor } from './armor.js';
@@ -24,6 +25,8 @@ export interface GraphqlServerContext {
   meter: RateLimitMeter;
   /** The key's stable id: open subscriptions are counted per key. */
   caller: string;
+  /** Whether the request's key still counts: an open subscription ends once it does not. */
+  keyStillValid?: KeyCheck;
   /** See GraphqlContext.reserveAnswer. */
   reserveAnswer(bytes: number): Promise<void>;
   /** Splices the route puts in as bytes (see splice.ts); made here when Yoga is used alone. */
@@ -63,7 +66,7 @@ export function createGraphqlServer(services: Services): YogaServerInstance<Grap
       }),
       useSplices((context) => (context as GraphqlContext).splices),
     ],
-    context: ({ directory, signal, meter, caller, reserveAnswer, splices }) => ({ services, directory, meter, caller, signal, reserveAnswer, loaders: createSeriesLoaders(services.reads, directory, signal), splices: splices ?? createSplices() }),
+    context: ({ directory, signal, meter, caller, keyStillValid, reserveAnswer, splices }) => ({ services, directory, meter, caller, keyStillValid, signal, reserveAnswer, loaders: createSeriesLoaders(services.reads, directory, signal), splices: splices ?? createSplices() }),
     graphiql: services.config.graphiql ? () => graphiqlOptions(services) : false,
     // The page is a 9 MB bundle (no CDN needed); it is loaded the first time someone opens it.
     renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),

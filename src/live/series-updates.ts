@@ -42,8 +42,12 @@ export interface SeriesUpdates {
    * replicas that serve reads have replayed it.
    */
   start(store: Store, directory: ProjectDirectory, beforeDelivery?: () => Promise<void>): Promise<void>;
-  /** The updates matching `filter` until `signal` aborts or the hub closes; refused past the caps. */
-  subscribe(caller: string, filter: SeriesUpdateFilter, signal: CancelSignal): AsyncIterable<SeriesUpdate>;
+  /**
+   * The updates matching `filter` until `signal` aborts, the hub closes, or `stillAllowed`
+   * (asked every {@link KEY_RECHECK_MS}) says the caller's key no longer counts; refused
+   * past the caps.
+   */
+  subscribe(caller: string, filter: SeriesUpdateFilter, signal: CancelSignal, stillAllowed?: KeyCheck): AsyncIterable<SeriesUpdate>;
   publish(update: SeriesUpdate): void;
   /**
    * Calls `observer` for every write announced, whoever subscribes, and with `listening`
@@ -57,6 +61,19 @@ export interface SeriesUpdates {
   /** Ends every subscription and stops listening: a graceful shutdown does not wait for them. */
   close(): Promise<void>;
 }
+
+/**
+ * Whether the key a subscription was opened with still counts: false once it is revoked. A
+ * promise that rejects (the key store cannot be asked) keeps the subscription open.
+ */
+export type KeyCheck = () => boolean | Promise<boolean>;
+
+/**
+ * How often an open subscription's key is checked again. The verifier answers from its
+ * cache (KEY_CACHE_MS, dropped at once in the process that revoked the key), so a revoked
+ * key's streams end within a second of the key being refused to requests.
+ */
+export const KEY_RECHECK_MS = 1_000;
 
 /** Updates a slow subscriber may have waiting before the oldest are dropped: a newer "data landed" is worth more. */
 const QUEUE_LIMIT = 1000;
@@ -106,7 +123,7 @@ export function createSeriesUpdates(limits: SubscriptionLimits, logger: Logger):
         });
       }, tell);
     },
-    subscribe(caller, filter, signal) {
+    subscribe(caller, filter, signal, stillAllowed) {
       if (closed) throw new ApiError('unavailable', 'the service is shutting down; subscribe again shortly', { headers: { 'retry-after': '1' } });
       if (limits.perKey === 0) throw new ApiError('bad-request', 'live subscriptions are turned off on this service');
       refuseOverCaps(caller);
@@ -124,8 +141,16 @@ export function createSeriesUpdates(limits: SubscriptionLimits, logger: Logger):
         subscribers.add(subscriber);
         const onAbort = () => stop();
         signal.addEventListener('abort', onAbort, { once: true });
+        // A revoked key hears nothing more: its streams end as its requests are refused.
+        const recheck = stillAllowed === undefined ? undefined : setInterval(() => {
+          Promise.resolve().then(stillAllowed).then((allowed) => {
+            if (!allowed) stop();
+          }, () => {});
+        }, KEY_RECHECK_MS);
+        recheck?.unref();
         if (signal.aborted || closed) stop();
         await stop;
+        clearInterval(recheck);
         signal.removeEventListener('abort', onAbort);
         subscribers.delete(subscriber);
         const left = (perKey.get(caller) ?? 1) - 1;

@@ -35,7 +35,7 @@ The machine-readable REST contract is <code>GET /v1/openapi.json</code> (OpenAPI
 It is checked before anything else is parsed. Missing or unknown: 401 with <code>WWW-Authenticate: ApiKey header="x-api-key"</code>.</li>
 <li>This page, GraphiQL's page, <code>/healthz</code> and <code>/readyz</code> need no key. No answer to a request without a key ever contains one:
 GraphiQL's headers editor starts empty and keeps what you type in your browser.</li>
-<li>Keys are stored as SHA-256 digests and shown once at creation; a revoked key stops working within 5 s.</li>
+<li>Keys are stored as SHA-256 digests and shown once at creation; a revoked key stops working within 5 s, and its open subscriptions end within a second after that.</li>
 ${config.metrics === 'off' ? '' : `<li><code>GET /metrics</code> gives the service's figures in Prometheus text format ${config.metrics === 'on' ? 'to a key holder (one unit of its budget)' : 'without a key'}.</li>`}
 </ul>
 
