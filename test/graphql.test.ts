@@ -279,6 +279,19 @@ for (const kind of STORE_KINDS) {
     });
 
     describe('GraphQL over HTTP', () => {
+      it('refuses a Host header that holds no host with a 400, for the page and the API alike', async () => {
+        // The request's URL is built from it: an invalid one was an unexpected error (500), logged as one.
+        for (const host of ['a b', '[', 'x/y?z']) {
+          const page = await service.get('/graphql', { key: null, headers: { host, accept: 'text/html' } });
+          expect(page.status, host).toBe(400);
+          expect(((await page.json()) as GraphqlBody).errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+          const api = await service.get('/graphql', { method: 'POST', headers: { host, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ metrics { name } }' }) });
+          expect(api.status, host).toBe(400);
+          expect(((await api.json()) as GraphqlBody).errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+        }
+        expect(service.logs.filter((l) => l.level === 50)).toEqual([]);
+      });
+
       it('runs a query sent with GET', async () => {
         const res = await service.get(`/graphql?query=${encodeURIComponent('{ metrics { name } }')}`, {
           headers: { accept: 'application/json' },

@@ -23,6 +23,8 @@ export function createGraphqlRoute(services: Services): Route {
     errors: renderGraphqlError,
     handle: async ({ req, res, query, signal, meter, caller }) => {
       const head = req.method === 'HEAD';
+      // Yoga and the page build the request's URL from it: one that holds no host is the client's error.
+      if (!isValidHost(req.headers.host)) throw new ApiError('bad-request', 'the Host header does not hold a host name (with an optional port)');
       if (isGraphiqlPageRequest(req, query)) return sendFetchResponse(res, await yoga.fetch(toFetchRequest(req, Buffer.alloc(0))), head);
       const directory = readyDirectory(services.state);
       // Yoga's own Node entry (whatwg-node's light Request, built from the node request's
@@ -134,6 +136,10 @@ function sendBytesAs(res: ServerResponse, contentType: string, body: Buffer): vo
   res.setHeader('content-type', contentType);
   res.setHeader('content-length', body.length);
   res.end(body);
+}
+
+function isValidHost(host: string | undefined): boolean {
+  return host === undefined || (!/[/?#@\\]/.test(host) && URL.canParse(`http://${host}/`));
 }
 
 function isGraphiqlPageRequest(req: IncomingMessage, query: string): boolean {
