@@ -1,6 +1,8 @@
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { loadConfig } from '../src/config.js';
 import { createLogger, createRequestLog, type RequestLine } from '../src/log.js';
+import { startService } from '../src/start/start-service.js';
 import { gatherLines } from '../src/log-blocks.js';
 
 /** A logger writing into an array of lines, as the service's would write to standard output. */
@@ -79,5 +81,29 @@ describe('log lines gathered into blocks', () => {
     blocks.flush();
     expect(written).toHaveLength(1);
     expect(flushed).toBe(0);
+  });
+});
+
+describe('error fields of log lines', () => {
+  it('name the cause of a start-up that cannot reach the database, never the URL\'s password', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(...String(chunk).split('\n').filter(Boolean));
+        done();
+      },
+    });
+    // Nothing listens on port 1: each attempt fails with ECONNREFUSED.
+    const config = loadConfig({ PORT: '0', DATABASE_URL: 'postgres://someone:pw-never-logged@127.0.0.1:1/db', CONNECT_TIMEOUT_SECONDS: '1' });
+    const running = await startService(config, createLogger(config, sink));
+    try {
+      for (let i = 0; i < 100 && !lines.some((l) => l.includes('database not ready')); i++) await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      await running.close();
+    }
+    const retry = lines.map((l) => JSON.parse(l) as { msg: string; err?: Record<string, unknown> }).find((l) => l.msg === 'database not ready; retrying');
+    // The error was described twice (once by the caller, once by the logger's serializer): "[object Object]".
+    expect(retry?.err).toMatchObject({ code: 'ECONNREFUSED', message: expect.stringContaining('ECONNREFUSED') });
+    expect(lines.join('\n')).not.toContain('pw-never-logged');
   });
 });

@@ -5,7 +5,6 @@ import type { CommandOutput } from '../commands/command.js';
 import { CONTROL_SECRET_HEADER, type ControlEvent } from '../commands/hand-off.js';
 import { COMMANDS, type HandedOffCommand } from '../commands/registry.js';
 import { readBody } from '../http/fetch-bridge.js';
-import { describeError } from '../log.js';
 import type { Services } from '../services.js';
 
 /** The server side of a hand-off: a loopback listener that runs commands against this process's store. */
@@ -83,7 +82,7 @@ async function runHandedOff(
     const keysChanged = () => services.keys.forget();
     code = await command.run({ store: services.store, catalog: services.catalog, config: services.config, output, signal: gone.signal, keysChanged }, args);
   } catch (error) {
-    services.logger.warn({ command: command.name, err: describeError(error) }, 'a handed-over command failed');
+    services.logger.warn({ command: command.name, err: error }, 'a handed-over command failed');
     output.progress('');
     output.err(`${(error as Error).message}\n`);
   }

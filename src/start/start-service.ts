@@ -8,7 +8,6 @@ import type { Config } from '../config.js';
 import { claimEmbeddedStore, type StoreClaim } from '../db/embedded-lock.js';
 import { openStore } from '../db/open-store.js';
 import type { Store } from '../db/store.js';
-import { describeError } from '../log.js';
 import { createServices, loadRedisStoreOpener, type Services } from '../services.js';
 import { startControlServer, type ControlServer } from './control-server.js';
 import { prepareDatabase } from './prepare-database.js';
@@ -122,7 +121,7 @@ async function keepPreparing(services: Services, signal: AbortSignal): Promise<v
     } catch (error) {
       if (signal.aborted) throw error;
       const delay = RETRY_DELAYS_MS[Math.min(attempt, RETRY_DELAYS_MS.length - 1)]!;
-      services.logger.warn({ err: describeError(error), attempt: attempt + 1, retryInMs: delay }, 'database not ready; retrying');
+      services.logger.warn({ err: error, attempt: attempt + 1, retryInMs: delay }, 'database not ready; retrying');
       await sleep(delay, undefined, { signal }).catch(() => {});
       if (signal.aborted) throw error;
     }
