@@ -279,6 +279,17 @@ for (const kind of STORE_KINDS) {
     });
 
     describe('GraphQL over HTTP', () => {
+      it('serves GraphiQL\'s page and /docs with a Content-Security-Policy that no other site may frame them under', async () => {
+        // GraphiQL keeps the key its user typed in the browser: a page framing it could make that user run queries.
+        const page = await service.get('/graphql', { key: null, headers: { accept: 'text/html' } });
+        expect(page.status).toBe(200);
+        expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+        const docs = await service.get('/docs', { key: null });
+        expect(docs.status).toBe(200);
+        // The page holds no script: none may run in it.
+        expect(docs.headers.get('content-security-policy')).toBe("default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+      });
+
       it('refuses a Host header that holds no host with a 400, for the page and the API alike', async () => {
         // The request's URL is built from it: an invalid one was an unexpected error (500), logged as one.
         for (const host of ['a b', '[', 'x/y?z']) {

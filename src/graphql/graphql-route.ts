@@ -25,7 +25,12 @@ export function createGraphqlRoute(services: Services): Route {
       const head = req.method === 'HEAD';
       // Yoga and the page build the request's URL from it: one that holds no host is the client's error.
       if (!isValidHost(req.headers.host)) throw new ApiError('bad-request', 'the Host header does not hold a host name (with an optional port)');
-      if (isGraphiqlPageRequest(req, query)) return sendFetchResponse(res, await yoga.fetch(toFetchRequest(req, Buffer.alloc(0))), head);
+      if (isGraphiqlPageRequest(req, query)) {
+        // The page runs inline scripts and workers from blobs, so only framing is restricted:
+        // GraphiQL keeps the key in the browser, and a site framing it could make its user run queries.
+        res.setHeader('content-security-policy', "frame-ancestors 'none'");
+        return sendFetchResponse(res, await yoga.fetch(toFetchRequest(req, Buffer.alloc(0))), head);
+      }
       const directory = readyDirectory(services.state);
       // Yoga's own Node entry (whatwg-node's light Request, built from the node request's
       // fields) rather than a Fetch API Request of our own: 16% more GraphQL answers per
