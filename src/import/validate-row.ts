@@ -98,6 +98,14 @@ function extraText(metric: MetricDefinition, extra: unknown): { text: string | n
   if (typeof extra !== 'object' || Array.isArray(extra)) return { error: `expected "extra" to be a JSON object, found ${describe(extra)}` };
   const reserved = RESERVED_EXTRA_KEYS.filter((key) => Object.hasOwn(extra, key));
   if (reserved.length > 0) return { error: `"extra" may not hold ${reserved.map((k) => `"${k}"`).join(' or ')}: every point has that field already` };
+  // The catalog's fields are aggregated like the value (as numbers, in SQL): anything else
+  // there made every interval query over the day fail with a 500, for every reader.
+  const record = extra as Record<string, unknown>;
+  const notNumbers = metric.extraFields.filter((field) => Object.hasOwn(record, field) && record[field] !== null && !(typeof record[field] === 'number' && Number.isFinite(record[field])));
+  if (notNumbers.length > 0) {
+    const field = notNumbers[0]!;
+    return { error: `extra field "${field}" of metric "${metric.name}" must be a number (or null), found ${describe(record[field])}` };
+  }
   return { text: JSON.stringify(extra) };
 }
 
