@@ -119,6 +119,24 @@ for (const kind of STORE_KINDS) {
       expect(calls).toHaveLength(1);
     });
 
+    it('keeps a valid key cached through a flood of more made-up keys than the cache holds', async () => {
+      const { key } = await storedKey();
+      const [db, calls] = countingQueryable(store);
+      const verifier = createKeyVerifier(db, []);
+      // Time stands still, so only the flood (not KEY_CACHE_MS) can drop the valid key.
+      vi.spyOn(Date, 'now').mockReturnValue(Date.now());
+      expect(await verifier.verify(key)).toBeDefined();
+
+      for (let i = 0; i < 10_001; i += 1_000) {
+        const made = Array.from({ length: 1_000 }, () => generateApiKey());
+        expect(await Promise.all(made.map((k) => verifier.verify(k)))).toEqual(made.map(() => undefined));
+      }
+      const lookups = calls.length;
+
+      expect(verifier.verify(key)).toEqual(expect.objectContaining({ name: expect.any(String) }));
+      expect(calls).toHaveLength(lookups);
+    });
+
     it('the database holds the SHA-256 digest of a key and never the key itself', async () => {
       const { name, key } = await storedKey();
       const sha256 = createHash('sha256').update(key, 'utf8').digest();

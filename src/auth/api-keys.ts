@@ -7,6 +7,7 @@ export const API_KEY_HEADER = 'x-api-key';
 
 /** How long a lookup result is trusted: a revoked key stops working within this time. */
 export const KEY_CACHE_MS = 5_000;
+/** Per cache: valid keys and refused values are kept apart, so a flood of made-up keys never pushes out a real one. */
 const KEY_CACHE_MAX_ENTRIES = 10_000;
 /** Real keys are 46 characters; anything much longer is refused without hashing or a lookup. */
 const MAX_KEY_LENGTH = 256;
@@ -59,8 +60,11 @@ export function createKeyVerifier(db: Queryable, plainKeys: readonly string[]): 
     const digest = hashApiKey(key);
     return { digest, identity: { id: `env:${digest.toString('hex').slice(0, 12)}`, name: `API_KEYS[${i}]` } };
   });
-  const cache = new Map<string, { identity: KeyIdentity | undefined; until: number }>();
+  type Entry = { identity: KeyIdentity | undefined; until: number };
+  const accepted = new Map<string, Entry>();
+  const refused = new Map<string, Entry>();
   const remember = (key: string, identity: KeyIdentity | undefined) => {
+    const cache = identity === undefined ? refused : accepted;
     if (cache.size >= KEY_CACHE_MAX_ENTRIES) cache.clear();
     cache.set(key, { identity, until: Date.now() + KEY_CACHE_MS });
     return identity;
@@ -80,7 +84,7 @@ export function createKeyVerifier(db: Queryable, plainKeys: readonly string[]): 
     // Not async: a busy key is answered from the cache without a promise to wait on.
     verify(key) {
       if (key === undefined || key === '' || key.length > MAX_KEY_LENGTH) return undefined;
-      const cached = cache.get(key);
+      const cached = accepted.get(key) ?? refused.get(key);
       if (cached !== undefined && cached.until > Date.now()) return cached.identity;
       const digest = hashApiKey(key);
       const listed = configured.find((c) => timingSafeEqual(c.digest, digest));
@@ -88,7 +92,8 @@ export function createKeyVerifier(db: Queryable, plainKeys: readonly string[]): 
       return lookUp(key, digest);
     },
     forget() {
-      cache.clear();
+      accepted.clear();
+      refused.clear();
     },
   };
 }
