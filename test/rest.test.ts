@@ -371,6 +371,7 @@ for (const kind of STORE_KINDS) {
         const rest = await rawRequest(svc.url, `GET /v1/metrics/token-price-usd?project=ethereum&start_date=\uFF10\uFF12 HTTP/1.1\r\nhost: x\r\nx-api-key: ${TEST_KEY}\r\n\r\n`);
         expect(rest.head).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
         expect(rest.head).toMatch(/\r\ncontent-type: application\/problem\+json\r\n/);
+        expect(rest.head).toMatch(/\r\nx-content-type-options: nosniff\r\n/);
         expect(JSON.parse(rest.body)).toEqual({
           type: '/docs#problem-bad-request',
           title: 'Bad Request',

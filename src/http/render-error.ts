@@ -66,6 +66,7 @@ export function rawRequestError(parserCode: string | undefined, requestStart: Bu
   return [
     `HTTP/1.1 ${error.status} ${ERROR_KINDS[error.kind].title}`,
     `content-type: ${type}`,
+    'x-content-type-options: nosniff',
     'cache-control: no-store',
     `content-length: ${Buffer.byteLength(body)}`,
     'connection: close',
