@@ -48,7 +48,12 @@ const envSchema = z.object({
   CONNECT_TIMEOUT_SECONDS: z.coerce.number().positive().max(120).default(D.CONNECT_TIMEOUT_SECONDS),
   API_KEYS: commaList.optional(),
   CACHE_MAX_AGE_SECONDS: z.coerce.number().int().min(0).default(D.CACHE_MAX_AGE_SECONDS),
-  CORS_ORIGINS: commaList.optional(),
+  CORS_ORIGINS: z.string().transform((v, ctx) => {
+    const origins = v.split(',').map((s) => s.trim()).filter((s) => s !== '');
+    // A browser's Origin is compared exactly: a path, a trailing slash or 'null' would never match, or match any sandboxed page.
+    for (const origin of origins) if (!isOrigin(origin)) ctx.addIssue({ code: 'custom', message: `expected origins such as https://app.example (scheme, host and optional port, nothing after) joined with commas, got ${JSON.stringify(origin.slice(0, 80))}` });
+    return origins;
+  }).optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(D.RATE_LIMIT_PER_MINUTE),
   RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(D.RATE_LIMIT_BURST),
   REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'expected a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379' }).optional(),
@@ -152,4 +157,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workers: e.WORKERS === 'auto' ? availableParallelism() : e.WORKERS,
     logLevel: e.LOG_LEVEL,
   });
+}
+
+// Private
+
+/** Whether `value` is written exactly as a browser sends it in `Origin`: http(s), lower-case host, no default port, no path. */
+function isOrigin(value: string): boolean {
+  return URL.canParse(value) && /^https?:$/.test(new URL(value).protocol) && new URL(value).origin === value;
 }

@@ -15,6 +15,13 @@ describe('configuration', () => {
     expect(config.corsOrigins).toEqual(['https://app.example']);
   });
 
+  it('refuses CORS_ORIGINS entries a browser\'s Origin could never equal, or that would let in sandboxed pages', () => {
+    expect(loadConfig({ CORS_ORIGINS: 'https://app.example, http://localhost:5173' }).corsOrigins).toEqual(['https://app.example', 'http://localhost:5173']);
+    for (const bad of ['null', 'https://app.example/', 'app.example', 'https://app.example/path', '*', 'https://App.example', 'https://app.example:443']) {
+      expect(() => loadConfig({ CORS_ORIGINS: `https://ok.example,${bad}` }), bad).toThrow(`CORS_ORIGINS: expected origins such as https://app.example (scheme, host and optional port, nothing after) joined with commas, got ${JSON.stringify(bad)}`);
+    }
+  });
+
   it('names every bad variable in one error', () => {
     expect(() => loadConfig({ PORT: 'eighty', DATABASE_URL: 'mysql://x', GRAPHIQL: 'maybe' })).toThrow(
       /PORT[\s\S]*DATABASE_URL[\s\S]*GRAPHIQL/,
