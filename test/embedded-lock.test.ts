@@ -55,6 +55,21 @@ describe('one process at a time on an embedded store folder', () => {
     claimEmbeddedStore(folder, 'command', 'again').release();
   });
 
+  it('announces its port in an owner file only its user may read, even with a readable file planted under the side file\'s name', async () => {
+    const folder = join(dir, 'planted');
+    const claim = claimEmbeddedStore(folder, 'server', 'npm start');
+    try {
+      // What someone else could leave beforehand in a folder they may write to.
+      await writeFile(`${claim.path}.${process.pid}`, 'planted', { mode: 0o644 });
+      claim.announce(4321);
+      expect((await stat(claim.path)).mode & 0o777).toBe(0o600);
+      expect(readHolder(folder)).toMatchObject({ pid: process.pid, controlPort: 4321, secret: claim.holder.secret });
+      expect(existsSync(`${claim.path}.${process.pid}`)).toBe(false);
+    } finally {
+      claim.release();
+    }
+  });
+
   it('takes over a claim left by a process that has ended', async () => {
     const folder = join(dir, 'b');
     const ended = spawn(process.execPath, ['-e', '0']);

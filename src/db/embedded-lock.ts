@@ -150,8 +150,15 @@ function createClaim(path: string, holder: StoreHolder): StoreClaim {
     announce(controlPort) {
       holder.controlPort = controlPort;
       // Written whole to a side file and renamed, so a reader never sees half of it.
+      // Made new ('wx'): a file planted under that name beforehand (a folder others can
+      // write to) is neither written through nor left readable by its planter.
       const next = `${path}.${process.pid}`;
-      writeFileSync(next, JSON.stringify(holder), { mode: 0o600 });
+      try {
+        unlinkSync(next);
+      } catch {
+        // none left over
+      }
+      writeFileSync(next, JSON.stringify(holder), { mode: 0o600, flag: 'wx' });
       renameSync(next, path);
     },
     release,
