@@ -150,6 +150,22 @@ for (const kind of STORE_KINDS) {
       });
     });
 
+    it('aggregates an extra field over the days that hold a number in it, so a stored non-number there is no 500', async () => {
+      const week = 'project=blackrock&start_date=2026-02-02&end_date=2026-02-08';
+      type Day = { date: string; value: number; spot: number | null; futures: number | null };
+      const daily = (JSON.parse(await text(`/v1/metrics/etf-num-products?${week}`)) as { blackrock: Day[] }).blackrock;
+      expect(daily.length).toBeGreaterThan(1);
+      // What an import took before it refused non-numbers in the catalog's extra fields.
+      await svc.running.services.store.query(
+        `update point set extra = jsonb_set(extra, '{spot}', '"</script>"') where day = $1 and project_id = (select p.id from project p join metric m on m.id = p.metric_id where m.name = 'etf-num-products' and p.slug = 'blackrock')`,
+        [daily[0]!.date],
+      );
+
+      const weekly = JSON.parse(await text(`/v1/metrics/etf-num-products?${week}&interval=week&aggregation=sum`)) as { blackrock: Day[] };
+      const sum = (days: Day[], field: 'value' | 'spot' | 'futures') => days.reduce((total, d) => total + (d[field] ?? 0), 0);
+      expect(weekly.blackrock).toEqual([{ date: '2026-02-02', value: sum(daily, 'value'), spot: sum(daily.slice(1), 'spot'), futures: sum(daily, 'futures'), leveraged: expect.anything() }]);
+    });
+
     /** The REST answers of several metrics, flattened into long rows. */
     async function restRows(metrics: string[], projects: string[], query: string) {
       const rows: { metric: string; project: string; date: string; value: number | null }[] = [];

@@ -159,7 +159,7 @@ function bucketedPoints(shape: SeriesShape): string {
   }
   const warmLo = warm.length === 0 ? 'b.out_lo' : `greatest(b.first_bucket, least(${warm.join(', ')}))`;
   const extra = shape.extraFields.length === 0 ? 'null::jsonb'
-    : `jsonb_build_object(${shape.extraFields.map((f) => `'${identifier(f)}', trim_scale(${aggregate(options.aggregation, `(d.extra->>'${identifier(f)}')::numeric`)})`).join(', ')})`;
+    : `jsonb_build_object(${shape.extraFields.map((f) => `'${identifier(f)}', trim_scale(${aggregate(options.aggregation, extraNumber(f))})`).join(', ')})`;
   const point: PointColumns = { day: 'o.bucket', value: 'trim_scale(o.value)::text', always: false, count: 'o.n', extra: 'o.extra', revised: 'o.revised' };
   const revised = selects(shape.layout, 'revisedAt') ? 'max(d.written_at)' : 'null::timestamptz';
   return `select ${aggregateText(shape.layout, pointText(shape.layout, point), 'o.bucket')}
@@ -197,6 +197,15 @@ function bucketedPoints(shape: SeriesShape): string {
       select s.* from shaped s cross join warm w
       where s.bucket between w.out_lo and w.out_hi${options.fill === 'none' ? ' and s.n > 0' : ''}
     ) o`;
+}
+
+/**
+ * An extra field as a number, null where a point holds something else there: imports
+ * refuse that now, but a row written before must not make its buckets an error.
+ */
+function extraNumber(field: string): string {
+  const path = `d.extra->'${identifier(field)}'`;
+  return `case when jsonb_typeof(${path}) = 'number' then (${path})::numeric end`;
 }
 
 /** A bucket without data: left missing (none, null), zero, or the last value before it carried on. */
