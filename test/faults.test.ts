@@ -92,10 +92,13 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
 
   it('starts with the database down, answers 503 quickly, and serves once it comes back', async () => {
     await pg.stop();
-    const { service } = await startOn(pg.url);
+    const { service, logs } = await startOn(pg.url);
     try {
       expect((await get(service.url, '/healthz')).status).toBe(200);
       expect((await get(service.url, '/readyz')).status).toBe(503);
+      // The retry says why, as describeError puts it (it said "[object Object]", described twice).
+      const retry = logs.map((l) => JSON.parse(l) as { msg: string; err?: unknown }).find((l) => l.msg === 'database not ready; retrying');
+      expect(retry?.err).toMatchObject({ type: 'Error', code: 'ECONNREFUSED', message: expect.stringContaining('ECONNREFUSED') });
       const started = Date.now();
       const res = await get(service.url, DATA_PATH);
       expect(Date.now() - started).toBeLessThan(6_000);
