@@ -47,7 +47,18 @@ export function createReadRouter(primary: Store, options: ReplicaOptions, logger
     inUse: false,
     lagSeconds: null as number | null,
     reason: 'not checked yet' as string | undefined,
+    /** A check that may put it back in rotation is under way: a write announced meanwhile waits for it too. */
+    admitting: false,
   }));
+  /**
+   * The primary's WAL position at the latest write announced (or being announced). A replica
+   * out of rotation then (stopped, failing, lagging) was not waited for, so it comes back
+   * only once it has replayed that far: its lag alone can be within the limit while it still
+   * lacks a write that subscribers were told of and the response cache now keeps.
+   */
+  let announced = '0/0';
+  /** A server that does not answer at all (frozen, a network that drops packets) is not waited for longer than this. */
+  const answerWithinMs = (options.connectTimeoutSeconds + options.statementTimeoutSeconds) * 1000;
   let next = 0;
   const pick = () => {
     const fit = replicas.filter((r) => r.inUse);
@@ -62,23 +73,32 @@ export function createReadRouter(primary: Store, options: ReplicaOptions, logger
   };
 
   const check = async (replica: (typeof replicas)[number], primaryHead: Promise<{ lsn: string; now: number }>) => {
+    replica.admitting = !replica.inUse;
     try {
       const head = await primaryHead;
-      const [state] = await replica.store.query<{ recovery: boolean; behind: string | null; replayed: number | null }>(
+      const mustReplay = announced;
+      const [state] = await answerWithin(answerWithinMs, replica.store.query<{ recovery: boolean; behind: string | null; unreplayed: string | null; replayed: number | null }>(
         `select pg_is_in_recovery() as recovery, pg_wal_lsn_diff($1::pg_lsn, pg_last_wal_replay_lsn())::text as behind,
+           pg_wal_lsn_diff($2::pg_lsn, pg_last_wal_replay_lsn())::text as unreplayed,
            extract(epoch from pg_last_xact_replay_timestamp())::float8 as replayed`,
-        [head.lsn],
-      );
+        [head.lsn, mustReplay],
+      ));
       if (!state!.recovery) return drop(replica, 'not a standby (pg_is_in_recovery() is false)');
       const lag = Number(state!.behind ?? 0) <= 0 ? 0 : Math.max(0, head.now - (state!.replayed ?? 0));
       replica.lagSeconds = Math.round(lag * 10) / 10;
       if (lag > options.maxLagSeconds) return drop(replica, `lags ${replica.lagSeconds} s, more than ${options.maxLagSeconds} s`);
+      if (!replica.inUse && Number(state!.unreplayed ?? 1) > 0) {
+        replica.reason = 'has not yet replayed a write already announced';
+        return;
+      }
       if (!replica.inUse) logger.info({ replica: replica.name, lagSeconds: replica.lagSeconds }, 'replica in rotation');
       replica.inUse = true;
       replica.reason = undefined;
     } catch (error) {
       replica.lagSeconds = null;
       drop(replica, `check failed: ${(error as Error).message.slice(0, 120)}`);
+    } finally {
+      replica.admitting = false;
     }
   };
   /** One read of the primary's position and clock per round, shared by every replica's check. */
@@ -117,12 +137,18 @@ export function createReadRouter(primary: Store, options: ReplicaOptions, logger
     states: () => replicas.map((r) => ({ replica: r.name, inUse: r.inUse, lagSeconds: r.lagSeconds, ...(r.reason === undefined ? {} : { reason: r.reason }) })),
     async caughtUp() {
       const [head] = await primary.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn');
-      await Promise.all(replicas.filter((r) => r.inUse).map(async (replica) => {
+      announced = head!.lsn;
+      // Every replica in rotation, or being checked for it, is waited for until it has replayed
+      // the write, leaves rotation (a check found it lagging or failing), or the lag limit
+      // passes; a replica that does not answer at all is not waited for beyond that limit.
+      const waitedFor = (replica: (typeof replicas)[number]) => replica.inUse || replica.admitting;
+      await Promise.all(replicas.filter(waitedFor).map(async (replica) => {
         const deadline = Date.now() + options.maxLagSeconds * 1000;
         for (;;) {
-          const [state] = await replica.store.query<{ behind: string }>('select pg_wal_lsn_diff($1::pg_lsn, pg_last_wal_replay_lsn())::text as behind', [head!.lsn]).catch(() => [{ behind: '1' }]);
-          if (Number(state!.behind) <= 0) return;
-          if (Date.now() > deadline) return drop(replica, `did not replay a write within ${options.maxLagSeconds} s`);
+          const asked = replica.store.query<{ behind: string }>('select pg_wal_lsn_diff($1::pg_lsn, pg_last_wal_replay_lsn())::text as behind', [head!.lsn]);
+          const [state] = await answerWithin(Math.max(0, deadline - Date.now()), asked).catch(() => [{ behind: '1' }]);
+          if (Number(state!.behind) <= 0 || !waitedFor(replica)) return;
+          if (Date.now() >= deadline) return drop(replica, `did not replay a write within ${options.maxLagSeconds} s`);
           await new Promise((r) => setTimeout(r, 20));
         }
       }));
@@ -135,6 +161,16 @@ export function createReadRouter(primary: Store, options: ReplicaOptions, logger
 }
 
 // Private
+
+/** `answer`, or a failure once `ms` pass without it: a statement timeout cannot stop a server that does not answer. */
+function answerWithin<T>(ms: number, answer: Promise<T>): Promise<T> {
+  answer.catch(() => {}); // a late failure after the timeout is nobody's
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${Math.round(ms / 100) / 10} s`), { code: 'ETIMEDOUT' })), ms);
+  });
+  return Promise.race([answer, timeout]).finally(() => clearTimeout(timer));
+}
 
 /** A stream from a replica, restarted on the primary when the replica fails before its first rows. */
 async function* streamRouted<R extends { name: string; store: Store }>(

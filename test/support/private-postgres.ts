@@ -27,6 +27,8 @@ export interface PrivatePostgres {
   start(): Promise<void>;
   /** `fast` disconnects clients and shuts down cleanly; `immediate` is a crash. */
   stop(mode?: 'fast' | 'immediate'): Promise<void>;
+  /** SIGSTOP (`true`) or SIGCONT (`false`) to the server and its processes: a host that hangs, or a network that drops every packet. */
+  freeze(frozen: boolean): Promise<void>;
   destroy(): Promise<void>;
 }
 
@@ -62,6 +64,12 @@ export async function createPrivatePostgres(standbyOf?: PrivatePostgres): Promis
     port,
     start,
     stop,
+    freeze: async (frozen) => {
+      const signal = frozen ? 'SIGSTOP' : 'SIGCONT';
+      const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      await run('pkill', [`--signal=${signal}`, '-P', String(postmaster)]).catch(() => {});
+      process.kill(postmaster, signal);
+    },
     destroy: async () => {
       await stop('immediate').catch(() => {});
       await rm(dir, { recursive: true, force: true });
