@@ -201,4 +201,45 @@ describe.skipIf(!RUNS)('reads from a streaming standby', { timeout: 120_000 }, (
       await roomy.stop();
     }
   });
+
+  it('answers a read the standby cancels for a conflict with recovery from the primary, never with a 5xx', async () => {
+    await until('the standby in rotation', (x) => x.replicas?.[0]?.inUse === true);
+    const onStandby = postgres(standby.url, { max: 1, onnotice: () => {} });
+    const locker = postgres(primary.url, { max: 1, onnotice: () => {} });
+    // A standby that never holds replay back for its readers cancels a read at once when the
+    // primary's WAL needs what it holds (here a lock on the point table, as a VACUUM truncating it takes).
+    await onStandby.unsafe('alter system set max_standby_streaming_delay = 0');
+    await onStandby`select pg_reload_conf()`;
+    const conflicts = async () => Number((await onStandby<{ n: string }[]>`select confl_lock + confl_snapshot as n from pg_stat_database_conflicts where datname = current_database()`)[0]!.n);
+    const answers = new Map<string, number>();
+    let reading = true;
+    try {
+      const before = await conflicts();
+      const readers = Promise.all(Array.from({ length: 6 }, async (_, reader) => {
+        for (let i = 0; reading; i++) {
+          const from = `2026-0${1 + ((i + reader) % 5)}-01`;
+          const res = i % 2 === 0
+            ? await service.get(`/v1/metrics/volume-usd?start_date=${from}`)
+            : await service.graphql(`{ metric(name: volume_usd, from: "${from}") { series { slug points { date value } } } }`);
+          const body = await res.text();
+          const answer = `${res.status}${body.includes('"errors"') ? ' with errors' : ''}`;
+          answers.set(answer, (answers.get(answer) ?? 0) + 1);
+        }
+      }));
+      for (const deadline = Date.now() + 30_000; (await conflicts()) - before < 3 && Date.now() < deadline;) {
+        await locker.begin((tx) => tx`lock table point in access exclusive mode`);
+        await new Promise((r) => setTimeout(r, 30));
+      }
+      reading = false;
+      await readers;
+      expect((await conflicts()) - before).toBeGreaterThanOrEqual(3);
+      expect([...answers.keys()]).toEqual(['200']);
+    } finally {
+      reading = false;
+      await onStandby.unsafe('alter system reset max_standby_streaming_delay');
+      await onStandby`select pg_reload_conf()`;
+      await onStandby.end();
+      await locker.end();
+    }
+  });
 });

@@ -118,6 +118,7 @@ export function createReadRouter(primary: Store, options: ReplicaOptions, logger
     try {
       return await read(replica.store);
     } catch (error) {
+      if (cancelledByRecovery(error)) return read(primary);
       if (!isUnavailableError(error)) throw error;
       drop(replica, `a read failed: ${(error as Error).message.slice(0, 120)}`);
       return read(primary);
@@ -187,8 +188,21 @@ async function* streamRouted<R extends { name: string; store: Store }>(
       yield rows;
     }
   } catch (error) {
-    if (started || !isUnavailableError(error)) throw error;
-    drop(replica, `a read failed: ${(error as Error).message.slice(0, 120)}`);
+    if (started || !(isUnavailableError(error) || cancelledByRecovery(error))) throw error;
+    if (!cancelledByRecovery(error)) drop(replica, `a read failed: ${(error as Error).message.slice(0, 120)}`);
     yield* stream(primary);
   }
+}
+
+/**
+ * A standby cancels a read that stands in the way of replaying the primary's WAL ("canceling
+ * statement due to conflict with recovery": a lock the primary took, rows its vacuum removed),
+ * with SQLSTATE 40001 or 40P01 (57P04 when the database was dropped, which counts as the replica
+ * being away). A read-only statement on a standby meets these codes for no other reason (its
+ * message may be translated). The replica is fine, the read only met bad timing there: it runs
+ * on the primary.
+ */
+function cancelledByRecovery(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '40001' || code === '40P01';
 }
