@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -273,6 +274,36 @@ describe.skipIf(!available)('graceful shutdown on SIGTERM', () => {
     } finally {
       child.kill('SIGKILL');
       await locker.end();
+    }
+  }, 60_000);
+});
+
+describe.skipIf(!available)('WORKERS=2 whose workers cannot start', () => {
+  it('exits 1 with the reason, as one server does, instead of starting workers for ever', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', () => resolve()));
+    const { port } = taken.address() as AddressInfo;
+    // Its own process group: before the fix the primary outlived any kill of npm's.
+    const child = spawn(process.execPath, ['scripts/run.mjs', 'src/main.ts'], {
+      env: { ...process.env, DATABASE_URL: TEST_DATABASE_URL!, PORT: String(port), WORKERS: '2', API_KEYS: KEY, LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+      detached: true,
+    });
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += String(chunk)));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      const code = await Promise.race([exited, sleep(20_000).then(() => 'still running')]);
+      expect(code, stderr).toBe(1);
+      expect(stderr).toContain('EADDRINUSE');
+      expect(stderr).not.toContain('starting another');
+    } finally {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // the group has ended
+      }
+      taken.close();
     }
   }, 60_000);
 });

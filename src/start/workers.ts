@@ -1,4 +1,4 @@
-import cluster from 'node:cluster';
+import cluster, { type Worker } from 'node:cluster';
 import type { Config } from '../config.js';
 import type { ExampleRange } from '../services.js';
 import { printWelcome } from './welcome.js';
@@ -11,30 +11,43 @@ export interface WorkerReady {
 
 /**
  * The primary process with WORKERS > 1: forks that many servers sharing the port (each
- * prepares the database under the migration lock), replaces one that exits, and stops
- * them all on SIGTERM or SIGINT.
+ * prepares the database under the migration lock), replaces one that exits after it
+ * served, and stops them all on SIGTERM or SIGINT (exit 0). A worker that exits before it
+ * ever served failed to start (the port taken, say; it said why on standard error): its
+ * replacement would fail the same way, so the others are stopped and the process exits
+ * 1, as a single server's failed start-up does, instead of starting workers for ever.
  */
 export function superviseWorkers(config: Config): void {
   const started = Date.now();
+  const served = new Set<Worker>();
   let ready = 0;
   for (let i = 0; i < config.workers; i += 1) cluster.fork();
-  cluster.on('message', (_worker, message: WorkerReady) => {
+  cluster.on('message', (worker, message: WorkerReady) => {
+    served.add(worker);
     ready += 1;
     if (ready === config.workers) printWelcome(message.ready, Date.now() - started, message.example, config);
   });
   let stopping = false;
+  const stop = (code: number) => {
+    stopping = true;
+    const exitWhenNoneLeft = () => {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(code);
+    };
+    cluster.on('exit', exitWhenNoneLeft);
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+    exitWhenNoneLeft();
+  };
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) return;
+    if (!served.has(worker) && code !== 0) {
+      process.stderr.write(`worker ${worker.process.pid} failed to start (${signal ?? code}); stopping\n`);
+      stop(1);
+      return;
+    }
+    served.delete(worker);
     process.stderr.write(`worker ${worker.process.pid} exited (${signal ?? code}); starting another\n`);
     cluster.fork();
   });
-  const stop = () => {
-    stopping = true;
-    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
-    cluster.on('exit', () => {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
-    });
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  process.once('SIGTERM', () => stop(0));
+  process.once('SIGINT', () => stop(0));
 }
