@@ -22,6 +22,8 @@ async function main(): Promise<void> {
   // cleanly (once it is open) and writes the last lines.
   const starting = startService(config, logger);
   const stop = async (signal: string) => {
+    // A worker hears Ctrl-C twice: the terminal's SIGINT and its primary's SIGTERM. One stop.
+    if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
     await (await starting.catch(() => undefined))?.close();

@@ -13,7 +13,8 @@ import { seedDatabase } from '../src/seed/seed-database.js';
 import { startService, type RunningService } from '../src/start/start-service.js';
 import { createPrivatePostgres, POSTGRES_BIN, type PrivatePostgres } from './support/private-postgres.js';
 import { prerequisite } from './support/ci.js';
-import { TEST_DATABASE_URL } from './support/stores.js';
+import { createScratchDatabase, TEST_DATABASE_URL } from './support/stores.js';
+import { npmStart } from './support/processes.js';
 import { Writable } from 'node:stream';
 
 const KEY = 'fault-test-key-0123456789';
@@ -306,6 +307,21 @@ describe.skipIf(!available)('WORKERS=2 whose workers cannot start', () => {
       taken.close();
     }
   }, 60_000);
+});
+
+describe.skipIf(!available)('Ctrl-C at a terminal with WORKERS=2', () => {
+  it('stops each worker once, though it hears both the terminal\'s SIGINT and its primary\'s SIGTERM', async () => {
+    const database = await createScratchDatabase(TEST_DATABASE_URL!);
+    try {
+      const server = await npmStart({ DATABASE_URL: database.url, WORKERS: '2', API_KEYS: KEY, LOG_LEVEL: 'info' }, 90_000);
+      await server.stop('SIGINT');
+      const messages = server.logLines().map((l) => l.msg);
+      expect(messages.filter((m) => m === 'shutting down')).toHaveLength(2);
+      expect(messages.filter((m) => m === 'stopped')).toHaveLength(2);
+    } finally {
+      await database.drop();
+    }
+  }, 120_000);
 });
 
 describe.skipIf(!available)('a server whose standard output goes away', () => {
