@@ -127,7 +127,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if ((e.DATABASE_READ_URLS ?? []).length > 0 && e.DATABASE_URL === undefined) {
     throw new Error('invalid configuration:\n  DATABASE_READ_URLS: replicas need DATABASE_URL, the primary they replicate');
   }
-  if (e.WORKERS !== 1 && e.DATABASE_URL === undefined) {
+  const workers = e.WORKERS === 'auto' ? availableParallelism() : e.WORKERS;
+  if (workers !== 1 && e.DATABASE_URL === undefined) {
     throw new Error('invalid configuration:\n  WORKERS: several workers need DATABASE_URL (the embedded store belongs to one process)');
   }
   return Object.freeze({
@@ -154,7 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: e.METRICS,
     seedYears: e.SEED_YEARS,
     shutdownGraceSeconds: e.SHUTDOWN_GRACE_SECONDS,
-    workers: e.WORKERS === 'auto' ? availableParallelism() : e.WORKERS,
+    workers,
     logLevel: e.LOG_LEVEL,
   });
 }

@@ -1,5 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../src/config.js';
+
+/** The cores `WORKERS=auto` sees. */
+const machine = vi.hoisted(() => ({ cores: 2 }));
+vi.mock('node:os', async (original) => ({ ...(await original<typeof import('node:os')>()), availableParallelism: () => machine.cores }));
 
 describe('configuration', () => {
   it('has working defaults for a newcomer: embedded store on 127.0.0.1:4000', () => {
@@ -20,6 +24,14 @@ describe('configuration', () => {
     for (const bad of ['null', 'https://app.example/', 'app.example', 'https://app.example/path', '*', 'https://App.example', 'https://app.example:443']) {
       expect(() => loadConfig({ CORS_ORIGINS: `https://ok.example,${bad}` }), bad).toThrow(`CORS_ORIGINS: expected origins such as https://app.example (scheme, host and optional port, nothing after) joined with commas, got ${JSON.stringify(bad)}`);
     }
+  });
+
+  it('reads WORKERS=auto as one worker per core, which the embedded store allows only on one core', () => {
+    machine.cores = 1;
+    expect(loadConfig({ WORKERS: 'auto' }).workers).toBe(1);
+    machine.cores = 4;
+    expect(() => loadConfig({ WORKERS: 'auto' })).toThrow('WORKERS: several workers need DATABASE_URL (the embedded store belongs to one process)');
+    expect(loadConfig({ WORKERS: 'auto', DATABASE_URL: 'postgres://db.example/metrics' }).workers).toBe(4);
   });
 
   it('names every bad variable in one error', () => {
