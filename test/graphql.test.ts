@@ -290,6 +290,18 @@ for (const kind of STORE_KINDS) {
         expect(docs.headers.get('content-security-policy')).toBe("default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
       });
 
+      it('opens a shared GraphiQL link (a GET with ?query= from a browser) as the page with that query, without a key, not as a 401', async () => {
+        const query = '{ metrics { name } }';
+        const link = await service.get(`/graphql?query=${encodeURIComponent(query)}`, { key: null, headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } });
+        expect(link.status).toBe(200);
+        expect(link.headers.get('content-type')).toMatch(/^text\/html/);
+        expect(await link.text()).toContain('<title>');
+        // A client asking for JSON still runs the query, with its key.
+        const api = await service.get(`/graphql?query=${encodeURIComponent(query)}`, { headers: { accept: 'application/graphql-response+json' } });
+        expect(api.status).toBe(200);
+        expect(((await api.json()) as GraphqlBody).data).toMatchObject({ metrics: expect.any(Array) });
+      });
+
       it('refuses a Host header that holds no host with a 400, for the page and the API alike', async () => {
         // The request's URL is built from it: an invalid one was an unexpected error (500), logged as one.
         for (const host of ['a b', '[', 'x/y?z']) {
@@ -614,3 +626,18 @@ function createStoreProbe() {
     },
   };
 }
+
+describe('GraphQL with GRAPHIQL=off', () => {
+  it('answers a browser\'s GET as an API call: a key is needed, with ?query= as without', async () => {
+    const service = await startTestService(STORE_KINDS[0]!, { GRAPHIQL: 'off' });
+    try {
+      for (const path of ['/graphql', `/graphql?query=${encodeURIComponent('{ metrics { name } }')}`]) {
+        const res = await service.get(path, { key: null, headers: { accept: 'text/html,*/*;q=0.8' } });
+        expect(res.status, path).toBe(401);
+        expect(((await res.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe('UNAUTHENTICATED');
+      }
+    } finally {
+      await service.stop();
+    }
+  });
+});
