@@ -1,15 +1,15 @@
 import type { Config } from '../config.js';
 import type { ExampleRange } from '../services.js';
 
-/** The lines a person sees once the server is ready: where everything is, and a request that returns data. */
-export function printWelcome(url: string, ms: number, example: ExampleRange | undefined, config: Pick<Config, 'workers' | 'explorer'>): void {
+/** The lines a person sees once the server is ready: where everything is (no link to a page turned off), and a request that returns data. */
+export function printWelcome(url: string, ms: number, example: ExampleRange | undefined, config: Pick<Config, 'workers' | 'graphiql' | 'explorer'>): void {
   const { workers } = config;
   const range = example === undefined ? '' : `&start_date=${example.from}&end_date=${example.to}`;
   process.stderr.write(
     [
       '',
       `Metrics service ready at ${url} (${(ms / 1000).toFixed(1)} s${workers > 1 ? `, ${workers} workers` : ''})`,
-      `  GraphiQL:  ${url}/graphql   (type your key into its Headers tab)`,
+      ...(config.graphiql ? [`  GraphiQL:  ${url}/graphql   (type your key into its Headers tab)`] : []),
       ...(config.explorer ? [`  Explorer:  ${url}/explore   (charts; it asks for your key)`] : []),
       `  REST:      curl -H "x-api-key: $KEY" "${url}/v1/metrics/token-price-usd?project=ethereum${range}"`,
       `  API docs:  ${url}/docs`,
