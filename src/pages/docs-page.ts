@@ -130,10 +130,11 @@ URLs (with all header fields) over 16 KB get 431, a request HTTP cannot read (ra
 <li>Documents are bounded before they run: depth ${GRAPHQL_LIMITS.maxDepth}, ${GRAPHQL_LIMITS.maxAliases} aliases, ${GRAPHQL_LIMITS.maxTokens} tokens,
 ${GRAPHQL_LIMITS.maxDirectives} directives, cost ${GRAPHQL_LIMITS.maxCost} (introspection stays open to key holders); a batched (array) body is a 400; no "did you mean" hints.</li>
 <li>Every answer is a GraphQL response, failures before execution included (401, 405, 406, 413, 415, 429, 431, 503): no <code>data</code>, one error with
-<code>extensions.code</code> (listed below), under the HTTP status of the failure; <code>application/graphql-response+json</code> when accepted
-(a 406, whose client accepts nothing the service can send, is <code>application/json</code>).</li>
+<code>extensions.code</code> (listed below), under the HTTP status of the failure; <code>application/graphql-response+json</code> when the <code>Accept</code> header names it
+(else <code>application/json</code>, also for <code>*/*</code> or no <code>Accept</code>; a 406, whose client accepts nothing the service can send, is <code>application/json</code>).</li>
 <li>A document that does not parse gets <code>GRAPHQL_PARSE_FAILED</code>, one that does not validate or is over a limit <code>GRAPHQL_VALIDATION_FAILED</code>,
-with 400 (with 200 to a client that accepts only <code>application/json</code>, as GraphQL over HTTP asks, except for a limit).</li>
+with 400 (with 200 when the answer is <code>application/json</code>, as GraphQL over HTTP asks, except for a limit). Here the answer's type is the first of the two the <code>Accept</code> header lists,
+in the order written: <code>application/json</code> for curl's <code>*/*</code>, for no <code>Accept</code>, and for <code>application/json, application/graphql-response+json</code>.</li>
 </ul>
 
 <h2 id="limits">Limits</h2>
