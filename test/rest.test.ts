@@ -216,6 +216,23 @@ for (const kind of STORE_KINDS) {
     describe('HTTP caching and compression', () => {
       const path = '/v1/metrics/etf-aum-change-pct?start_date=2026-01-01';
 
+      it('gives each kind of answer the caching /docs states: CACHE_MAX_AGE_SECONDS for series and catalog, 300 for OpenAPI, no-store for changes and export', async () => {
+        const expected: [string, string, boolean][] = [
+          [path, 'private, max-age=60', true],
+          ['/v1/metrics', 'private, max-age=60', true],
+          ['/v1/openapi.json', 'private, max-age=300', true],
+          ['/v1/changes?since=2026-01-01', 'no-store', true],
+          ['/v1/export?metric=price&project=ethereum&start_date=2026-01-01&end_date=2026-01-31', 'no-store', false],
+        ];
+        for (const [asked, cacheControl, etag] of expected) {
+          const res = await svc.get(asked);
+          expect(res.status, asked).toBe(200);
+          expect(res.headers.get('cache-control'), asked).toBe(cacheControl);
+          expect(res.headers.get('etag') !== null, asked).toBe(etag);
+          await res.arrayBuffer();
+        }
+      });
+
       it('sends an ETag and private Cache-Control, and 304 for a matching If-None-Match', async () => {
         const first = await svc.get(path);
         const etag = first.headers.get('etag')!;

@@ -117,7 +117,8 @@ an unknown slug or a slug in the wrong case is a 400 naming it and listing the a
 <code>project</code> is required for the seven metrics the contract names; for the others an omitted <code>project</code> means every allowed slug.</li>
 <li><b>Parameters</b>: an unknown parameter (a <code>startDate</code> typo) is a 400 naming it; a repeated one (<code>?project=a&amp;project=b</code>) is a 400.</li>
 <li><b>Paths and methods</b>: an unknown metric is a 404 (after the key check); methods other than GET and HEAD get 405 with <code>Allow: GET, HEAD</code>.</li>
-<li><b>Caching</b>: successful answers carry <code>ETag</code> (known before the body, so large answers stream: for a series answer, the dataset's version and the request, so any write makes every series answer's ETag new) and <code>Cache-Control: private, max-age=${config.cacheMaxAgeSeconds}</code>;
+<li><b>Caching</b>: series answers and the catalog carry <code>ETag</code> (known before the body, so large answers stream: for a series answer, the dataset's version and the request, so any write makes every series answer's ETag new) and <code>Cache-Control: private, max-age=${config.cacheMaxAgeSeconds}</code>
+(the OpenAPI document <code>max-age=300</code>; the changes feed an ETag and <code>no-store</code>; export <code>no-store</code>);
 <code>If-None-Match</code> gives 304. Bodies over 1 KB are compressed with brotli or gzip when asked.</li>
 <li><b>Size</b>: a request may name every slug of its metric over its whole history; such answers stream with bounded memory.
 URLs (with all header fields) over 16 KB get 431, a request HTTP cannot read (raw non-ASCII bytes in the URL) 400. REST reads no request body (one sent is ignored); GraphQL bodies over 1 MB get 413.</li>
