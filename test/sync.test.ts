@@ -133,6 +133,20 @@ for (const kind of STORE_KINDS) {
       expect(mirrored).toContain('"value":1.2345678901234567891}'); // exact, past a double's digits
     });
 
+    it('syncs nothing and fails when --metric or --project names what the upstream does not have', async () => {
+      const count = async () => (await mirrorStore.store.query<{ n: string }>('select count(*)::text as n from point'))[0]!.n;
+      const before = await count();
+      const run = await sync(mirrorStore.store, { from: upstream.url, metrics: ['token-price-usd', 'token-prices-usd'], projects: ['ethereum', 'etherium'], since: '2020-01-01' });
+      expect(run.code).toBe(1);
+      expect(run.err.join('')).toBe(
+        'upstream has no metric token-prices-usd\n'
+          + 'upstream has no project etherium in token-price-usd, token-prices-usd\n'
+          + `nothing synced: check --metric and --project against ${upstream.url}/v1/metrics\n`,
+      );
+      expect(run.out).toEqual([]);
+      expect(await count()).toBe(before);
+    });
+
     it('writes nothing of a series with a bad value, names it, and syncs the rest', async () => {
       const store = upstream.running.services.store;
       const [project] = await store.query<{ id: number }>(`select p.id from project p join metric m on m.id = p.metric_id where m.name = 'transaction-fail-total' and p.slug = 'ethereum'`);

@@ -38,6 +38,11 @@ export const syncCommand: Command<SyncArgs> = {
       output.err(`${describe(error)}\n`);
       return 1;
     }
+    if (plan.unmatched.length > 0) {
+      // A name the upstream lacks is a typo far more often than a wish to sync nothing of it.
+      output.err(`${plan.unmatched.join('\n')}\nnothing synced: check --metric and --project against ${args.from}/v1/metrics\n`);
+      return 1;
+    }
     for (const notice of plan.notices) output.err(`${notice}\n`);
     const totals = { fetched: 0, added: 0, revised: 0, removed: 0, changedSeries: 0, failed: 0 };
     for (const [index, task] of plan.tasks.entries()) {

@@ -36,6 +36,8 @@ export interface MirrorPlan {
   tasks: SeriesTask[];
   /** What the upstream has that the local catalog does not, and series with no data upstream. */
   notices: string[];
+  /** Each `--metric` and `--project` name the upstream has nowhere among the metrics asked for (a typo, most likely). */
+  unmatched: string[];
 }
 
 /**
@@ -73,8 +75,7 @@ export async function planMirror(db: Queryable, catalog: Catalog, client: Upstre
       tasks.push({ metric: metric.name, slug: project.slug, projectId: mine.id, from, to: project.lastDate });
     }
   }
-  for (const name of options.metrics ?? []) if (!upstream.metrics.some((m) => m.name === name)) notices.push(`upstream has no metric ${name}`);
-  return { tasks, notices };
+  return { tasks, notices, unmatched: unmatchedNames(upstream, options) };
 }
 
 /**
@@ -112,6 +113,15 @@ export async function mirrorSeries(store: Store, catalog: Catalog, client: Upstr
 }
 
 // Private
+
+function unmatchedNames(upstream: UpstreamCatalog, options: MirrorOptions): string[] {
+  const metrics = upstream.metrics.filter((m) => options.metrics === undefined || options.metrics.includes(m.name));
+  return [
+    ...(options.metrics ?? []).filter((name) => !metrics.some((m) => m.name === name)).map((name) => `upstream has no metric ${name}`),
+    ...(options.projects ?? []).filter((slug) => !metrics.some((m) => m.projects.some((p) => p.slug === slug)))
+      .map((slug) => `upstream has no project ${slug}${options.metrics === undefined ? '' : ` in ${options.metrics.join(', ')}`}`),
+  ];
+}
 
 /** The part of a `/v1/metrics` answer a sync reads; anything else in it is ignored. */
 const UPSTREAM_CATALOG = z.object({
