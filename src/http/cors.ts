@@ -16,7 +16,7 @@ export function applyCors(allowed: readonly string[], req: IncomingMessage, res:
   if (!isPreflight) return false;
   res.statusCode = 204;
   res.setHeader('access-control-allow-methods', 'GET, HEAD, POST');
-  res.setHeader('access-control-allow-headers', `${API_KEY_HEADER}, content-type, if-none-match`);
+  res.setHeader('access-control-allow-headers', `${API_KEY_HEADER}, content-type, if-none-match, if-modified-since`);
   res.setHeader('access-control-max-age', '600');
   res.end();
   return true;
