@@ -147,6 +147,20 @@ for (const kind of STORE_KINDS) {
       expect(await count()).toBe(before);
     });
 
+    it('removes the last days of a series when the upstream removed them', async () => {
+      const store = upstream.running.services.store;
+      const [project] = await store.query<{ id: number }>(`select p.id from project p join metric m on m.id = p.metric_id where m.name = 'staking-apy' and p.slug = 'cardano'`);
+      const [{ last }] = await store.query<{ last: string }>('select max(day)::text as last from point where project_id = $1', [project!.id]) as [{ last: string }];
+      await store.query(`delete from point where project_id = $1 and day > $2::date - 3`, [project!.id, last]);
+      const run = await sync(mirrorStore.store, { from: upstream.url, metrics: ['staking-apy'] });
+      expect(run.code).toBe(0);
+      expect(run.out.join('')).toMatch(/, 3 written \(0 added, 0 revised, 3 removed\) in 1 series\n$/);
+      const path = '/v1/metrics/staking-apy?project=cardano&start_date=2026-06-01';
+      expect(await (await mirror.get(path)).text()).toBe(await (await upstream.get(path)).text());
+      const again = await sync(mirrorStore.store, { from: upstream.url, metrics: ['staking-apy'] });
+      expect(again.out.join('')).toMatch(/, 0 written \(0 added, 0 revised, 0 removed\) in 0 series\n$/);
+    });
+
     it('writes nothing of a series with a bad value, names it, and syncs the rest', async () => {
       const store = upstream.running.services.store;
       const [project] = await store.query<{ id: number }>(`select p.id from project p join metric m on m.id = p.metric_id where m.name = 'transaction-fail-total' and p.slug = 'ethereum'`);

@@ -44,7 +44,8 @@ export interface MirrorPlan {
  * Compares the upstream catalog (`GET /v1/metrics`, with each project's stored coverage)
  * with the local one and the local store: one task per series both know, from the local
  * last stored day minus the overlap (or the upstream's first day for an empty series, or
- * `since`) to the upstream's last day. Metrics and slugs only the upstream knows are
+ * `since`) to the later of the upstream's and the local last day, so trailing days the
+ * upstream removed are removed here too. Metrics and slugs only the upstream knows are
  * reported and left out.
  */
 export async function planMirror(db: Queryable, catalog: Catalog, client: UpstreamClient, options: MirrorOptions, signal: AbortSignal): Promise<MirrorPlan> {
@@ -67,12 +68,15 @@ export async function planMirror(db: Queryable, catalog: Catalog, client: Upstre
         notices.push(`upstream project ${metric.name}/${project.slug} is not in the local catalog: skipped`);
         continue;
       }
-      if (project.firstDate === null || project.lastDate === null) continue;
       const mine = last.get(`${metric.name}/${project.slug}`)!;
-      const resume = mine.last === null ? project.firstDate : fromEpochDay(toEpochDay(mine.last) - options.overlapDays);
-      const from = options.since ?? (resume < project.firstDate ? project.firstDate : resume);
-      if (from > project.lastDate) continue;
-      tasks.push({ metric: metric.name, slug: project.slug, projectId: mine.id, from, to: project.lastDate });
+      if (mine.last === null && (project.firstDate === null || project.lastDate === null)) continue;
+      // Up to the later of the two last days: days stored here after the upstream's last
+      // day are days the upstream removed, and the write removes what it was not sent.
+      const to = project.lastDate === null || (mine.last !== null && mine.last > project.lastDate) ? mine.last! : project.lastDate;
+      const resume = mine.last === null ? project.firstDate! : fromEpochDay(toEpochDay(mine.last) - options.overlapDays);
+      const from = options.since ?? (project.firstDate !== null && resume < project.firstDate ? project.firstDate : resume);
+      if (from > to) continue;
+      tasks.push({ metric: metric.name, slug: project.slug, projectId: mine.id, from, to });
     }
   }
   return { tasks, notices, unmatched: unmatchedNames(upstream, options) };
