@@ -92,6 +92,28 @@ for (const kind of STORE_KINDS) {
       ]);
     });
 
+    it('stores NDJSON numbers beyond a double\'s digits exactly as written', async () => {
+      const project = slug('launchpad-tokens-launched');
+      const ndjson = await file('exact.ndjson', [
+        `{"metric":"launchpad-tokens-launched","project":"${project}","date":"2024-06-01","value":12345678901234567891}`,
+        `{"metric":"launchpad-tokens-launched","project":"${project}","date":"2024-06-02","extra":null,"value" : 1E+21}`,
+        `{"value":1,"metric":"launchpad-tokens-launched","project":"${project}","date":"2024-06-03","value":98765432109876543210}`,
+      ]);
+
+      expect(summary(await importFile(store, CATALOG, ndjson))).toEqual({ file: ndjson, ok: true, rows: 3 });
+
+      expect(await stored(store, 'launchpad-tokens-launched', project)).toEqual([
+        { day: '2024-06-01', value: '12345678901234567891', extra: null },
+        { day: '2024-06-02', value: '1000000000000000000000', extra: null },
+        { day: '2024-06-03', value: '98765432109876543210', extra: null },
+      ]);
+      const decimal = await file('exact-decimal.ndjson', [
+        `{"metric":"token-price-usd","project":"${slug('token-price-usd')}","date":"2024-06-01","value":12345678901234567890.123456789}`,
+      ]);
+      await importFile(store, CATALOG, decimal);
+      expect((await stored(store, 'token-price-usd', slug('token-price-usd'))).find((r) => r.day === '2024-06-01')?.value).toBe('12345678901234567890.123456789');
+    });
+
     it('reports every bad CSV row with its line number and writes nothing from the file', async () => {
       const token = slug('token-price-usd');
       const csv = await file('bad.csv', [

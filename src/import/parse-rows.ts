@@ -162,8 +162,41 @@ async function* ndjsonRows(lines: AsyncIterable<string>): AsyncGenerator<ParsedL
       continue;
     }
     const o = parsed as Record<string, unknown>;
-    yield { line, record: { metric: o.metric, project: o.project, date: o.date, value: o.value, extra: o.extra ?? undefined } };
+    yield { line, record: { metric: o.metric, project: o.project, date: o.date, value: exactValue(text, o.value), extra: o.extra ?? undefined } };
   }
+}
+
+/**
+ * A JSON number as the line wrote it, when JavaScript's number would round it (beyond a
+ * double's 17 digits: `12345678901234567891` parses as 12345678901234567000), so the
+ * value is stored exactly as written; any other value as JSON.parse gave it.
+ */
+function exactValue(text: string, value: unknown): unknown {
+  if (typeof value !== 'number' || !Number.isFinite(value)) return value;
+  const token = topLevelValueToken(text);
+  return token !== undefined && token !== String(value) ? token : value;
+}
+
+/** The text of the last number written under the key "value" of the line's top-level object (JSON.parse keeps the last of duplicate keys). */
+function topLevelValueToken(text: string): string | undefined {
+  let depth = 0;
+  let found: string | undefined;
+  for (let i = 0; i < text.length; i += 1) {
+    const ch = text[i];
+    if (ch === '"') {
+      let end = i + 1;
+      while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+      if (depth === 1) {
+        const colon = /^[ \t\r\n]*:[ \t\r\n]*/.exec(text.slice(end + 1));
+        if (colon !== null && JSON.parse(text.slice(i, end + 1)) === 'value') {
+          found = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/.exec(text.slice(end + 1 + colon[0].length))?.[0];
+        }
+      }
+      i = end;
+    } else if (ch === '{' || ch === '[') depth += 1;
+    else if (ch === '}' || ch === ']') depth -= 1;
+  }
+  return found;
 }
 
 function clip(text: string): string {

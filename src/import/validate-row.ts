@@ -8,7 +8,7 @@ export interface NormalizedRow {
   readonly slug: string;
   /** `YYYY-MM-DD`, a real calendar date. */
   readonly day: string;
-  /** The decimal text as written (NDJSON numbers as JavaScript prints them), so nothing is rounded on the way in; null removes the day's point. */
+  /** The decimal text as written (NDJSON numbers too, see parse-rows), so nothing is rounded on the way in; null removes the day's point. */
   readonly value: string | null;
   /** A JSON object as text, or null. */
   readonly extra: string | null;
