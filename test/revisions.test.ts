@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../src/catalog/load-catalog.js';
+import { upsertPoints } from '../src/db/write-points.js';
 import { importFile, type ImportResult } from '../src/import/import-files.js';
 import { startTestService, TEST_LAST_DAY, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
@@ -170,3 +171,48 @@ for (const kind of STORE_KINDS) {
     });
   });
 }
+
+const server = STORE_KINDS.find((k) => k.name === 'postgres')!;
+
+describe.skipIf(!server.available)('write times of writers that overlap, on a PostgreSQL server', { timeout: 60_000 }, () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startTestService(server);
+  });
+  afterAll(async () => service?.stop());
+
+  it('stamps a write that began before another committed, and wrote after it, after that one: as_of finds one value per day, the replaced one in between', async () => {
+    const store = service.running.services.store;
+    const [project] = await store.query<{ id: number }>('select p.id from project p join metric m on m.id = p.metric_id where m.name = $1 and p.slug = $2', [METRIC, SLUG]);
+    const day = '2026-07-10';
+    const write = (value: number) => ({ projectId: project!.id, day, value: String(value), extra: null });
+    const clock = async () => (await store.query<{ now: string }>(`select to_char(clock_timestamp() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as now`))[0]!.now;
+    let begun!: () => void;
+    let goOn!: () => void;
+    const hasBegun = new Promise<void>((resolve) => (begun = resolve));
+    const mayGoOn = new Promise<void>((resolve) => (goOn = resolve));
+    // A writer whose transaction begins now (a sync's series, a slow import's parsing) and writes later.
+    const late = store.transaction(async (tx) => {
+      await tx.query('select 1');
+      begun();
+      await mayGoOn;
+      await upsertPoints(tx, [write(777)]);
+    });
+    await hasBegun;
+    await store.transaction((tx) => upsertPoints(tx, [write(555)]));
+    const between = await clock();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    goOn();
+    await late;
+    const after = await clock();
+
+    const asOf = async (instant: string) => {
+      const body = (await (await service.get(`/v1/metrics/${METRIC}?project=${SLUG}&start_date=${day}&end_date=${day}&as_of=${encodeURIComponent(instant)}`)).json()) as Record<string, unknown[]>;
+      return body[SLUG];
+    };
+    expect(await asOf(between)).toEqual([{ date: day, value: 555 }]);
+    expect(await asOf(after)).toEqual([{ date: day, value: 777 }]);
+    const [history] = await store.query<{ values: string }>(`select string_agg(value::text, ',' order by valid_from) as values from point_history where project_id = $1 and day = $2`, [project!.id, day]);
+    expect(history!.values).toBe('555');
+  });
+});

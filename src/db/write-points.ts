@@ -39,7 +39,7 @@ export async function upsertPoints(db: Queryable, rows: readonly PointRow[]): Pr
     `insert into point (project_id, day, value, extra)
      select x.project_id, x.day, trim_scale(x.value), x.extra::jsonb
      from unnest($1::integer[], $2::date[], $3::numeric[], $4::text[]) as x (project_id, day, value, extra)
-     on conflict (project_id, day) do update set value = excluded.value, extra = excluded.extra, written_at = now()
+     on conflict (project_id, day) do update set value = excluded.value, extra = excluded.extra, written_at = write_time()
        where (point.value, point.extra) is distinct from (excluded.value, excluded.extra)
      returning xmax = 0 as added`,
     [rows.map((r) => r.projectId), rows.map((r) => r.day), rows.map((r) => String(r.value)), rows.map((r) => r.extra)],
@@ -71,7 +71,7 @@ export async function upsertStagedPoints(tx: Queryable, fill: (staging: string) 
   await takeWriteTurn(tx);
   await tx.exec(`insert into point (project_id, day, value, extra)
     select project_id, day, trim_scale(value), extra from staged_point
-    on conflict (project_id, day) do update set value = excluded.value, extra = excluded.extra, written_at = now()
+    on conflict (project_id, day) do update set value = excluded.value, extra = excluded.extra, written_at = write_time()
       where (point.value, point.extra) is distinct from (excluded.value, excluded.extra)`);
 }
 
@@ -109,6 +109,9 @@ export async function hasPoints(db: Queryable): Promise<boolean> {
  */
 async function takeWriteTurn(db: Queryable): Promise<void> {
   await db.query('select 1 from dataset_version for update');
+  // The write time (migration 0008), once per transaction and only now that this writer
+  // holds the turn: every writer before it has committed, so write times follow commit order.
+  await db.query(`select set_config('metrics.write_time', coalesce(nullif(current_setting('metrics.write_time', true), ''), clock_timestamp()::text), true)`);
 }
 
 function count(rows: readonly { added: boolean }[]): WriteCount {
