@@ -164,6 +164,7 @@ for (const kind of STORE_KINDS) {
         `{"metric":"token-price-usd","project":"${token}","date":"2024-06-03","value":1,"extras":{}}`,
         '{"metric":"etf-num-products","project":"blackrock","date":"2024-06-03","value":1,"extra":{"spot":"</script>"}}',
         '{"metric":"etf-num-products","project":"blackrock","date":"2024-06-03","value":1,"extra":{"futures":{"n":1}}}',
+        '{"metric":"etf-num-products","project":"blackrock","date":"2024-06-03","value":2,"extra":{"spot":1.5,"futures":0.5}}',
       ]);
       const before = await countPoints(store);
 
@@ -171,7 +172,7 @@ for (const kind of STORE_KINDS) {
 
       expect(result.ok).toBe(false);
       if (result.ok) return;
-      expect(result.errors.map((e) => e.line)).toEqual([2, 3, 4, 5, 6, 7, 8, 9]);
+      expect(result.errors.map((e) => e.line)).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10]);
       expect(result.errors[0]?.message).toMatch(/^not valid JSON/);
       expect(result.errors[1]?.message).toBe('expected a JSON object, found an array');
       expect(result.errors[2]?.message).toMatch(/finite decimal number .*found "1,5"/);
@@ -181,6 +182,8 @@ for (const kind of STORE_KINDS) {
       // A catalog extra field is aggregated as a number: text there made interval queries fail with a 500.
       expect(result.errors[6]?.message).toBe('extra field "spot" of metric "etf-num-products" must be a number (or null), found "</script>"');
       expect(result.errors[7]?.message).toBe('extra field "futures" of metric "etf-num-products" must be a number (or null), found an object');
+      // The fields of an integer metric count what its value counts: whole numbers too.
+      expect(result.errors[8]?.message).toBe('extra field "spot" of the integer metric "etf-num-products" must be a whole number (or null), found number 1.5');
       expect(await countPoints(store)).toBe(before);
     });
 

@@ -106,6 +106,12 @@ function extraText(metric: MetricDefinition, extra: unknown): { text: string | n
     const field = notNumbers[0]!;
     return { error: `extra field "${field}" of metric "${metric.name}" must be a number (or null), found ${describe(record[field])}` };
   }
+  // An integer metric's fields split what its value counts (etf-num-products: spot, futures, leveraged).
+  const fractions = metric.valueKind === 'integer' ? metric.extraFields.filter((field) => typeof record[field] === 'number' && !Number.isInteger(record[field])) : [];
+  if (fractions.length > 0) {
+    const field = fractions[0]!;
+    return { error: `extra field "${field}" of the integer metric "${metric.name}" must be a whole number (or null), found ${describe(record[field])}` };
+  }
   return { text: JSON.stringify(extra) };
 }
 
