@@ -199,6 +199,20 @@ for (const kind of STORE_KINDS) {
       expect(await stored(store, 'transaction-fail-total', slug('transaction-fail-total'))).toEqual([]);
     });
 
+    it('says an import stopped part-way (Ctrl-C) was interrupted, and writes nothing of its file', async () => {
+      const lines = ['metric,project,date,value'];
+      for (let day = 0; day < 15_000; day += 1) lines.push(`transaction-fail-total,${slug('transaction-fail-total')},${fromEpochDay(toEpochDay('1980-01-01') + day)},${day}`);
+      const csv = await file('interrupted.csv', lines);
+      const before = await countPoints(store);
+      const stop = new AbortController();
+
+      const run = importFile(store, CATALOG, csv, { signal: stop.signal });
+      setTimeout(() => stop.abort(), 0);
+
+      await expect(run).rejects.toThrow(new Error(`${csv}: interrupted; nothing from this file was written`));
+      expect(await countPoints(store)).toBe(before);
+    });
+
     it('parses quoted CSV fields with commas and doubled quotes', async () => {
       const csv = await file('quoted.csv', [
         'metric,project,date,value,extra_json',

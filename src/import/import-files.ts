@@ -57,6 +57,7 @@ export async function importFile(store: Store, catalog: Catalog, file: string, o
     const { rows, written } = await store.transaction((tx) => writeFile(tx, catalog, file, progress));
     return { file, ok: true, rows, seconds: (performance.now() - started) / 1000, written };
   } catch (cause) {
+    if (options.signal?.aborted) throw new Error(`${file}: interrupted; nothing from this file was written`, { cause });
     throw new Error(`${file}: import failed and nothing from this file was written: ${(cause as Error).message}`, { cause });
   }
 }
