@@ -124,6 +124,33 @@ for (const kind of STORE_KINDS) {
       expect(graphql).not.toContain(TEST_KEY);
     });
 
+    it('draws the newest view when an older, slower answer lands after it', async () => {
+      const fresh = await browser.newPage();
+      await fresh.goto(`${service.url}${view.path}`);
+      await enterKey(fresh, TEST_KEY);
+      await expect.poll(() => loads(fresh), { timeout: 20_000 }).toBe(1);
+      // The first request ("All", the long range) is held back until the second ("30 d") has been drawn.
+      let requests = 0;
+      let releaseFirst!: () => void;
+      const firstHeld = new Promise<void>((resolve) => (releaseFirst = resolve));
+      await fresh.route('**/graphql', async (route) => {
+        if (++requests === 1) await firstHeld;
+        await route.continue();
+      });
+      await fresh.locator('.presets button[data-days="all"]').click();
+      await expect.poll(() => requests).toBe(1);
+      await fresh.locator('.presets button[data-days="30"]').click();
+      await expect.poll(() => loads(fresh)).toBe(2);
+      releaseFirst();
+      await fresh.waitForTimeout(1_000);
+      const start = await fresh.locator('#start').inputValue();
+      expect(start).toBe(addDays(view.end, -29));
+      const series = await drawn(fresh);
+      expect(series.ethereum!.map((p) => p.date)).toEqual(Array.from({ length: 30 }, (_, i) => addDays(start, i)));
+      expect(new URL(fresh.url()).searchParams.get('start_date')).toBe(start);
+      await fresh.close();
+    });
+
     it('shows a readable message for a wrong key and asks for it again', async () => {
       const fresh = await browser.newPage();
       await fresh.goto(`${service.url}${view.path}`);

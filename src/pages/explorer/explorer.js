@@ -14,6 +14,8 @@ const TABLE_CELL_LIMIT = 40_000;
 const $ = (id) => document.getElementById(id);
 const explorer = (window.explorer = { series: {}, catalog: [], state: {}, ready: false, error: null, loads: 0 });
 let plot;
+/** Counts series requests: only the newest one's answer (or failure) may reach the page. */
+let seriesRequests = 0;
 
 // ---- state <-> URL and controls
 
@@ -193,6 +195,7 @@ async function loadSeries() {
   const state = controlsState();
   explorer.state = state;
   writeUrlState(state);
+  const request = ++seriesRequests;
   if (!state.project) {
     setStatus('Choose at least one project.', 'error');
     return;
@@ -200,7 +203,15 @@ async function loadSeries() {
   const started = performance.now();
   setStatus(`Loading ${state.project.split(',').length} series of ${state.metric}…`, 'loading');
   explorer.ready = false;
-  const data = await graphql(SERIES_QUERY, seriesVariables(state));
+  let data;
+  try {
+    data = await graphql(SERIES_QUERY, seriesVariables(state));
+  } catch (error) {
+    if (request !== seriesRequests) return; // a newer view was asked for meanwhile: its answer counts
+    throw error;
+  }
+  // A slower answer to an older view (an "All" clicked before "30 d") must not replace the newer one.
+  if (request !== seriesRequests) return;
   explorer.series = Object.fromEntries(data.metric.series.map((s) => [s.slug, s.points]));
   const points = data.metric.series.reduce((n, s) => n + s.points.length, 0);
   draw(state);
