@@ -151,6 +151,23 @@ for (const kind of STORE_KINDS) {
       await fresh.close();
     });
 
+    it('makes the y axis wide enough for its labels: a market cap in the hundreds of millions is not cut off', async () => {
+      const fresh = await browser.newPage({ viewport: { width: 375, height: 800 } });
+      await fresh.goto(`${service.url}/explore?metric=treasury-market-cap-usd&log=off`);
+      await enterKey(fresh, TEST_KEY);
+      await expect.poll(() => loads(fresh), { timeout: 20_000 }).toBe(1);
+      const axis = await fresh.evaluate(() => {
+        const plot = (window as unknown as { explorer: { plot: { axes: { _size: number; _values: string[]; gap: number; ticks: { size: number }; font: [string] }[] } } }).explorer.plot;
+        const y = plot.axes[1]!;
+        const context = document.createElement('canvas').getContext('2d')!;
+        context.font = y.font[0];
+        return { labels: y._values, widest: Math.max(...y._values.map((text) => context.measureText(text).width)), room: y._size - y.ticks.size - y.gap };
+      });
+      expect(axis.labels.some((label) => label.length >= 11)).toBe(true); // e.g. 100,000,000
+      expect(axis.widest).toBeLessThanOrEqual(axis.room);
+      await fresh.close();
+    });
+
     it('shows a readable message for a wrong key and asks for it again', async () => {
       const fresh = await browser.newPage();
       await fresh.goto(`${service.url}${view.path}`);

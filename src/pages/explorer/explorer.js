@@ -251,10 +251,24 @@ function drawChart(slugs, dates, columns, log) {
       // Hover values as the API serves them, unrounded: the legend is read, not glanced at.
       ...slugs.map((slug, i) => ({ label: slug, stroke: COLORS[i % COLORS.length], width: 1.5, spanGaps: false, points: { show: false }, value: (_u, v) => (v == null ? '–' : String(v)) })),
     ],
-    axes: [{}, { size: 70 }],
+    axes: [{}, { size: yAxisSize }],
     legend: { live: true },
   };
   plot = new uPlot(opts, [xs, ...columns], $('chart'));
+  explorer.plot = plot;
+}
+
+/** uPlot's axis font: the y axis is as wide as its widest label (1,000,000,000 needs more than 70 px). */
+const AXIS_FONT = '12px system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Noto Sans", sans-serif';
+let measure;
+
+function yAxisSize(u, values, axisIdx, cycleNum) {
+  const axis = u.axes[axisIdx];
+  if (cycleNum > 1) return axis._size; // uPlot settles the size in a few passes: keep the last
+  measure ??= document.createElement('canvas').getContext('2d');
+  measure.font = AXIS_FONT;
+  const widest = Math.max(0, ...(values ?? []).map((text) => measure.measureText(String(text)).width));
+  return Math.max(50, Math.ceil(widest) + axis.ticks.size + axis.gap + 8);
 }
 
 function drawTable(slugs, dates, columns) {
