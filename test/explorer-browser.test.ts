@@ -168,6 +168,23 @@ for (const kind of STORE_KINDS) {
       await fresh.close();
     });
 
+    it('draws a view of one day as a dot on that day, not as nothing on an axis running years on', async () => {
+      const fresh = await browser.newPage();
+      await fresh.goto(`${service.url}/explore?metric=token-price-usd&project=ethereum&start_date=${view.end}&end_date=${view.end}&log=off`);
+      await enterKey(fresh, TEST_KEY);
+      await expect.poll(() => loads(fresh), { timeout: 20_000 }).toBe(1);
+      const drawnPlot = await fresh.evaluate(() => {
+        const plot = (window as unknown as { explorer: { plot: { scales: { x: { min: number; max: number } }; series: { points: { show: (u: unknown, i: number) => boolean } }[] } } }).explorer.plot;
+        return { min: plot.scales.x.min, max: plot.scales.x.max, dot: plot.series[1]!.points.show(plot, 1) };
+      });
+      const day = Date.parse(`${view.end}T00:00:00Z`) / 1000;
+      expect(drawnPlot.min).toBeLessThan(day);
+      expect(drawnPlot.max).toBeGreaterThan(day);
+      expect(drawnPlot.max - drawnPlot.min).toBeLessThanOrEqual(3 * 86_400);
+      expect(drawnPlot.dot).toBe(true);
+      await fresh.close();
+    });
+
     it('shows a readable message for a wrong key and asks for it again', async () => {
       const fresh = await browser.newPage();
       await fresh.goto(`${service.url}${view.path}`);

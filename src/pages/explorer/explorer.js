@@ -245,11 +245,12 @@ function drawChart(slugs, dates, columns, log) {
     width: Math.max(320, $('chart').clientWidth || document.body.clientWidth - 32),
     height: 420,
     tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
-    scales: { x: { time: true }, y: { distr: log && positive ? 3 : 1 } },
+    // One day or one bucket: uPlot's own range for it runs a thousand days on (86400 / 1e-3 s); centre it in three days.
+    scales: { x: { time: true, range: (_u, min, max) => (xs.length === 1 ? [xs[0] - 86_400, xs[0] + 86_400] : [min, max]) }, y: { distr: log && positive ? 3 : 1 } },
     series: [
       { label: 'date (UTC)', value: (_u, ts) => (ts == null ? '' : new Date(ts * 1000).toISOString().slice(0, 10)) },
       // Hover values as the API serves them, unrounded: the legend is read, not glanced at.
-      ...slugs.map((slug, i) => ({ label: slug, stroke: COLORS[i % COLORS.length], width: 1.5, spanGaps: false, points: { show: false }, value: (_u, v) => (v == null ? '–' : String(v)) })),
+      ...slugs.map((slug, i) => ({ label: slug, stroke: COLORS[i % COLORS.length], width: 1.5, spanGaps: false, value: (_u, v) => (v == null ? '–' : String(v)) })),
     ],
     axes: [{}, { size: yAxisSize }],
     legend: { live: true },
