@@ -234,6 +234,13 @@ for (const kind of STORE_KINDS) {
       expect(await fresh.locator('#status').getAttribute('class')).toBe('error');
       await fresh.unroute('**/graphql');
 
+      // Download CSV says the same, not "Something went wrong: Failed to fetch".
+      await fresh.route('**/v1/export?**', (route) => route.abort('connectionrefused'));
+      await fresh.locator('#download-csv').click();
+      await expect.poll(() => fresh.locator('#status').innerText()).toMatch(/^The service cannot be reached \(.+\)\. Check that it is running, then try again\.$/);
+      expect(await fresh.locator('#status').getAttribute('class')).toBe('error');
+      await fresh.unroute('**/v1/export?**');
+
       await show();
       await expect.poll(() => loads(fresh)).toBe(2);
       expect(await fresh.locator('#status').getAttribute('class')).toBe('');

@@ -82,12 +82,17 @@ async function graphql(query, variables) {
       body: JSON.stringify({ query, variables }),
     });
   } catch (error) {
-    throw new UserError(`The service cannot be reached (${error.message}). Check that it is running, then try again.`);
+    throw unreachable(error);
   }
   await refuseHttpFailure(res);
   const body = await res.json();
   if (body.errors?.length) throw new UserError(describeGraphqlError(body.errors[0]));
   return body.data;
+}
+
+/** A fetch that got no answer at all: the service is stopped or the network is down. */
+function unreachable(error) {
+  return new UserError(`The service cannot be reached (${error.message}). Check that it is running, then try again.`);
 }
 
 async function refuseHttpFailure(res) {
@@ -310,7 +315,12 @@ async function downloadCsv(state) {
   const key = sessionStorage.getItem(KEY_STORAGE);
   if (!key) throw new UserError('Enter an API key first.', 'key');
   setStatus('Preparing the CSV…', 'loading');
-  const res = await fetch(`/v1/export?metric=${state.metric}&${restParams(state)}&format=csv`, { headers: { 'x-api-key': key } });
+  let res;
+  try {
+    res = await fetch(`/v1/export?metric=${state.metric}&${restParams(state)}&format=csv`, { headers: { 'x-api-key': key } });
+  } catch (error) {
+    throw unreachable(error);
+  }
   await refuseHttpFailure(res);
   const blob = await res.blob();
   const link = document.createElement('a');
