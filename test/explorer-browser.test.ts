@@ -185,6 +185,28 @@ for (const kind of STORE_KINDS) {
       await fresh.close();
     });
 
+    it('says once, and only while Log is on, that negative values are drawn on a linear scale', async () => {
+      const fresh = await browser.newPage();
+      await fresh.goto(`${service.url}/explore?metric=etf-aum-change-pct&start_date=${addDays(view.end, -89)}&end_date=${view.end}&log=on`);
+      await enterKey(fresh, TEST_KEY);
+      await expect.poll(() => loads(fresh), { timeout: 20_000 }).toBe(1);
+      const values = Object.values(await drawn(fresh)).flat().map((p) => p.value);
+      expect(values.some((v) => v !== null && v <= 0)).toBe(true);
+      const note = 'Log scale needs positive values: drawn on a linear scale.';
+      const notes = async () => (await fresh.locator('#status').innerText()).split(note).length - 1;
+      await expect.poll(notes).toBe(1);
+      for (let i = 0; i < 2; i++) {
+        await fresh.locator('#log').uncheck();
+        expect(await notes()).toBe(0);
+        await fresh.locator('#log').check();
+        expect(await notes()).toBe(1);
+      }
+      await fresh.locator('#table-view').check();
+      await fresh.locator('#table-view').uncheck();
+      expect(await notes()).toBe(1);
+      await fresh.close();
+    });
+
     it('shows a readable message for a wrong key and asks for it again', async () => {
       const fresh = await browser.newPage();
       await fresh.goto(`${service.url}${view.path}`);

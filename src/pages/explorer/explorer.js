@@ -12,7 +12,7 @@ const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf'
 const TABLE_CELL_LIMIT = 40_000;
 
 const $ = (id) => document.getElementById(id);
-const explorer = (window.explorer = { series: {}, catalog: [], state: {}, ready: false, error: null, loads: 0 });
+const explorer = (window.explorer = { series: {}, catalog: [], state: {}, ready: false, error: null, loads: 0, summary: '' });
 let plot;
 /** Counts series requests: only the newest one's answer (or failure) may reach the page. */
 let seriesRequests = 0;
@@ -219,12 +219,14 @@ async function loadSeries() {
   if (request !== seriesRequests) return;
   explorer.series = Object.fromEntries(data.metric.series.map((s) => [s.slug, s.points]));
   const points = data.metric.series.reduce((n, s) => n + s.points.length, 0);
-  draw(state);
+  explorer.summary = `${data.metric.series.length} series, ${points} points in ${Math.round(performance.now() - started)} ms.`;
+  const note = draw(state);
   explorer.ready = true;
   explorer.loads += 1;
-  setStatus(`${data.metric.series.length} series, ${points} points in ${Math.round(performance.now() - started)} ms.`);
+  setStatus(explorer.summary + note);
 }
 
+/** Draws the loaded series as the view asks; returns a note for the status line ('' or a sentence). */
 function draw(state) {
   const slugs = Object.keys(explorer.series);
   const dates = [...new Set(slugs.flatMap((s) => explorer.series[s].map((p) => p.date)))].sort();
@@ -237,14 +239,13 @@ function draw(state) {
   const table = state.view === 'table';
   $('table').hidden = !table;
   $('chart').hidden = table;
-  if (table) drawTable(slugs, dates, columns);
-  else drawChart(slugs, dates, columns, state.log === 'on');
+  if (table) return drawTable(slugs, dates, columns) ?? '';
+  return drawChart(slugs, dates, columns, state.log === 'on');
 }
 
 function drawChart(slugs, dates, columns, log) {
   plot?.destroy();
   const positive = columns.every((values) => values.every((v) => v === null || v > 0));
-  if (log && !positive) setTimeout(() => appendStatus(' Log scale needs positive values: drawn on a linear scale.'), 0);
   const xs = dates.map((d) => Date.parse(`${d}T00:00:00Z`) / 1000);
   const opts = {
     width: Math.max(320, $('chart').clientWidth || document.body.clientWidth - 32),
@@ -262,6 +263,7 @@ function drawChart(slugs, dates, columns, log) {
   };
   plot = new uPlot(opts, [xs, ...columns], $('chart'));
   explorer.plot = plot;
+  return log && !positive ? ' Log scale needs positive values: drawn on a linear scale.' : '';
 }
 
 /** uPlot's axis font: the y axis is as wide as its widest label (1,000,000,000 needs more than 70 px). */
@@ -341,10 +343,6 @@ function setStatus(text, kind = '') {
   if (kind === 'error') explorer.error = text;
 }
 
-function appendStatus(text) {
-  $('status').textContent += text;
-}
-
 function fail(error) {
   const message = error instanceof UserError ? error.message : `Something went wrong: ${error.message}`;
   setStatus(message, 'error');
@@ -402,7 +400,9 @@ for (const id of ['log', 'table-view']) {
   $(id).addEventListener('change', () => {
     explorer.state = controlsState();
     writeUrlState(explorer.state);
-    draw(explorer.state);
+    const note = draw(explorer.state);
+    // Said once, and only while it holds: toggling Log or Table again must not repeat the note.
+    if ($('status').className === '' && explorer.summary) setStatus(explorer.summary + note);
   });
 }
 $('copy-graphql').addEventListener('click', () => show(graphqlText(controlsState())));
