@@ -185,6 +185,19 @@ for (const kind of STORE_KINDS) {
       await fresh.close();
     });
 
+    it('keeps a control changed but not yet shown out of the URL when Log is toggled: a shared link is the view on screen', async () => {
+      const fresh = await browser.newPage();
+      await fresh.goto(`${service.url}/explore?metric=token-price-usd&project=ethereum&start_date=${addDays(view.end, -20)}&end_date=${view.end}&log=off`);
+      await enterKey(fresh, TEST_KEY);
+      await expect.poll(() => loads(fresh), { timeout: 20_000 }).toBe(1);
+      await fresh.selectOption('#interval', 'month');
+      await fresh.check('#log');
+      const url = new URL(fresh.url());
+      expect(url.searchParams.get('log')).toBe('on');
+      expect(url.searchParams.get('interval') ?? 'day').toBe('day');
+      await fresh.close();
+    });
+
     it('says once, and only while Log is on, that negative values are drawn on a linear scale', async () => {
       const fresh = await browser.newPage();
       await fresh.goto(`${service.url}/explore?metric=etf-aum-change-pct&start_date=${addDays(view.end, -89)}&end_date=${view.end}&log=on`);

@@ -398,7 +398,10 @@ for (const button of document.querySelectorAll('.presets button')) {
 }
 for (const id of ['log', 'table-view']) {
   $(id).addEventListener('change', () => {
-    explorer.state = controlsState();
+    // Only these two toggles: other controls changed but not yet shown stay out of the
+    // URL, so a shared link is the view on screen.
+    const { log, view } = controlsState();
+    explorer.state = { ...(explorer.state ?? controlsState()), log, view };
     writeUrlState(explorer.state);
     const note = draw(explorer.state);
     // Said once, and only while it holds: toggling Log or Table again must not repeat the note.
