@@ -106,8 +106,8 @@ async function refuseHttpFailure(res) {
   }
   const retry = res.headers.get('retry-after');
   if (res.status === 401) throw new UserError('The API key was not accepted (401). Enter a valid key.', 'key');
-  if (res.status === 429) throw new UserError(`Too many requests for this key (429): try again in ${retry ?? 'a few'} seconds.`);
-  if (res.status === 503) throw new UserError(`The service is not ready or is shutting down (503)${retry ? `; try again in ${retry} seconds` : ''}.`);
+  if (res.status === 429) throw new UserError(`Too many requests for this key (429): try again in ${retry === null ? 'a few seconds' : seconds(retry)}.`);
+  if (res.status === 503) throw new UserError(`The service is not ready or is shutting down (503)${retry ? `; try again in ${seconds(retry)}` : ''}.`);
   throw new UserError(`The request failed (${res.status})${detail ? `: ${detail}` : ''}.`);
 }
 
@@ -415,3 +415,8 @@ window.addEventListener('resize', () => plot?.setSize({ width: $('chart').client
 
 if (sessionStorage.getItem(KEY_STORAGE)) guarded(start);
 else setStatus('Enter your API key above to explore the data.');
+
+/** "1 second", "5 seconds": Retry-After as a person reads it. */
+function seconds(count) {
+  return `${count} second${String(count) === '1' ? '' : 's'}`;
+}
