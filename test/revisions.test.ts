@@ -148,6 +148,18 @@ for (const kind of STORE_KINDS) {
       expect(error.errors[0]!.message).toMatch(/RFC 3339/);
     });
 
+    it('reads an instant to the microsecond: as of a write\'s own time (the changes feed\'s updatedAt) it is served, a microsecond before it is not', async () => {
+      const feed = (await (await service.get(`/v1/changes?since=${encodeURIComponent(beforeAll_)}`)).json()) as { changes: { date: string; value: number | null; updatedAt: string }[] };
+      const write = feed.changes.find((c) => c.date === ADDED && c.value === 4.25)!;
+      const before = shiftMicros(write.updatedAt, -1);
+      const after = shiftMicros(write.updatedAt, 1);
+      expect(await restAsOf(write.updatedAt)).toHaveProperty(ADDED, 4.25);
+      expect(await restAsOf(before)).toHaveProperty(ADDED, 3.5);
+      const sinceRest = async (since: string) => ((await (await service.get(`/v1/changes?since=${encodeURIComponent(since)}`)).json()) as { changes: { updatedAt: string }[] }).changes.map((c) => c.updatedAt);
+      expect(await sinceRest(write.updatedAt)).toContain(write.updatedAt);
+      expect(await sinceRest(after)).not.toContain(write.updatedAt);
+    });
+
     it('keeps no revision for an identical re-import and leaves the ETag as it was', async () => {
       const history = async () => (await service.running.services.store.query<{ n: number }>('select count(*)::integer as n from point_history'))[0]!.n;
       const etag = async () => (await service.get(`/v1/metrics/${METRIC}?${RANGE}`)).headers.get('etag');
@@ -216,3 +228,10 @@ describe.skipIf(!server.available)('write times of writers that overlap, on a Po
     expect(history!.values).toBe('555');
   });
 });
+
+/** An instant written as UTC with microseconds (YYYY-MM-DDTHH:MM:SS.ffffffZ), moved by `micros`. */
+function shiftMicros(instant: string, micros: number): string {
+  const total = Date.parse(`${instant.slice(0, 19)}Z`) * 1000 + Number(instant.slice(20, 26)) + micros;
+  const seconds = Math.floor(total / 1_000_000);
+  return `${new Date(seconds * 1000).toISOString().slice(0, 19)}.${String(total - seconds * 1_000_000).padStart(6, '0')}Z`;
+}

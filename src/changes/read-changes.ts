@@ -61,6 +61,8 @@ interface ChangeRow {
 /**
  * `seq > cursor` walks the primary key; `written_at >= since` keeps the first page from
  * starting at the beginning of time (the index on written_at serves it when `since` is recent).
+ * `since` goes as text: the driver sends a timestamptz parameter through a JavaScript Date,
+ * which cuts its microseconds.
  */
 const CHANGES_SQL = `
 select pc.seq::text as seq, m.name as metric, p.slug, pc.day::text as day,
@@ -69,6 +71,6 @@ select pc.seq::text as seq, m.name as metric, p.slug, pc.day::text as day,
 from point_change pc
 join project p on p.id = pc.project_id
 join metric m on m.id = p.metric_id
-where pc.written_at >= $1::timestamptz and pc.seq > $2::bigint
+where pc.written_at >= $1::text::timestamptz and pc.seq > $2::bigint
 order by pc.seq
 limit $3`;

@@ -111,7 +111,7 @@ function numberParameters(template: string): SeriesStatement {
 function statement(shape: SeriesShape): string {
   const points = isDailyReplay(shape.options) ? storedPoints(shape) : bucketedPoints(shape);
   // As of an instant, the answer was last modified no later than that instant.
-  const updatedAt = shape.asOf ? 'least(max(p.updated_at), {{asof}}::timestamptz)' : 'max(p.updated_at)';
+  const updatedAt = shape.asOf ? 'least(max(p.updated_at), {{asof}}::text::timestamptz)' : 'max(p.updated_at)';
   return `select r.project_id, r.slug, (select version::text from dataset_version) as version,
   (select ${isoInstant(updatedAt)} from project p where p.id = any({{ids}}::integer[])) as updated_at,
   coalesce((${points}), ${typeof shape.layout === 'string' && shape.layout !== 'rest' ? `''` : `'[]'`}) as points
@@ -297,14 +297,15 @@ function aggregateText(layout: PointLayout, point: string, order: string): strin
  * Where points are read from. Now: the point table. As of an instant: the value each day
  * had then, which is the current one if it was written by then, else the one in the
  * history whose span holds the instant (at most one does); a day first written later has
- * neither. `written_at` is when the value read was written.
+ * neither. `written_at` is when the value read was written. The instant is sent as text: the
+ * driver writes a timestamptz parameter through a JavaScript Date, which cuts microseconds.
  */
 function pointSource(shape: SeriesShape): string {
   if (!shape.asOf) return 'point';
-  return `(select c.project_id, c.day, c.value, c.extra, c.written_at from point c where c.written_at <= {{asof}}::timestamptz
+  return `(select c.project_id, c.day, c.value, c.extra, c.written_at from point c where c.written_at <= {{asof}}::text::timestamptz
     union all
     select h.project_id, h.day, h.value, h.extra, h.valid_from from point_history h
-    where h.valid_from <= {{asof}}::timestamptz and h.valid_to > {{asof}}::timestamptz)`;
+    where h.valid_from <= {{asof}}::text::timestamptz and h.valid_to > {{asof}}::text::timestamptz)`;
 }
 
 /** Whether a layout writes a GraphQL field. */
