@@ -160,6 +160,32 @@ for (const kind of STORE_KINDS) {
       expect(await sinceRest(after)).not.toContain(write.updatedAt);
     });
 
+    it('reads a GraphQL DateTime to the microsecond, as REST does, and refuses an instant that is no real day or time', async () => {
+      const feed = (await (await service.get(`/v1/changes?since=${encodeURIComponent(beforeAll_)}`)).json()) as { changes: { date: string; value: number | null; updatedAt: string }[] };
+      const write = feed.changes.find((c) => c.date === ADDED && c.value === 4.25)!;
+      const valueAsOf = async (asOf: string) => {
+        const res = await service.graphql(`query ($asOf: DateTime) { metric(name: staking_apy, projects: [${SLUG}], from: "${ADDED}", to: "${ADDED}", asOf: $asOf) { series { points { value } } } }`, { asOf });
+        return ((await res.json()) as { data: { metric: { series: { points: { value: number }[] }[] } } }).data.metric.series[0]!.points[0]!.value;
+      };
+      expect(await valueAsOf(write.updatedAt)).toBe(4.25);
+      expect(await valueAsOf(shiftMicros(write.updatedAt, -1))).toBe(3.5);
+      const since = async (instant: string) => {
+        const res = await service.graphql('query ($since: DateTime!) { changes(since: $since) { changes { updatedAt } } }', { since: instant });
+        return ((await res.json()) as { data: { changes: { changes: { updatedAt: string }[] } } }).data.changes.changes.map((c) => c.updatedAt);
+      };
+      expect(await since(write.updatedAt)).toContain(write.updatedAt);
+      expect(await since(shiftMicros(write.updatedAt, 1))).not.toContain(write.updatedAt);
+      for (const bad of ['2023-02-29T12:00:00Z', '2026-04-31T10:00:00Z', '2026-06-30T24:00:00Z']) {
+        const res = await service.graphql('query ($asOf: DateTime) { metric(name: staking_apy, projects: [' + SLUG + '], asOf: $asOf) { name } }', { asOf: bad });
+        expect(res.status, bad).toBe(400);
+        const body = (await res.json()) as { data?: unknown; errors: { message: string; extensions: { code: string } }[] };
+        expect(body.data, bad).toBeUndefined();
+        expect(body.errors[0]!.extensions.code, bad).toBe('BAD_USER_INPUT');
+        expect(body.errors[0]!.message, bad).toMatch(/RFC 3339/);
+        expect((await service.get(`/v1/metrics/${METRIC}?${RANGE}&as_of=${encodeURIComponent(bad)}`)).status, `REST ${bad}`).toBe(400);
+      }
+    });
+
     it('keeps no revision for an identical re-import and leaves the ETag as it was', async () => {
       const history = async () => (await service.running.services.store.query<{ n: number }>('select count(*)::integer as n from point_history'))[0]!.n;
       const etag = async () => (await service.get(`/v1/metrics/${METRIC}?${RANGE}`)).headers.get('etag');

@@ -1,5 +1,5 @@
 import { GraphQLError, Kind } from 'graphql';
-import { isIsoDate } from '../dates.js';
+import { canonicalInstant, isIsoDate } from '../dates.js';
 import type { Builder } from './builder.js';
 
 /** `Date` (a real calendar day as YYYY-MM-DD) and `JSON`. */
@@ -26,14 +26,14 @@ export function addScalars(builder: Builder): void {
 // Private
 
 /**
- * RFC 3339 with a zone, as an ISO string in UTC; or a date alone, passed on as it is for
- * the argument to read as its REST twin does (`asOf`: the end of that UTC day; `since`: its start).
+ * RFC 3339 with a zone, checked as REST checks `as_of` and `since` (a real day and time) and
+ * kept to the microsecond as UTC text; or a date alone, passed on as it is for the argument
+ * to read as its REST twin does (`asOf`: the end of that UTC day; `since`: its start).
  */
 function parseDateTime(value: unknown): string {
   if (typeof value === 'string' && isIsoDate(value)) return value;
-  if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(value) && !Number.isNaN(Date.parse(value))) {
-    return new Date(value).toISOString();
-  }
+  const instant = typeof value === 'string' ? canonicalInstant(value) : undefined;
+  if (instant !== undefined) return instant;
   throw new GraphQLError(`DateTime expects an RFC 3339 time with a zone, e.g. 2026-06-30T12:00:00Z, or a date YYYY-MM-DD, got ${JSON.stringify(value)?.slice(0, 64)}`, {
     extensions: { code: 'BAD_USER_INPUT' },
   });
