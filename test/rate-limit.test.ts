@@ -293,6 +293,25 @@ for (const kind of STORE_KINDS) {
       expect(second.headers.get('ratelimit')).toBe(`"default";r=2;t=${retryAfter}`);
     });
 
+    it('charges every further selection of a metric field\'s points (aliases of points or of series) as the field again, not once for all', async () => {
+      const key = await storedKey('rl-aliases', { burst: 100 });
+      // 76 projects × 31 days: 7 units a read of the points.
+      const fields = 'metric(name: etf_aum_change_pct, from: "2026-01-01", to: "2026-01-31")';
+      const once = await service.graphql(`{ ${fields} { series { points { date value } } } }`, undefined, key);
+      await once.arrayBuffer();
+      expect(remaining(once.headers.get('ratelimit'))).toBe(93);
+      // The same points again, and in another order (another statement), under aliases: three reads in all.
+      const thrice = await service.graphql(`{ ${fields} { series { points { date value } again: points { value date } } other: series { points { date value } } } }`, undefined, key);
+      const body = (await thrice.json()) as { data: { metric: { series: { points: unknown[]; again: unknown[] }[]; other: { points: unknown[] }[] } } };
+      expect(thrice.status).toBe(200);
+      expect(body.data.metric.series[0]!.again.length).toBe(body.data.metric.series[0]!.points.length);
+      expect(remaining(thrice.headers.get('ratelimit'))).toBe(93 - 3 * 7);
+      // Dates and coverage of the series cost nothing more.
+      const dates = await service.graphql(`{ ${fields} { series { firstDate lastDate points { date } } other: series { slug updatedAt } } }`, undefined, key);
+      await dates.arrayBuffer();
+      expect(remaining(dates.headers.get('ratelimit'))).toBe(93 - 3 * 7 - 7);
+    });
+
     it('charges the points read through the catalog\'s coverage as each series\' whole history; its dates cost nothing more', async () => {
       const key = await storedKey('rl-coverage', { burst: 100 });
       const whole = { from: null, to: null, options: { interval: 'day', aggregation: 'avg', fill: 'none', transform: null, window: null } } as const;
