@@ -30,6 +30,11 @@ export const ENV_DEFAULTS = Object.freeze({
 
 const onOff = z.enum(['on', 'off']).transform((v) => v === 'on');
 const commaList = z.string().transform((v) => v.split(',').map((s) => s.trim()).filter((s) => s !== ''));
+/** A comma list whose every entry must pass `valid`; each one that does not is named by `problem`. */
+const commaListOf = (valid: (entry: string) => boolean, problem: (entry: string) => string) =>
+  commaList.superRefine((entries, ctx) => {
+    for (const entry of entries) if (!valid(entry)) ctx.addIssue({ code: 'custom', message: problem(entry) });
+  });
 const D = ENV_DEFAULTS;
 
 const envSchema = z.object({
@@ -37,23 +42,21 @@ const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(D.PORT),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(D.DATABASE_POOL_SIZE),
-  DATABASE_READ_URLS: z.string().transform((v, ctx) => {
-    const urls = v.split(',').map((s) => s.trim()).filter((s) => s !== '');
-    for (const url of urls) if (!/^postgres(ql)?:\/\/[^/]/.test(url)) ctx.addIssue({ code: 'custom', message: `expected postgres:// URLs joined with commas, got ${JSON.stringify(url.replace(/\/\/[^@]*@/, '//…@').slice(0, 80))}` });
-    return urls;
-  }).optional(),
+  DATABASE_READ_URLS: commaListOf(
+    (url) => /^postgres(ql)?:\/\/[^/]/.test(url),
+    (url) => `expected postgres:// URLs joined with commas, got ${JSON.stringify(url.replace(/\/\/[^@]*@/, '//…@').slice(0, 80))}`,
+  ).optional(),
   REPLICA_MAX_LAG_SECONDS: z.coerce.number().positive().max(86_400).default(D.REPLICA_MAX_LAG_SECONDS),
   PGLITE_DIR: z.string().min(1).default(D.PGLITE_DIR),
   STATEMENT_TIMEOUT_SECONDS: z.coerce.number().positive().max(600).default(D.STATEMENT_TIMEOUT_SECONDS),
   CONNECT_TIMEOUT_SECONDS: z.coerce.number().positive().max(120).default(D.CONNECT_TIMEOUT_SECONDS),
   API_KEYS: commaList.optional(),
   CACHE_MAX_AGE_SECONDS: z.coerce.number().int().min(0).default(D.CACHE_MAX_AGE_SECONDS),
-  CORS_ORIGINS: z.string().transform((v, ctx) => {
-    const origins = v.split(',').map((s) => s.trim()).filter((s) => s !== '');
-    // A browser's Origin is compared exactly: a path, a trailing slash or 'null' would never match, or match any sandboxed page.
-    for (const origin of origins) if (!isOrigin(origin)) ctx.addIssue({ code: 'custom', message: `expected origins such as https://app.example (scheme, host and optional port, nothing after) joined with commas, got ${JSON.stringify(origin.slice(0, 80))}` });
-    return origins;
-  }).optional(),
+  // A browser's Origin is compared exactly: a path, a trailing slash or 'null' would never match, or match any sandboxed page.
+  CORS_ORIGINS: commaListOf(
+    isOrigin,
+    (origin) => `expected origins such as https://app.example (scheme, host and optional port, nothing after) joined with commas, got ${JSON.stringify(origin.slice(0, 80))}`,
+  ).optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(D.RATE_LIMIT_PER_MINUTE),
   RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(D.RATE_LIMIT_BURST),
   REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'expected a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379' }).optional(),
