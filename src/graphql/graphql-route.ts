@@ -20,13 +20,13 @@ export function createGraphqlRoute(services: Services): Route {
   return {
     path: '/graphql',
     // Only the page itself is public: with GRAPHIQL=off a browser's GET is an API call, keyed.
-    access: (req) => (services.config.graphiql && isGraphiqlPageRequest(req) ? 'public' : 'keyed'),
+    access: (req) => (isGraphiqlPageRequest(req, services) ? 'public' : 'keyed'),
     errors: renderGraphqlError,
     handle: async ({ req, res, query, signal, meter, caller }) => {
       const head = req.method === 'HEAD';
       // Yoga and the page build the request's URL from it: one that holds no host is the client's error.
       if (!isValidHost(req.headers.host)) throw new ApiError('bad-request', 'the Host header does not hold a host name (with an optional port)');
-      if (services.config.graphiql && isGraphiqlPageRequest(req)) {
+      if (isGraphiqlPageRequest(req, services)) {
         // The page runs inline scripts and workers from blobs, so only framing is restricted:
         // GraphiQL keeps the key in the browser, and a site framing it could make its user run queries.
         res.setHeader('content-security-policy', "frame-ancestors 'none'");
@@ -148,7 +148,7 @@ function isValidHost(host: string | undefined): boolean {
   return host === undefined || (!/[/?#@\\]/.test(host) && URL.canParse(`http://${host}/`));
 }
 
-/** A browser opening the page, also from a shared link whose `?query=` the page puts in its editor. */
-function isGraphiqlPageRequest(req: IncomingMessage): boolean {
-  return req.method === 'GET' && (req.headers.accept ?? '').includes('text/html');
+/** A browser opening the page, also from a shared link whose `?query=` the page puts in its editor; never with GRAPHIQL=off. */
+function isGraphiqlPageRequest(req: IncomingMessage, { config }: Services): boolean {
+  return config.graphiql && req.method === 'GET' && (req.headers.accept ?? '').includes('text/html');
 }
