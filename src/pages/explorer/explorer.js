@@ -95,6 +95,11 @@ function unreachable(error) {
   return new UserError(`The service cannot be reached (${error.message}). Check that it is running, then try again.`);
 }
 
+/** "1 second", "5 seconds": Retry-After as a person reads it. */
+function seconds(count) {
+  return `${count} second${String(count) === '1' ? '' : 's'}`;
+}
+
 async function refuseHttpFailure(res) {
   if (res.ok) return;
   let detail = '';
@@ -400,8 +405,10 @@ for (const id of ['log', 'table-view']) {
   $(id).addEventListener('change', () => {
     // Only these two toggles: other controls changed but not yet shown stay out of the
     // URL, so a shared link is the view on screen.
+    // Before the first view is asked for, the controls hold the URL's view.
+    const shown = Object.keys(explorer.state).length > 0 ? explorer.state : controlsState();
     const { log, view } = controlsState();
-    explorer.state = { ...(explorer.state ?? controlsState()), log, view };
+    explorer.state = { ...shown, log, view };
     writeUrlState(explorer.state);
     const note = draw(explorer.state);
     // Said once, and only while it holds: toggling Log or Table again must not repeat the note.
@@ -415,8 +422,3 @@ window.addEventListener('resize', () => plot?.setSize({ width: $('chart').client
 
 if (sessionStorage.getItem(KEY_STORAGE)) guarded(start);
 else setStatus('Enter your API key above to explore the data.');
-
-/** "1 second", "5 seconds": Retry-After as a person reads it. */
-function seconds(count) {
-  return `${count} second${String(count) === '1' ? '' : 's'}`;
-}
