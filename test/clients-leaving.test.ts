@@ -1,6 +1,8 @@
 import { request } from 'node:http';
 import { openPostgres } from '../src/db/open-postgres.js';
 import { ClientGone } from '../src/http/client-gone.js';
+import { CancelledError } from '../src/db/store.js';
+import { GRAPHQL_ANSWER_BUDGET_BYTES } from '../src/limits/answer-budget.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../src/catalog/load-catalog.js';
 import { migrate } from '../src/db/migrate.js';
@@ -156,3 +158,87 @@ describe.skipIf(!postgres.available)('a cancel that lands on the wrong statement
     expect(await inTransaction).toMatchObject({ code: '57014' });
   });
 });
+
+for (const kind of STORE_KINDS) {
+  describe.skipIf(!kind.available)(`work queued for a client that has left (${kind.name})`, () => {
+    it('is not sent to the store: a statement whose caller left before it was sent never runs', async () => {
+      const { store, dispose } = await kind.open();
+      try {
+        await store.exec('create sequence left_probe');
+        const gone = new ClientGone();
+        gone.abort();
+        const nextval = 'select nextval(\'left_probe\') as n';
+        await expect(store.query(nextval, [], gone)).rejects.toBeInstanceOf(CancelledError);
+        await expect(store.queryRaw(nextval, [], gone)).rejects.toBeInstanceOf(CancelledError);
+        for (const batchRows of [2, Infinity]) {
+          const streamed = (async () => {
+            for await (const _ of store.streamRaw(nextval, [], batchRows, gone));
+          })();
+          await expect(streamed).rejects.toBeInstanceOf(CancelledError);
+        }
+        // Not one of them ran: the sequence was never advanced.
+        expect(await store.query<{ is_called: boolean }>('select is_called from left_probe')).toEqual([{ is_called: false }]);
+        expect(await store.query<{ n: string }>(nextval, [], new ClientGone())).toEqual([{ n: kind.name === 'pglite' ? 1 : '1' }]);
+      } finally {
+        await dispose();
+      }
+    });
+
+    it('GraphQL answers waiting for the answer budget leave the queue with their clients: nothing is read for them', async () => {
+      let pointReads = 0;
+      const service = await startTestService(kind, { RESPONSE_CACHE_MB: '0' }, {
+        // Counts the reads of points that ran to the end, not the ones refused before they were sent.
+        wrapStore: (store) => ({
+          ...store,
+          queryRaw: async (text, params, signal) => {
+            const rows = await store.queryRaw(text, params, signal);
+            if (/\bpoint\b/.test(text)) pointReads += 1;
+            return rows;
+          },
+        }),
+      });
+      try {
+        const budget = service.running.services.answerBudget;
+        // Every project for a year: about 1.1 MB by the estimate, so the answer reserves.
+        const query = '{ metric(name: etf_aum_change_pct, from: "2025-07-01", to: "2026-06-30") { series { slug points { date value } } } }';
+        const hold = await budget.reserve(GRAPHQL_ANSWER_BUDGET_BYTES);
+        const requests = Array.from({ length: 4 }, () => postAndLeave(service.url, query));
+        await until(() => budget.waiting === 4, 'four requests waiting for the budget');
+        pointReads = 0;
+        for (const leave of requests) leave();
+        await until(() => budget.waiting === 0, 'the departed requests leaving the queue').catch(() => {});
+        hold();
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(budget.waiting).toBe(0);
+        expect(budget.inUse).toBe(0);
+        expect(pointReads).toBe(0);
+        expect(service.logText()).not.toMatch(/unexpected error|"level":50/);
+        // And the budget still serves: the same query answers every project's year.
+        const res = await service.graphql(query);
+        expect(res.status).toBe(200);
+        const body = (await res.json()) as { data: { metric: { series: { slug: string; points: unknown[] }[] } } };
+        const rest = (await (await service.get('/v1/metrics/etf-aum-change-pct?start_date=2025-07-01&end_date=2026-06-30')).json()) as Record<string, unknown[]>;
+        expect(body.data.metric.series).toHaveLength(76);
+        expect(Object.fromEntries(body.data.metric.series.map((s) => [s.slug, s.points.length]))).toEqual(Object.fromEntries(Object.entries(rest).map(([slug, points]) => [slug, points.length])));
+      } finally {
+        await service.stop();
+      }
+    });
+  });
+}
+
+/** POSTs a GraphQL query over a real socket; the function returned hangs up. */
+function postAndLeave(url: string, query: string): () => void {
+  const req = request(`${url}/graphql`, { method: 'POST', headers: { 'x-api-key': TEST_KEY, 'content-type': 'application/json' } });
+  req.on('error', () => {});
+  req.end(JSON.stringify({ query }));
+  return () => req.destroy();
+}
+
+async function until(condition: () => boolean, what: string, ms = 5_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
-import type { ColumnText, Queryable, Store } from './store.js';
+import { throwIfCancelled, type CancelSignal, type ColumnText, type Queryable, type Store } from './store.js';
 
 /**
  * Opens the embedded PostgreSQL. `dir` is a folder (created if missing) or `memory://`.
@@ -10,9 +10,12 @@ export async function openPglite(dir: string): Promise<Store> {
   if (!dir.startsWith('memory://')) mkdirSync(dir, { recursive: true });
   const db = await PGlite.create(dir);
   const over = (runner: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
-    // PGlite runs in this process and cannot cancel a statement; `signal` is accepted and ignored.
-    query: async <Row extends object>(text: string, params: readonly unknown[] = []) =>
-      (await runner.query<Row>(text, params as unknown[])).rows,
+    // PGlite runs in this process and cannot cancel a running statement. One whose caller
+    // left while it waited its turn is not run: statements queue, one at a time.
+    query: async <Row extends object>(text: string, params: readonly unknown[] = [], signal?: CancelSignal) => {
+      throwIfCancelled(signal);
+      return (await runner.query<Row>(text, params as unknown[])).rows;
+    },
     exec: async (script) => {
       await runner.exec(script);
     },
@@ -26,10 +29,14 @@ export async function openPglite(dir: string): Promise<Store> {
     description: dir.startsWith('memory://') ? 'embedded PGlite in memory' : `embedded PGlite in ${dir}`,
     ...over(db),
     // PGlite answers in-process, so there is no network to overlap with: one batch holds every row.
-    streamRaw: async function* (text: string, params: readonly unknown[]) {
+    streamRaw: async function* (text: string, params: readonly unknown[], _batchRows: number, signal?: CancelSignal) {
+      throwIfCancelled(signal);
       yield (await db.query<ColumnText[]>(text, params as unknown[], { rowMode: 'array' })).rows;
     },
-    queryRaw: async (text: string, params: readonly unknown[]) => (await db.query<ColumnText[]>(text, params as unknown[], { rowMode: 'array' })).rows,
+    queryRaw: async (text: string, params: readonly unknown[], signal?: CancelSignal) => {
+      throwIfCancelled(signal);
+      return (await db.query<ColumnText[]>(text, params as unknown[], { rowMode: 'array' })).rows;
+    },
     listen: async (channel, onMessage, onState) => {
       const stop = await db.listen(channel, onMessage);
       onState?.(true);

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import postgres from 'postgres';
-import type { CancelSignal, ColumnText, Queryable, Store } from './store.js';
+import { throwIfCancelled, type CancelSignal, type ColumnText, type Queryable, type Store } from './store.js';
 
 export interface PostgresOptions {
   url: string;
@@ -58,6 +58,7 @@ export function openPostgres(options: PostgresOptions): Store {
       // server after that close, when the connection already runs the next request's statement,
       // and cancelled that one instead (503s after clients left in the middle of answers).
       if (cursor) {
+        throwIfCancelled(signal);
         // Before its first batch, a cursor stopped by a cancel meant for another statement
         // (see runStatement) starts again; after it, rows have gone out.
         for (let delivered = false, again = true; ; again = false) {
@@ -168,6 +169,9 @@ function cancelOnAbort<Q extends { cancel(): void }>(
  * apart by its message. (One async function, not one per concern: it runs for every read.)
  */
 async function runStatement<Row>(autocommit: boolean, signal: CancelSignal | undefined, start: () => PromiseLike<unknown> & { cancel(): void }): Promise<Row[]> {
+  // A statement queued behind others (a loader's batch, a wait for the answer budget) may
+  // come up after its client left: it is not sent at all.
+  throwIfCancelled(signal);
   for (let again = autocommit; ; again = false) {
     const guard = cancelOnAbort(start(), signal);
     try {

@@ -22,6 +22,22 @@ export interface CancelSignal {
   removeEventListener(type: 'abort', listener: () => void): void;
 }
 
+/**
+ * Work that was not started because its {@link CancelSignal} had already aborted: whoever
+ * asked for it has left, so nothing waits for the answer.
+ */
+export class CancelledError extends Error {
+  constructor() {
+    super('not started: whoever asked for it has left');
+    this.name = 'CancelledError';
+  }
+}
+
+/** Throws {@link CancelledError} when `signal` has aborted; before work that nobody would wait for. */
+export function throwIfCancelled(signal: CancelSignal | undefined): void {
+  if (signal?.aborted) throw new CancelledError();
+}
+
 /** Something SQL can be sent to: the store itself, or a transaction on it. */
 export interface Queryable {
   /**

@@ -51,7 +51,7 @@ export function createGraphqlRoute(services: Services): Route {
       const held: (() => void)[] = [];
       let finished = false;
       const reserveAnswer = async (bytes: number) => {
-        const release = await services.answerBudget.reserve(bytes);
+        const release = await services.answerBudget.reserve(bytes, signal);
         if (finished) release();
         else held.push(release);
       };

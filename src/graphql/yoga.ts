@@ -5,7 +5,7 @@ import { createYoga, type GraphiQLOptions, type YogaServerInstance } from 'graph
 import { ApiError, ERROR_KINDS } from '../api/api-error.js';
 import { API_KEY_HEADER } from '../auth/api-keys.js';
 import type { ProjectDirectory } from '../db/project-directory.js';
-import type { CancelSignal } from '../db/store.js';
+import { CancelledError, type CancelSignal } from '../db/store.js';
 import type { RateLimitMeter } from '../limits/rate-limiter.js';
 import type { KeyCheck } from '../live/series-updates.js';
 import { createSeriesLoaders } from '../series/series-loader.js';
@@ -107,6 +107,8 @@ function maskError(services: Services, error: unknown): Error {
   }
   if (original instanceof GraphQLError && error instanceof GraphQLError && error.path === undefined) return requestError(error);
   if (original instanceof GraphQLError && typeof original.extensions.code === 'string') return original;
+  // Its client has left (src/db/store.ts): nobody reads this answer, and nothing went wrong.
+  if (original instanceof CancelledError) return new GraphQLError('The request was abandoned.', { path: error instanceof GraphQLError ? error.path : undefined, extensions: { code: 'INTERNAL_SERVER_ERROR', unexpected: true } });
   services.logger.error({ err: original }, 'unexpected error in a GraphQL resolver');
   return new GraphQLError('Unexpected error.', {
     path: error instanceof GraphQLError ? error.path : undefined,

@@ -1,3 +1,5 @@
+import { CancelledError, type CancelSignal } from '../db/store.js';
+
 /**
  * The bytes of large answers being built at once in one process. GraphQL builds an answer
  * whole (the points' bytes as read, then the assembled answer: about twice the points;
@@ -7,10 +9,18 @@
  * budget is spent; one larger than the whole budget runs alone. Small answers never wait.
  */
 export interface AnswerBudget {
-  /** Resolves, once `bytes` fit, to the function that gives them back. */
-  reserve(bytes: number): Promise<() => void>;
+  /**
+   * Resolves, once `bytes` fit, to the function that gives them back. A reservation whose
+   * `signal` aborts while it waits leaves the queue and rejects with CancelledError: its
+   * client has gone, and building its answer anyway delayed everyone queued behind it (a
+   * load generator that closed 32 waiting connections made the next 32 requests wait
+   * behind answers nobody read; docs/benchmarks.md).
+   */
+  reserve(bytes: number, signal?: CancelSignal): Promise<() => void>;
   /** Bytes reserved now. */
   readonly inUse: number;
+  /** Reservations waiting for bytes now. */
+  readonly waiting: number;
 }
 
 /** Points a process may be building at once for GraphQL answers: about twice that in memory at the peak. */
@@ -30,7 +40,7 @@ export function createAnswerBudget(totalBytes: number): AnswerBudget {
     }
   };
   return {
-    reserve(requested) {
+    reserve(requested, signal) {
       const bytes = Math.min(requested, totalBytes);
       let released = false;
       const release = () => {
@@ -39,13 +49,32 @@ export function createAnswerBudget(totalBytes: number): AnswerBudget {
         inUse -= bytes;
         drain();
       };
-      return new Promise((resolve) => {
-        waiting.push({ bytes, grant: () => resolve(release) });
+      return new Promise((resolve, reject) => {
+        if (signal?.aborted) return reject(new CancelledError());
+        const leave = () => {
+          const at = waiting.indexOf(waiter);
+          if (at < 0) return;
+          waiting.splice(at, 1);
+          reject(new CancelledError());
+          drain(); // the first in line may fit now that a larger one ahead of it has left
+        };
+        const waiter = {
+          bytes,
+          grant: () => {
+            signal?.removeEventListener('abort', leave);
+            resolve(release);
+          },
+        };
+        waiting.push(waiter);
+        signal?.addEventListener('abort', leave, { once: true });
         drain();
       });
     },
     get inUse() {
       return inUse;
+    },
+    get waiting() {
+      return waiting.length;
     },
   };
 }
