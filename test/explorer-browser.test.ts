@@ -220,6 +220,53 @@ for (const kind of STORE_KINDS) {
       await fresh.close();
     });
 
+    it('says which values of a link it could not use, and what it shows instead', async () => {
+      const fresh = await browser.newPage();
+      await fresh.goto(`${service.url}/explore?metric=token-price-usd&project=ethereum,nosuch&start_date=2024-13-01&end_date=${view.end}&interval=fortnight&window=abc`);
+      await enterKey(fresh, TEST_KEY);
+      await expect.poll(() => loads(fresh), { timeout: 20_000 }).toBe(1);
+      const status = await fresh.locator('#status').innerText();
+      expect(status).toContain('token-price-usd has no project "nosuch"; left out.');
+      expect(status).toContain('The link\'s start_date "2024-13-01" is not a date (YYYY-MM-DD); left empty.');
+      expect(status).toContain('The link\'s interval "fortnight" is not one of week, month, quarter, year; left at the default.');
+      expect(status).toContain('The link\'s window "abc" is not a number of days; left empty.');
+      expect(Object.keys(await drawn(fresh))).toEqual(['ethereum']);
+      expect(await fresh.locator('#interval').inputValue()).toBe('');
+      // Said once: the next view's status is its own.
+      await fresh.locator('#controls button[type=submit]').click();
+      await expect.poll(() => loads(fresh)).toBe(2);
+      expect(await fresh.locator('#status').innerText()).not.toContain('nosuch');
+
+      await fresh.goto(`${service.url}/explore?metric=no-such-metric`);
+      await expect.poll(() => loads(fresh), { timeout: 20_000 }).toBe(1);
+      expect(await fresh.locator('#status').innerText()).toContain('The link\'s metric "no-such-metric" is not in the catalog; showing token-price-usd.');
+      expect(await fresh.locator('#metric').inputValue()).toBe('token-price-usd');
+      await fresh.close();
+    });
+
+    it('says where the data lies when a range holds none, and draws no old chart after a failed load', async () => {
+      const catalog = (await (await service.get('/v1/metrics')).json()) as { metrics: { name: string; projects: { slug: string; firstDate: string; lastDate: string }[] }[] };
+      const ethereum = catalog.metrics.find((m) => m.name === 'token-price-usd')!.projects.find((p) => p.slug === 'ethereum')!;
+      const fresh = await browser.newPage();
+      await fresh.goto(`${service.url}/explore?metric=token-price-usd&project=ethereum&start_date=1990-01-01&end_date=1990-12-31`);
+      await enterKey(fresh, TEST_KEY);
+      await expect.poll(() => loads(fresh), { timeout: 20_000 }).toBe(1);
+      expect(await fresh.locator('#status').innerText()).toContain(`No data in this range: the chosen projects have data from ${ethereum.firstDate} to ${ethereum.lastDate}.`);
+
+      await fresh.goto(`${service.url}${view.path}`);
+      await expect.poll(() => loads(fresh), { timeout: 20_000 }).toBe(1);
+      expect(await fresh.locator('#chart .uplot').count()).toBe(1);
+      await fresh.route('**/graphql', (route) => route.abort('connectionrefused'));
+      await fresh.locator('#interval').selectOption('month');
+      await fresh.locator('#controls button[type=submit]').click();
+      await expect.poll(() => fresh.locator('#status').getAttribute('class')).toBe('error');
+      // The URL names the monthly view that failed; the daily chart before it is gone.
+      expect(new URL(fresh.url()).searchParams.get('interval')).toBe('month');
+      expect(await fresh.locator('#chart .uplot').count()).toBe(0);
+      expect(await drawn(fresh)).toEqual({});
+      await fresh.close();
+    });
+
     it('shows a readable message for a wrong key and asks for it again', async () => {
       const fresh = await browser.newPage();
       await fresh.goto(`${service.url}${view.path}`);

@@ -12,7 +12,7 @@ const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf'
 const TABLE_CELL_LIMIT = 40_000;
 
 const $ = (id) => document.getElementById(id);
-const explorer = (window.explorer = { series: {}, catalog: [], state: {}, ready: false, error: null, loads: 0, summary: '' });
+const explorer = (window.explorer = { series: {}, catalog: [], state: {}, ready: false, error: null, loads: 0, summary: '', linkNotes: [] });
 let plot;
 /** Counts series requests: only the newest one's answer (or failure) may reach the page. */
 let seriesRequests = 0;
@@ -48,17 +48,39 @@ function controlsState() {
   };
 }
 
+/**
+ * Puts a view (from the URL) into the controls. Returns a sentence for each value of the
+ * link that the page could not use and what it shows instead: a mistyped or outdated link
+ * must not silently show something else.
+ */
 function applyState(state) {
-  const metric = explorer.catalog.find((m) => m.name === state.metric) ?? explorer.catalog.find((m) => m.name === 'token-price-usd') ?? explorer.catalog[0];
+  const notes = [];
+  const named = explorer.catalog.find((m) => m.name === state.metric);
+  const metric = named ?? explorer.catalog.find((m) => m.name === 'token-price-usd') ?? explorer.catalog[0];
+  if (state.metric && !named) notes.push(`The link's metric "${state.metric}" is not in the catalog; showing ${metric.name}.`);
   $('metric').value = metric.name;
-  fillProjects(metric, state.project ? state.project.split(',') : metric.coverage.slice(0, 2).map((c) => c.slug));
-  $('start').value = state.start_date ?? '';
-  $('end').value = state.end_date ?? '';
-  for (const p of ['interval', 'aggregation', 'fill', 'transform']) $(p).value = state[p] ?? '';
-  $('window').value = state.window ?? '';
+  const wanted = state.project ? state.project.split(',').filter(Boolean) : [];
+  const unknown = wanted.filter((slug) => !metric.coverage.some((c) => c.slug === slug));
+  if (unknown.length) notes.push(`${metric.name} has no project ${unknown.map((s) => `"${s}"`).join(', ')}; left out.`);
+  const known = wanted.filter((slug) => !unknown.includes(slug));
+  fillProjects(metric, known.length ? known : metric.coverage.slice(0, 2).map((c) => c.slug));
+  for (const [param, id] of [['start_date', 'start'], ['end_date', 'end'], ['window', 'window']]) {
+    $(id).value = state[param] ?? '';
+    // A date or number input takes only a well-formed value: anything else leaves it empty.
+    if (state[param] && $(id).value !== state[param]) notes.push(`The link's ${param} "${state[param]}" is not ${param === 'window' ? 'a number of days' : 'a date (YYYY-MM-DD)'}; left empty.`);
+  }
+  for (const p of ['interval', 'aggregation', 'fill', 'transform']) {
+    $(p).value = state[p] ?? '';
+    if (state[p] && $(p).value !== state[p]) {
+      const choices = [...$(p).options].map((o) => o.value).filter(Boolean).join(', ');
+      notes.push(`The link's ${p} "${state[p]}" is not one of ${choices}; left at the default.`);
+      $(p).value = '';
+    }
+  }
   $('log').checked = state.log === 'on' || (state.log === undefined && isPrice(metric));
   $('table-view').checked = state.view === 'table';
-  if (!state.start_date && !state.end_date) applyPreset(90);
+  if (!$('start').value && !$('end').value) applyPreset(90);
+  return notes;
 }
 
 /**
@@ -218,17 +240,41 @@ async function loadSeries() {
     data = await graphql(SERIES_QUERY, seriesVariables(state));
   } catch (error) {
     if (request !== seriesRequests) return; // a newer view was asked for meanwhile: its answer counts
+    // The URL and controls now name the view that failed: a chart of the one before would pass for it.
+    clearDrawing();
     throw error;
   }
   // A slower answer to an older view (an "All" clicked before "30 d") must not replace the newer one.
   if (request !== seriesRequests) return;
   explorer.series = Object.fromEntries(data.metric.series.map((s) => [s.slug, s.points]));
   const points = data.metric.series.reduce((n, s) => n + s.points.length, 0);
-  explorer.summary = `${data.metric.series.length} series, ${points} points in ${Math.round(performance.now() - started)} ms.`;
+  explorer.summary = `${data.metric.series.length} series, ${points} points in ${Math.round(performance.now() - started)} ms.${points === 0 ? ` ${noDataNote(state)}` : ''}`;
+  // Said with the first view a link opens, then no more.
+  if (explorer.linkNotes.length) explorer.summary += ` ${explorer.linkNotes.join(' ')}`;
+  explorer.linkNotes = [];
   const note = draw(state);
   explorer.ready = true;
   explorer.loads += 1;
   setStatus(explorer.summary + note);
+}
+
+/** Why a view drew nothing: where the chosen projects' data lies, so the range can be moved there. */
+function noDataNote(state) {
+  const metric = explorer.catalog.find((m) => m.name === state.metric);
+  const chosen = state.project.split(',');
+  const covered = metric.coverage.filter((c) => chosen.includes(c.slug) && c.firstDate);
+  if (!covered.length) return 'The chosen projects have no data yet.';
+  const first = covered.map((c) => c.firstDate).sort()[0];
+  const last = covered.map((c) => c.lastDate).sort().at(-1);
+  return `No data in this range: the chosen projects have data from ${first} to ${last}.`;
+}
+
+function clearDrawing() {
+  explorer.series = {};
+  plot?.destroy();
+  plot = undefined;
+  explorer.plot = undefined;
+  $('table').replaceChildren();
 }
 
 /** Draws the loaded series as the view asks; returns a note for the status line ('' or a sentence). */
@@ -371,7 +417,7 @@ async function guarded(work) {
 async function start() {
   const state = readUrlState();
   if (!explorer.catalog.length) await loadCatalog();
-  applyState(state);
+  explorer.linkNotes = applyState(state);
   await loadSeries();
 }
 
