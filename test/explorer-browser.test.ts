@@ -267,6 +267,44 @@ for (const kind of STORE_KINDS) {
       await fresh.close();
     });
 
+    it('goes back and forward through the views asked for, and draws each again', async () => {
+      const fresh = await browser.newPage();
+      await fresh.goto(`${service.url}${view.path}`);
+      await enterKey(fresh, TEST_KEY);
+      await expect.poll(() => loads(fresh), { timeout: 20_000 }).toBe(1);
+      const daily = await drawn(fresh);
+      await fresh.locator('#interval').selectOption('week');
+      await fresh.locator('#controls button[type=submit]').click();
+      await expect.poll(() => loads(fresh)).toBe(2);
+      const weekly = await drawn(fresh);
+      expect(weekly.ethereum!.length).toBeLessThan(daily.ethereum!.length);
+      await fresh.goBack();
+      await expect.poll(() => loads(fresh)).toBe(3);
+      expect(new URL(fresh.url()).pathname).toBe('/explore');
+      expect(new URL(fresh.url()).searchParams.get('interval')).toBeNull();
+      expect(await fresh.locator('#interval').inputValue()).toBe('');
+      expect(await drawn(fresh)).toEqual(daily);
+      await fresh.goForward();
+      await expect.poll(() => loads(fresh)).toBe(4);
+      expect(await fresh.locator('#interval').inputValue()).toBe('week');
+      expect(await drawn(fresh)).toEqual(weekly);
+      await fresh.close();
+    });
+
+    it('gives each of a dozen series a colour of its own', async () => {
+      const catalog = (await (await service.get('/v1/metrics')).json()) as { metrics: { name: string; projects: { slug: string }[] }[] };
+      const slugs = catalog.metrics.find((m) => m.name === 'etf-aum-change-pct')!.projects.slice(0, 12).map((p) => p.slug);
+      const fresh = await browser.newPage({ viewport: { width: 1300, height: 900 } });
+      await fresh.goto(`${service.url}/explore?metric=etf-aum-change-pct&project=${slugs.join(',')}`);
+      await enterKey(fresh, TEST_KEY);
+      await expect.poll(() => loads(fresh), { timeout: 20_000 }).toBe(1);
+      expect(Object.keys(await drawn(fresh))).toHaveLength(12);
+      const colours = await fresh.evaluate(() => [...document.querySelectorAll('#chart .u-legend .u-series .u-marker')].slice(1).map((m) => getComputedStyle(m).borderTopColor));
+      expect(colours).toHaveLength(12); // the first marker is the date's
+      expect(new Set(colours).size).toBe(12);
+      await fresh.close();
+    });
+
     it('shows a readable message for a wrong key and asks for it again', async () => {
       const fresh = await browser.newPage();
       await fresh.goto(`${service.url}${view.path}`);

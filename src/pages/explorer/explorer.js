@@ -8,6 +8,11 @@ const KEY_STORAGE = 'metrics-explorer-key';
 const STATE_PARAMS = ['metric', 'project', 'start_date', 'end_date', 'interval', 'aggregation', 'fill', 'transform', 'window', 'log', 'view'];
 const OPTION_PARAMS = ['interval', 'aggregation', 'fill', 'transform', 'window'];
 const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22'];
+
+/** A series' colour: the ten above, then hues a golden angle apart, so no two of up to 76 series look alike. */
+function colorOf(i) {
+  return i < COLORS.length ? COLORS[i] : `hsl(${Math.round((i * 137.508) % 360)}, 70%, ${i % 2 ? 38 : 52}%)`;
+}
 /** Cells the table view shows at most (76 series × 3,650 days would be 277,400): a page stays quick to draw. */
 const TABLE_CELL_LIMIT = 40_000;
 
@@ -24,10 +29,13 @@ function readUrlState() {
   return Object.fromEntries(STATE_PARAMS.filter((p) => q.get(p)).map((p) => [p, q.get(p)]));
 }
 
-function writeUrlState(state) {
+/** Writes a view into the URL: as a new history entry when `push` (a view the user asked for, so Back returns to the one before), else in place. */
+function writeUrlState(state, push = false) {
   const q = new URLSearchParams();
   for (const p of STATE_PARAMS) if (state[p]) q.set(p, state[p]);
-  history.replaceState(null, '', `${location.pathname}?${q.toString().replaceAll('%2C', ',')}`);
+  const url = `${location.pathname}?${q.toString().replaceAll('%2C', ',')}`;
+  if (push && url !== `${location.pathname}${location.search}`) history.pushState(null, '', url);
+  else history.replaceState(null, '', url);
 }
 
 function controlsState() {
@@ -223,10 +231,11 @@ function applyPreset(days) {
   }
 }
 
-async function loadSeries() {
+/** Loads and draws the controls' view; `push` makes it a new history entry (see writeUrlState). */
+async function loadSeries({ push = false } = {}) {
   const state = controlsState();
   explorer.state = state;
-  writeUrlState(state);
+  writeUrlState(state, push);
   const request = ++seriesRequests;
   if (!state.project) {
     setStatus('Choose at least one project.', 'error');
@@ -307,7 +316,7 @@ function drawChart(slugs, dates, columns, log) {
     series: [
       { label: 'date (UTC)', value: (_u, ts) => (ts == null ? '' : new Date(ts * 1000).toISOString().slice(0, 10)) },
       // Hover values as the API serves them, unrounded: the legend is read, not glanced at.
-      ...slugs.map((slug, i) => ({ label: slug, stroke: COLORS[i % COLORS.length], width: 1.5, spanGaps: false, value: (_u, v) => (v == null ? '–' : String(v)) })),
+      ...slugs.map((slug, i) => ({ label: slug, stroke: colorOf(i), width: 1.5, spanGaps: false, value: (_u, v) => (v == null ? '–' : String(v)) })),
     ],
     axes: [{}, { size: yAxisSize }],
     legend: { live: true },
@@ -433,18 +442,18 @@ $('forget-key').addEventListener('click', () => {
 });
 $('controls').addEventListener('submit', (event) => {
   event.preventDefault();
-  guarded(loadSeries);
+  guarded(() => loadSeries({ push: true }));
 });
 $('metric').addEventListener('change', () => {
   const metric = explorer.catalog.find((m) => m.name === $('metric').value);
   fillProjects(metric, metric.coverage.slice(0, 2).map((c) => c.slug));
   $('log').checked = isPrice(metric);
-  guarded(loadSeries);
+  guarded(() => loadSeries({ push: true }));
 });
 for (const button of document.querySelectorAll('.presets button')) {
   button.addEventListener('click', () => {
     applyPreset(button.dataset.days === 'all' ? 'all' : Number(button.dataset.days));
-    guarded(loadSeries);
+    guarded(() => loadSeries({ push: true }));
   });
 }
 for (const id of ['log', 'table-view']) {
@@ -464,6 +473,14 @@ for (const id of ['log', 'table-view']) {
 $('copy-graphql').addEventListener('click', () => show(graphqlText(controlsState())));
 $('copy-curl').addEventListener('click', () => show(curlText(controlsState())));
 $('download-csv').addEventListener('click', () => guarded(() => downloadCsv(controlsState())));
+// Back and Forward go through the views asked for, as they do through pages.
+window.addEventListener('popstate', () => {
+  if (!explorer.catalog.length) return;
+  guarded(async () => {
+    explorer.linkNotes = applyState(readUrlState());
+    await loadSeries();
+  });
+});
 window.addEventListener('resize', () => plot?.setSize({ width: $('chart').clientWidth, height: 420 }));
 
 if (sessionStorage.getItem(KEY_STORAGE)) guarded(start);
