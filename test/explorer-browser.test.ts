@@ -305,6 +305,32 @@ for (const kind of STORE_KINDS) {
       await fresh.close();
     });
 
+    it('shows a metric\'s breakdown in the table: a column per extra field after each project\'s value, as REST serves them', async () => {
+      const catalog = (await (await service.get('/v1/metrics')).json()) as { metrics: { name: string; projects: { slug: string; lastDate: string }[] }[] };
+      const [a, b] = catalog.metrics.find((m) => m.name === 'etf-num-products')!.projects.filter((p) => p.lastDate);
+      const end = [a!.lastDate, b!.lastDate].sort()[0]!;
+      const start = addDays(end, -9);
+      const fresh = await browser.newPage();
+      await fresh.goto(`${service.url}/explore?metric=etf-num-products&project=${a!.slug},${b!.slug}&start_date=${start}&end_date=${end}&view=table`);
+      await enterKey(fresh, TEST_KEY);
+      await expect.poll(() => loads(fresh), { timeout: 20_000 }).toBe(1);
+      const fields = ['spot', 'futures', 'leveraged'];
+      expect(await fresh.locator('#table thead th').allInnerTexts()).toEqual(['date', ...[a!.slug, b!.slug].flatMap((slug) => [slug, ...fields.map((f) => `${slug} ${f}`)])]);
+      const rest = (await (await service.get(`/v1/metrics/etf-num-products?project=${a!.slug},${b!.slug}&start_date=${start}&end_date=${end}`)).json()) as Record<string, Record<string, unknown>[]>;
+      const restRows = [...new Set(Object.values(rest).flatMap((points) => points.map((p) => p.date as string)))].sort().map((date) => [
+        date,
+        ...[a!.slug, b!.slug].flatMap((slug) => {
+          const point = rest[slug]!.find((p) => p.date === date);
+          return ['value', ...fields].map((f) => (point?.[f] == null ? '' : String(point[f])));
+        }),
+      ]);
+      expect(restRows.length).toBeGreaterThan(0);
+      expect(restRows.some((row) => row.slice(2).some((cell) => cell !== ''))).toBe(true);
+      const shownRows = await fresh.locator('#table tbody tr').evaluateAll((rows) => rows.map((row) => [...row.querySelectorAll('td')].map((td) => td.textContent)));
+      expect(shownRows).toEqual(restRows);
+      await fresh.close();
+    });
+
     it('shows a readable message for a wrong key and asks for it again', async () => {
       const fresh = await browser.newPage();
       await fresh.goto(`${service.url}${view.path}`);

@@ -20,6 +20,10 @@ export function addMetricsQuery(builder: Builder, refs: { enums: Enums; Series: 
         description: 'How buckets aggregate this metric unless `aggregation` says otherwise: flows and counts add up (SUM), stocks take the last day (LAST), prices, rates, yields and ratios average (AVG).',
         resolve: (m) => m.defaultAggregation,
       }),
+      extraFields: t.stringList({
+        description: 'The names of the extra fields its points carry in `extra` (etf-num-products breaks its count down); empty for most metrics.',
+        resolve: (m) => [...m.extraFields],
+      }),
       projectRequired: t.exposeBoolean('projectRequired', {
         description: 'True when `projects` must be given; otherwise omitting it means every project.',
       }),

@@ -160,13 +160,21 @@ class UserError extends Error {
   }
 }
 
-const CATALOG_QUERY = '{ metrics { name description valueKind defaultAggregation coverage { slug firstDate lastDate } } }';
+const CATALOG_QUERY = '{ metrics { name description valueKind defaultAggregation extraFields coverage { slug firstDate lastDate } } }';
 
-const SERIES_QUERY = `query Explore($name: MetricName!, $projects: [Project!], $from: Date, $to: Date, $interval: Interval, $aggregation: Aggregation, $fill: Fill, $transform: Transform, $window: Int) {
+/** The series query of a view; `extra` only for a metric whose points carry a breakdown (the table shows it). */
+function seriesQuery(state) {
+  const fields = extraFieldsOf(state.metric).length ? 'date value extra' : 'date value';
+  return `query Explore($name: MetricName!, $projects: [Project!], $from: Date, $to: Date, $interval: Interval, $aggregation: Aggregation, $fill: Fill, $transform: Transform, $window: Int) {
   metric(name: $name, projects: $projects, from: $from, to: $to, interval: $interval, aggregation: $aggregation, fill: $fill, transform: $transform, window: $window) {
-    series { slug points { date value } }
+    series { slug points { ${fields} } }
   }
 }`;
+}
+
+function extraFieldsOf(metricName) {
+  return explorer.catalog.find((m) => m.name === metricName)?.extraFields ?? [];
+}
 
 const gqlName = (text) => text.replaceAll('-', '_');
 
@@ -246,7 +254,7 @@ async function loadSeries({ push = false } = {}) {
   explorer.ready = false;
   let data;
   try {
-    data = await graphql(SERIES_QUERY, seriesVariables(state));
+    data = await graphql(seriesQuery(state), seriesVariables(state));
   } catch (error) {
     if (request !== seriesRequests) return; // a newer view was asked for meanwhile: its answer counts
     // The URL and controls now name the view that failed: a chart of the one before would pass for it.
@@ -291,16 +299,22 @@ function draw(state) {
   const slugs = Object.keys(explorer.series);
   const dates = [...new Set(slugs.flatMap((s) => explorer.series[s].map((p) => p.date)))].sort();
   const index = new Map(dates.map((d, i) => [d, i]));
-  const columns = slugs.map((slug) => {
+  const column = (slug, read) => {
     const values = new Array(dates.length).fill(null);
-    for (const p of explorer.series[slug]) values[index.get(p.date)] = p.value;
+    for (const p of explorer.series[slug]) values[index.get(p.date)] = read(p);
     return values;
-  });
+  };
+  const columns = slugs.map((slug) => column(slug, (p) => p.value));
   const table = state.view === 'table';
   $('table').hidden = !table;
   $('chart').hidden = table;
-  if (table) return drawTable(slugs, dates, columns) ?? '';
-  return drawChart(slugs, dates, columns, state.log === 'on');
+  if (!table) return drawChart(slugs, dates, columns, state.log === 'on');
+  // The table also shows a breakdown (etf-num-products: spot, futures, leveraged), a column per field after each project's value.
+  const fields = extraFieldsOf(state.metric);
+  const labels = slugs.flatMap((slug) => [slug, ...fields.map((f) => `${slug} ${f}`)]);
+  const cells = slugs.flatMap((slug, i) => [columns[i], ...fields.map((f) => column(slug, (p) => p.extra?.[f] ?? null))]);
+  drawTable(labels, dates, cells);
+  return '';
 }
 
 function drawChart(slugs, dates, columns, log) {
@@ -339,10 +353,10 @@ function yAxisSize(u, values, axisIdx, cycleNum) {
   return Math.max(50, Math.ceil(widest) + axis.ticks.size + axis.gap + 8);
 }
 
-function drawTable(slugs, dates, columns) {
-  const limit = Math.max(100, Math.floor(TABLE_CELL_LIMIT / Math.max(1, slugs.length)));
+function drawTable(labels, dates, columns) {
+  const limit = Math.max(100, Math.floor(TABLE_CELL_LIMIT / Math.max(1, labels.length)));
   const shown = dates.slice(-limit); // the latest days: what a reader looks for first
-  const head = `<thead><tr><th>date</th>${slugs.map((s) => `<th>${escapeHtml(s)}</th>`).join('')}</tr></thead>`;
+  const head = `<thead><tr><th>date</th>${labels.map((s) => `<th>${escapeHtml(s)}</th>`).join('')}</tr></thead>`;
   const offset = dates.length - shown.length;
   const rows = shown.map((d, i) => `<tr><td>${d}</td>${columns.map((c) => `<td>${c[offset + i] ?? ''}</td>`).join('')}</tr>`).join('');
   const more = offset > 0 ? `<p>The last ${shown.length} of ${dates.length} days; Download CSV has them all.</p>` : '';
@@ -365,7 +379,7 @@ function show(text) {
 }
 
 function graphqlText(state) {
-  return `${SERIES_QUERY}\n\n# variables\n${JSON.stringify(seriesVariables(state), null, 2)}`;
+  return `${seriesQuery(state)}\n\n# variables\n${JSON.stringify(seriesVariables(state), null, 2)}`;
 }
 
 function curlText(state) {
