@@ -1,5 +1,6 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../src/catalog/load-catalog.js';
@@ -7,6 +8,7 @@ import { fromEpochDay, toEpochDay } from '../src/dates.js';
 import { migrate } from '../src/db/migrate.js';
 import type { Queryable, Store } from '../src/db/store.js';
 import { importFile, importFiles, type ImportResult } from '../src/import/import-files.js';
+import { mirrorSeries, type SeriesOutcome } from '../src/sync/mirror-series.js';
 import { STORE_KINDS, type StoreUnderTest } from './support/stores.js';
 
 for (const kind of STORE_KINDS) {
@@ -239,6 +241,40 @@ for (const kind of STORE_KINDS) {
       });
     });
 
+    it('an import and a sync writing at once both commit, the later commit\'s value kept', { timeout: 30_000 }, async () => {
+      // A sync takes its turn to write while an import, past its catalog check, has not
+      // yet: the import may hold nothing the sync's write then waits for. It did (every
+      // project row, locked by the catalog check), and PostgreSQL broke the deadlock by
+      // failing one of them ("deadlock detected").
+      const project = CATALOG.byName.get('staking-apy')!.projects[1]!;
+      const csv = await file('racing.csv', ['metric,project,date,value', `staking-apy,${project},2024-09-01,1.5`]);
+      await importFile(store, CATALOG, await file('racing-setup.csv', ['metric,project,date,value', `staking-apy,${project},2024-09-03,9`]));
+      const [{ id }] = await store.query<{ id: number }>(
+        `select p.id from project p join metric m on m.id = p.metric_id where m.name = 'staking-apy' and p.slug = $1`, [project]) as [{ id: number }];
+      const upstream = { baseUrl: 'http://upstream.test', retries: 0, get: async () => `{"${project}":[{"date":"2024-09-01","value":2.5},{"date":"2024-09-02","value":3.5}]}` };
+      const task = { metric: 'staking-apy', slug: project, projectId: id, from: '2024-09-01', to: '2024-09-03' };
+      let syncing: Promise<SeriesOutcome> | undefined;
+      const racing = pausingBeforeWriteTurn(store, async () => {
+        syncing = mirrorSeries(store, CATALOG, upstream, task, new AbortController().signal);
+        // Let the sync take its turn and write (or wait for a lock) before the import goes on.
+        await Promise.race([syncing.catch(() => {}), kind.name === 'postgres' ? lockWaitSeen(store) : sleep(200)]);
+      });
+
+      const imported = await importFile(racing, CATALOG, csv).catch((error: Error) => error.message);
+      const synced = await syncing!.catch((error: Error) => error.message);
+
+      expect(summary(imported as ImportResult)).toEqual({ file: csv, ok: true, rows: 1 });
+      // On a server the sync wrote while the import waited, so the import committed last;
+      // the embedded store runs one transaction at a time, so there the sync waited for the import.
+      const syncFirst = kind.name === 'postgres';
+      expect(synced).toMatchObject({ ok: true, fetched: 2, written: syncFirst ? { added: 2, revised: 0, removed: 1 } : { added: 1, revised: 1, removed: 1 } });
+      // Either way the sync removed 2024-09-03 (it was not sent), and 2024-09-01 holds the later commit's value.
+      expect(await stored(store, 'staking-apy', project)).toEqual([
+        { day: '2024-09-01', value: syncFirst ? '1.5' : '2.5', extra: null },
+        { day: '2024-09-02', value: '3.5', extra: null },
+      ]);
+    });
+
     it('imports a 200,000-row file completely', { timeout: 60_000 }, async () => {
       const series = CATALOG.metrics.flatMap((m) => m.projects.map((p) => ({ metric: m, slug: p })));
       const firstDay = toEpochDay('2000-01-01');
@@ -287,6 +323,38 @@ async function stored(db: Queryable, metric: string, project: string): Promise<{
 async function countPoints(db: Queryable): Promise<number> {
   const [row] = await db.query<{ n: number }>('select count(*)::integer as n from point');
   return row?.n ?? 0;
+}
+
+/**
+ * The store, except that a transaction runs `beforeTurn` once, just before it first takes
+ * its turn to write (src/db/write-points.ts): where a writer has done all but its writes.
+ */
+function pausingBeforeWriteTurn(store: Store, beforeTurn: () => Promise<void>): Store {
+  let paused = false;
+  return {
+    ...store,
+    transaction: (work) =>
+      store.transaction((tx) => work({
+        exec: (script) => tx.exec(script),
+        copyCsv: (table, columns, csv) => tx.copyCsv(table, columns, csv),
+        query: async (text, params) => {
+          if (text.includes('from dataset_version for update') && !paused) {
+            paused = true;
+            await beforeTurn();
+          }
+          return tx.query(text, params);
+        },
+      })),
+  };
+}
+
+/** Resolves once a session of this database waits for a lock (within 5 s; PostgreSQL only). */
+async function lockWaitSeen(db: Queryable): Promise<void> {
+  for (let i = 0; i < 250; i++) {
+    const [row] = await db.query<{ n: number }>(`select count(*)::integer as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
+    if (row!.n > 0) return;
+    await sleep(20);
+  }
 }
 
 /** The store, except that the second statement writing points inside a transaction fails. */
