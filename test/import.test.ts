@@ -275,6 +275,36 @@ for (const kind of STORE_KINDS) {
       ]);
     });
 
+    it('a sync that commits after an import removes the day the import added in its range, which the upstream lacks', { timeout: 30_000 }, async () => {
+      // The sync decides what to remove from the days stored in its range; it must decide
+      // once it holds its turn, or a day committed while it waited outlives the mirror.
+      const project = CATALOG.byName.get('staking-apy')!.projects[2]!;
+      await importFile(store, CATALOG, await file('before-sync.csv', ['metric,project,date,value', `staking-apy,${project},2024-09-30,1`]));
+      const [{ id }] = await store.query<{ id: number }>(
+        `select p.id from project p join metric m on m.id = p.metric_id where m.name = 'staking-apy' and p.slug = $1`, [project]) as [{ id: number }];
+      const upstream = { baseUrl: 'http://upstream.test', retries: 0, get: async () => `{"${project}":[{"date":"2024-10-01","value":2.5}]}` };
+      const task = { metric: 'staking-apy', slug: project, projectId: id, from: '2024-10-01', to: '2024-10-05' };
+      const csv = await file('during-sync.csv', ['metric,project,date,value', `staking-apy,${project},2024-10-03,7`]);
+      let importing: Promise<ImportResult> | undefined;
+      const waiting = pausingBeforeWriteTurn(store, async () => {
+        importing = importFile(store, CATALOG, csv);
+        // On a server the import commits now; the embedded store makes it wait for the sync.
+        await Promise.race([importing.catch(() => {}), sleep(200)]);
+      });
+
+      const synced = await mirrorSeries(waiting, CATALOG, upstream, task, new AbortController().signal);
+      const imported = await importing!;
+
+      expect(summary(imported)).toEqual({ file: csv, ok: true, rows: 1 });
+      const syncLast = kind.name === 'postgres';
+      expect(synced).toMatchObject({ ok: true, fetched: 1, written: { added: 1, revised: 0, removed: syncLast ? 1 : 0 } });
+      expect(await stored(store, 'staking-apy', project)).toEqual([
+        { day: '2024-09-30', value: '1', extra: null },
+        { day: '2024-10-01', value: '2.5', extra: null },
+        ...(syncLast ? [] : [{ day: '2024-10-03', value: '7', extra: null }]),
+      ]);
+    });
+
     it('imports a 200,000-row file completely', { timeout: 60_000 }, async () => {
       const series = CATALOG.metrics.flatMap((m) => m.projects.map((p) => ({ metric: m, slug: p })));
       const firstDay = toEpochDay('2000-01-01');

@@ -61,6 +61,22 @@ export async function removePoints(db: Queryable, days: readonly RemovedPoint[])
 }
 
 /**
+ * Removes a series' points in `[from, to]` on days other than `kept`, one statement. The
+ * days are chosen once this writer holds its turn, so a day another writer committed
+ * while this one waited is removed too: a mirror of the range leaves nothing it was not sent.
+ */
+export async function removePointsExcept(db: Queryable, projectId: number, from: string, to: string, kept: readonly string[]): Promise<WriteCount> {
+  await takeWriteTurn(db);
+  const removed = await db.query(
+    `delete from point
+     where project_id = $1 and day between $2::date and $3::date and day <> all($4::date[])
+     returning 1`,
+    [projectId, from, to, kept],
+  );
+  return { added: 0, revised: 0, removed: removed.length };
+}
+
+/**
  * Loads points in bulk through a staging table that `fill` writes (by COPY), then upserts
  * them into the point table in one statement, as {@link upsertPoints} does. Runs in the
  * caller's transaction; the staging table is dropped at commit.

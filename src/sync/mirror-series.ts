@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { fromEpochDay, isIsoDate, toEpochDay } from '../dates.js';
 import type { Queryable, Store } from '../db/store.js';
 import { syncCatalog } from '../db/sync-catalog.js';
-import { removePoints, upsertPoints, type PointRow, type WriteCount } from '../db/write-points.js';
+import { removePointsExcept, upsertPoints, type PointRow, type WriteCount } from '../db/write-points.js';
 import { validateRow } from '../import/validate-row.js';
 import { UpstreamError, type UpstreamClient } from './upstream-client.js';
 
@@ -106,11 +106,8 @@ export async function mirrorSeries(store: Store, catalog: Catalog, client: Upstr
   }
   if (new Set(rows.map((r) => r.day)).size !== rows.length) return { ok: false, task, error: `${task.metric}/${task.slug}: the upstream sent a day twice` };
   const written = await store.transaction(async (tx) => {
-    const stored = await tx.query<{ day: string }>('select day::text as day from point where project_id = $1 and day between $2 and $3', [task.projectId, task.from, task.to]);
-    const sent = new Set(rows.map((r) => r.day));
-    const gone = stored.filter((s) => !sent.has(s.day)).map((s) => ({ projectId: task.projectId, day: s.day }));
     const upserted = await upsertPoints(tx, rows);
-    const removed = await removePoints(tx, gone);
+    const removed = await removePointsExcept(tx, task.projectId, task.from, task.to, rows.map((r) => r.day));
     return { added: upserted.added, revised: upserted.revised, removed: removed.removed };
   });
   return { ok: true, task, fetched: rows.length, written };
