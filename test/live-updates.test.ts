@@ -65,8 +65,12 @@ for (const kind of STORE_KINDS) {
         const event = await subs[0]!.next(2_000);
         const latency = Date.now() - started;
         expect(event).toEqual({
-          data: { seriesUpdated: { name: 'token_price_usd', project: 'ethereum', slug: 'ethereum', from: '2026-07-01', to: '2026-07-03', updatedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/) } },
+          data: { seriesUpdated: { name: 'token_price_usd', project: 'ethereum', slug: 'ethereum', from: '2026-07-01', to: '2026-07-03', updatedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/) } },
         });
+        // Its time is the write's own, to the microsecond, as the changes feed gives it.
+        const feed = (await (await service.get('/v1/changes?since=2000-01-01')).json()) as { changes: { project: string; updatedAt: string }[] };
+        const at = (event as { data: { seriesUpdated: { updatedAt: string } } }).data.seriesUpdated.updatedAt;
+        expect(feed.changes.filter((c) => c.project === 'ethereum').map((c) => c.updatedAt)).toEqual([at, at]);
         // The event names data a query now reads.
         const res = await service.get('/v1/metrics/token-price-usd?project=ethereum&start_date=2026-07-01');
         expect(await res.json()).toEqual({ ethereum: [{ date: '2026-07-01', value: 1.5 }, { date: '2026-07-03', value: 2.5 }] });

@@ -323,7 +323,7 @@ for (const kind of STORE_KINDS) {
         const res2 = await svc.get('/v1/metrics/price?project=ethereum');
         const eth = (await res2.json()) as Record<string, { date: string }[]>;
         const entry = price.projects.find((p) => p.slug === 'ethereum')!;
-        expect(entry).toEqual({ slug: 'ethereum', firstDate: eth.ethereum![0]!.date, lastDate: eth.ethereum!.at(-1)!.date, updatedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/) });
+        expect(entry).toEqual({ slug: 'ethereum', firstDate: eth.ethereum![0]!.date, lastDate: eth.ethereum!.at(-1)!.date, updatedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/) });
         // The same write time a series answer states as Last-Modified (in whole seconds).
         expect(res2.headers.get('last-modified')).toBe(new Date(Math.floor(Date.parse(entry.updatedAt) / 1000) * 1000).toUTCString());
       });

@@ -186,6 +186,24 @@ for (const kind of STORE_KINDS) {
       }
     });
 
+    it('gives out write times to the microsecond, so a point\'s revisedAt or a series\' updatedAt passed back as asOf finds that write', async () => {
+      const feed = (await (await service.get(`/v1/changes?since=${encodeURIComponent(beforeAll_)}`)).json()) as { changes: { project: string; date: string; value: number | null; updatedAt: string }[] };
+      const write = feed.changes.find((c) => c.date === ADDED && c.value === 4.25)!;
+      const newest = feed.changes.filter((c) => c.project === SLUG).at(-1)!;
+      const read = async (asOf?: string) => {
+        const res = await service.graphql(`query ($asOf: DateTime) { metric(name: staking_apy, projects: [${SLUG}], from: "${ADDED}", to: "${ADDED}", asOf: $asOf) {
+          series { updatedAt points { value revisedAt } } } }`, { asOf });
+        return ((await res.json()) as { data: { metric: { series: { updatedAt: string; points: { value: number; revisedAt: string }[] }[] } } }).data.metric.series[0]!;
+      };
+      const now = await read();
+      expect(now.points).toEqual([{ value: 4.25, revisedAt: write.updatedAt }]);
+      expect(now.updatedAt).toBe(newest.updatedAt);
+      expect((await read(now.points[0]!.revisedAt)).points).toEqual([{ value: 4.25, revisedAt: write.updatedAt }]);
+      expect((await read(shiftMicros(now.points[0]!.revisedAt, -1))).points[0]!.value).toBe(3.5);
+      const catalog = (await (await service.get('/v1/metrics')).json()) as { metrics: { name: string; projects: { slug: string; updatedAt: string | null }[] }[] };
+      expect(catalog.metrics.find((m) => m.name === METRIC)!.projects.find((p) => p.slug === SLUG)!.updatedAt).toBe(newest.updatedAt);
+    });
+
     it('keeps no revision for an identical re-import and leaves the ETag as it was', async () => {
       const history = async () => (await service.running.services.store.query<{ n: number }>('select count(*)::integer as n from point_history'))[0]!.n;
       const etag = async () => (await service.get(`/v1/metrics/${METRIC}?${RANGE}`)).headers.get('etag');

@@ -313,9 +313,13 @@ function selects(layout: PointLayout, field: PointField): boolean {
   return typeof layout !== 'string' && layout.graphql.includes(field);
 }
 
-/** A timestamptz as GraphQL's DateTime text: UTC with milliseconds. */
+/**
+ * A timestamptz as GraphQL's DateTime text: UTC with microseconds, as the changes feed
+ * writes it, so a time given out and passed back as `asOf` names the same instant (cut to
+ * milliseconds, it fell before the write it named).
+ */
 function isoInstant(value: string): string {
-  return `to_char(${value} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+  return `to_char(${value} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 }
 
 /** Extra field names come from the catalog, which admits lower-case identifiers only; checked again before they enter SQL text. */

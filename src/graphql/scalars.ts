@@ -11,7 +11,7 @@ export function addScalars(builder: Builder): void {
     parseLiteral: (ast) => parseDate(ast.kind === Kind.STRING ? ast.value : undefined),
   });
   builder.scalarType('DateTime', {
-    description: 'An instant written as an ISO 8601 UTC time with milliseconds, e.g. 2026-06-30T12:00:00.000Z (`Change.updatedAt` has microseconds, as GET /v1/changes). As an argument it may also be a date alone (YYYY-MM-DD): `asOf` reads it as the end of that UTC day, `since` as its start.',
+    description: 'An instant written as an ISO 8601 UTC time with microseconds, e.g. 2026-06-30T12:00:00.123456Z, as GET /v1/changes writes it, so a time given out names its write exactly when passed back as `asOf` or `since`. As an argument it may also be a date alone (YYYY-MM-DD): `asOf` reads it as the end of that UTC day, `since` as its start.',
     serialize: (value) => value,
     parseValue: parseDateTime,
     parseLiteral: (ast) => parseDateTime(ast.kind === Kind.STRING ? ast.value : undefined),

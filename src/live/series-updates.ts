@@ -1,6 +1,7 @@
 import { Repeater, SlidingBuffer } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { ApiError } from '../api/api-error.js';
+import { canonicalInstant } from '../dates.js';
 import type { ProjectDirectory } from '../db/project-directory.js';
 import type { CancelSignal, Store } from '../db/store.js';
 
@@ -12,7 +13,7 @@ export interface SeriesUpdate {
   /** The first and last day written. */
   from: string;
   to: string;
-  /** When the writing transaction wrote (its start, as every write time it stored). */
+  /** When the writing transaction wrote (when it took its turn to write): UTC with microseconds, as the changes feed. */
   updatedAt: string;
 }
 
@@ -195,9 +196,10 @@ function parseNotification(payload: string, directory: ProjectDirectory): Series
     const note = JSON.parse(payload) as { project?: unknown; from?: unknown; to?: unknown; at?: unknown };
     const project = typeof note.project === 'number' ? directory.projectOf(note.project) : undefined;
     if (project === undefined || typeof note.from !== 'string' || typeof note.to !== 'string' || typeof note.at !== 'string') return undefined;
-    const at = new Date(note.at);
-    if (Number.isNaN(at.getTime())) return undefined;
-    return { name: project.metric, slug: project.slug, from: note.from, to: note.to, updatedAt: at.toISOString() };
+    // To the microsecond, as the changes feed: a Date would cut it to a millisecond before the write.
+    const updatedAt = canonicalInstant(note.at);
+    if (updatedAt === undefined) return undefined;
+    return { name: project.metric, slug: project.slug, from: note.from, to: note.to, updatedAt };
   } catch {
     return undefined;
   }

@@ -98,7 +98,7 @@ export const OPENAPI_COMPONENTS = {
                     slug: { type: 'string' },
                     firstDate: { type: ['string', 'null'] },
                     lastDate: { type: ['string', 'null'] },
-                    updatedAt: { type: ['string', 'null'], format: 'date-time', description: 'When any point of the series was last written.' },
+                    updatedAt: { type: ['string', 'null'], format: 'date-time', description: 'When any point of the series was last written, UTC with microseconds (as the changes feed).' },
                   },
                 },
               },
