@@ -9,7 +9,7 @@ import { openPostgres } from '../src/db/open-postgres.js';
 import { upsertPoints } from '../src/db/write-points.js';
 import { importFile } from '../src/import/import-files.js';
 import { npm, npmStart, type StartedServer } from './support/processes.js';
-import { startTestService, TEST_KEY, type TestService } from './support/service.js';
+import { startTestService, TEST_KEY, TEST_LAST_DAY, type TestService } from './support/service.js';
 import { subscribeSse, type SseSubscription } from './support/sse.js';
 import { STORE_KINDS } from './support/stores.js';
 
@@ -82,6 +82,30 @@ for (const kind of STORE_KINDS) {
         if (kind.name === 'pglite') expect(latency).toBeLessThan(2_000);
       } finally {
         for (const sub of subs) sub.close();
+        await subscribed(service, 0);
+      }
+    });
+
+    it('sends one event per series and kind of write for a whole import, however many statements wrote it', async () => {
+      const sub = await subscribeSse(service.url, 'subscription { seriesUpdated(name: token_price_usd, projects: [solana]) { slug from to } }', TEST_KEY);
+      try {
+        await subscribed(service, 1);
+        // 25,000 new days (the import writes 10,000 rows a statement, so three statements add
+        // them) and, last, a revision of the last seeded day.
+        const day = (n: number) => new Date(Date.UTC(1940, 0, 1) + n * 86_400_000).toISOString().slice(0, 10);
+        const lines = Array.from({ length: 25_000 }, (_, n) => `token-price-usd,solana,${day(n)},${n + 0.5}`);
+        const file = join(dir, 'many-statements.csv');
+        await writeFile(file, `metric,project,date,value\n${lines.join('\n')}\ntoken-price-usd,solana,${TEST_LAST_DAY},123456.25\n`);
+        const result = await importFile(service.running.services.store, CATALOG, file);
+        expect(result.ok && result.written).toEqual({ added: 25_000, revised: 1, removed: 0 });
+        await sub.next(2_000);
+        await new Promise((r) => setTimeout(r, 500));
+        expect(sub.events).toEqual([
+          { data: { seriesUpdated: { slug: 'solana', from: '1940-01-01', to: day(24_999) } } },
+          { data: { seriesUpdated: { slug: 'solana', from: TEST_LAST_DAY, to: TEST_LAST_DAY } } },
+        ]);
+      } finally {
+        sub.close();
         await subscribed(service, 0);
       }
     });
