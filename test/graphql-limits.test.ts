@@ -121,6 +121,18 @@ describe('GraphQL document limits', () => {
       expectRefused(await ask(aliases(16)), /^Aliases limit of 15 exceeded, found 16\.$/);
     });
 
+    it('counts aliases of __typename like any other: 16 of them are refused, and so are 300', async () => {
+      const typenames = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `a${i}: __typename`).join(' ')} }`;
+
+      expectAnswered(await ask(typenames(15)));
+      expectRefused(await ask(typenames(16)), /^Aliases limit of 15 exceeded, found 16\.$/);
+      expectRefused(await ask(typenames(300)), /^Aliases limit of 15 exceeded, found 300\.$/);
+    });
+
+    it('counts a field aliased as __typename', async () => {
+      expectRefused(await ask(`{ __typename: metrics { name } ${aliases(15).slice(1, -1)} }`), /^Aliases limit of 15 exceeded, found 16\.$/);
+    });
+
     it('counts aliases inside fragments', async () => {
       expectRefused(await ask(`{ ...A ...B } fragment A on Query { ${aliases(8).slice(1, -1)} }
         fragment B on Query { ${aliases(8).slice(1, -1).replaceAll(/a(\d)/g, 'b$1')} }`), /Aliases limit of 15 exceeded, found 16/);

@@ -40,7 +40,9 @@ export function useGraphqlArmor(): Plugin {
   const validated = { onReject: [report], propagateOnRejection: false };
   const armor = EnvelopArmorPlugin({
     maxDepth: { n: GRAPHQL_LIMITS.maxDepth, ignoreIntrospection: true, flattenFragments: true, ...validated },
-    maxAliases: { n: GRAPHQL_LIMITS.maxAliases, ...validated },
+    // armor exempts `__typename` by default (as the field aliased and as the alias): a
+    // document of 300 aliased `__typename`s passed a limit of 15. Every alias counts here.
+    maxAliases: { n: GRAPHQL_LIMITS.maxAliases, allowList: [], ...validated },
     maxDirectives: { n: GRAPHQL_LIMITS.maxDirectives, ...validated },
     // Checked by useCostLimit instead, on the document without page sizes.
     costLimit: { enabled: false },
