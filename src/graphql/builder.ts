@@ -3,6 +3,7 @@ import type { ProjectDirectory } from '../db/project-directory.js';
 import type { CancelSignal } from '../db/store.js';
 import type { RateLimitMeter } from '../limits/rate-limiter.js';
 import type { SeriesLoaders } from '../series/series-loader.js';
+import type { SeriesPlan } from '../series/series-plan.js';
 import type { Services } from '../services.js';
 import type { Splices } from './splice.js';
 import type { KeyCheck } from '../live/series-updates.js';
@@ -23,6 +24,11 @@ export interface GraphqlContext {
   reserveAnswer(bytes: number): Promise<void>;
   /** Points' JSON text that serialization puts in place (see splice.ts). */
   splices: Splices;
+  /**
+   * The response paths (list indices left out) at which each plan's points were read in
+   * this request, so that every further selection of them is charged (see series.ts).
+   */
+  pointReads: Map<SeriesPlan, Set<string>>;
 }
 
 export interface SchemaTypes {

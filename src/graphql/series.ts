@@ -3,7 +3,7 @@ import { POINT_FIELDS } from '../db/series-sql.js';
 import { columnText } from '../db/store.js';
 import type { DataPoint, SeriesKey } from '../series/series-loader.js';
 import { plainPointFields } from './splice.js';
-import type { Builder } from './builder.js';
+import type { Builder, GraphqlContext } from './builder.js';
 import { chargeSeries } from './charge-series.js';
 import type { DataPointRef } from './data-point.js';
 import type { Enums } from './enums.js';
@@ -28,7 +28,7 @@ export function addSeries(builder: Builder, refs: { DataPoint: DataPointRef; enu
         description: 'Points from `from` to `to` inclusive, ascending by date, one per day or bucket; empty when none.',
         resolve: async (s, _args, ctx, info) => {
           if (s.unpriced) await chargeSeries(ctx, { ...s.plan, slugs: [s.project.slug] });
-          else if (isRepeatRead(s, info)) await chargeSeries(ctx, { ...s.plan, slugs: s.plan.projects.map((p) => p.slug) });
+          else if (isRepeatRead(s, info, ctx.pointReads)) await chargeSeries(ctx, { ...s.plan, slugs: s.plan.projects.map((p) => p.slug) });
           const fields = plainPointFields(info);
           if (fields === undefined) return JSON.parse(columnText(await ctx.loaders.points.load({ ...s, fields: POINT_FIELDS }))) as DataPoint[];
           ctx.splices.add(info, await ctx.loaders.points.load({ ...s, fields }));
@@ -62,21 +62,18 @@ export type SeriesRef = ReturnType<typeof addSeries>;
 // Private
 
 /**
- * The response paths (list indices left out, so one per selection) at which each plan's
- * points were read. The `metric` field pays for one read of its series; every further
- * `points` selection of the same plan (an alias of `points`, or of `series`) answers all its
- * series again, and was free: fifteen aliases read and sent fifteen times the data a key
- * paid for, past the answer budget's estimate too.
+ * Whether this `points` field is a further selection of its plan's points, to be charged.
+ * The `metric` field pays for one read of its series; every further `points` selection of
+ * the same plan (an alias of `points`, or of `series`) answers all its series again, and
+ * was free: fifteen aliases read and sent fifteen times the data a key paid for, past the
+ * answer budget's estimate too. The paths read are the request's (`ctx.pointReads`).
  */
-const READS = new WeakMap<SeriesSource['plan'], Set<string>>();
-
-/** Whether this `points` field is a further selection of its plan's points, to be charged. */
-function isRepeatRead(s: SeriesSource, info: GraphQLResolveInfo): boolean {
+function isRepeatRead(s: SeriesSource, info: GraphQLResolveInfo, reads: GraphqlContext['pointReads']): boolean {
   const keys: (string | number)[] = [];
   for (let p: GraphQLResolveInfo['path'] | undefined = info.path; p !== undefined; p = p.prev) if (typeof p.key === 'string') keys.unshift(p.key);
   const path = keys.join('.');
-  const seen = READS.get(s.plan) ?? new Set<string>();
-  READS.set(s.plan, seen);
+  const seen = reads.get(s.plan) ?? new Set<string>();
+  reads.set(s.plan, seen);
   if (seen.has(path)) return false;
   seen.add(path);
   return seen.size > 1;

@@ -66,7 +66,7 @@ export function createGraphqlServer(services: Services): YogaServerInstance<Grap
       }),
       useSplices((context) => (context as GraphqlContext).splices),
     ],
-    context: ({ directory, signal, meter, caller, keyStillValid, reserveAnswer, splices }) => ({ services, directory, meter, caller, keyStillValid, signal, reserveAnswer, loaders: createSeriesLoaders(services.reads, directory, signal), splices: splices ?? createSplices() }),
+    context: ({ directory, signal, meter, caller, keyStillValid, reserveAnswer, splices }) => ({ services, directory, meter, caller, keyStillValid, signal, reserveAnswer, loaders: createSeriesLoaders(services.reads, directory, signal), splices: splices ?? createSplices(), pointReads: new Map() }),
     graphiql: services.config.graphiql ? () => graphiqlOptions(services) : false,
     // The page is a 9 MB bundle (no CDN needed); it is loaded the first time someone opens it.
     renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
