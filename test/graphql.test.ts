@@ -167,6 +167,31 @@ for (const kind of STORE_KINDS) {
         }
       });
 
+      it.each([
+        ['from: 123', 'Argument "from" of "metric": Date expects a real calendar date as YYYY-MM-DD, got 123'],
+        ['from: ETF', 'Argument "from" of "metric": Date expects a real calendar date as YYYY-MM-DD, got ETF'],
+        ['asOf: 123', 'Argument "asOf" of "metric": DateTime expects an RFC 3339 time with a zone, e.g. 2026-06-30T12:00:00Z, or a date YYYY-MM-DD, got 123'],
+        ['name: "etf_aum_change_pct"', 'Argument "name" of "metric" expects a value of the enum MetricName, written as a name without quotes, got "etf_aum_change_pct".'],
+        ['projects: ["blackrock"]', 'Argument "projects" of "metric" expects a value of the enum Project, written as a name without quotes, got "blackrock".'],
+        ['interval: "week"', 'Argument "interval" of "metric" expects a value of the enum Interval, written as a name without quotes, got "week".'],
+        ['window: "7"', 'Argument "window" of "metric" expects an Int (a whole number from -2147483648 to 2147483647), got "7".'],
+      ])('refuses the literal %s as the client\'s input, saying what the argument expects and what it got', async (argument, message) => {
+        const name = argument.startsWith('name:') ? '' : 'name: etf_aum_change_pct, ';
+        const { status, body } = await ask(`{ metric(${name}${argument}) { name } }`);
+
+        expect(status).toBe(400);
+        expect(body.data ?? { metric: null }).toEqual({ metric: null });
+        expect(body.errors).toEqual([expect.objectContaining({ message, extensions: { code: 'BAD_USER_INPUT' } })]);
+      });
+
+      it('refuses a Date variable given as a number, saying what it got', async () => {
+        const { status, body } = await ask('query ($from: Date) { metric(name: etf_aum_change_pct, from: $from) { name } }', { from: 123 });
+
+        expect(status).toBe(400);
+        expect(body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+        expect(body.errors?.[0]?.message).toMatch(/Date expects a real calendar date as YYYY-MM-DD, got 123$/);
+      });
+
       it('refuses an empty projects list', async () => {
         const { body } = await ask('{ metric(name: token_price_usd, projects: []) { name } }');
 

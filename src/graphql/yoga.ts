@@ -10,6 +10,7 @@ import type { RateLimitMeter } from '../limits/rate-limiter.js';
 import type { KeyCheck } from '../live/series-updates.js';
 import { createSeriesLoaders } from '../series/series-loader.js';
 import type { Services } from '../services.js';
+import { useArgumentErrors } from './argument-errors.js';
 import { useGraphqlArmor } from './armor.js';
 import type { GraphqlContext } from './builder.js';
 import { exampleQuery } from './example-query.js';
@@ -57,6 +58,7 @@ export function createGraphqlServer(services: Services): YogaServerInstance<Grap
       // refusing simple requests (403) should an operation ever be served without a key.
       useCSRFPrevention({ requestHeaders: [API_KEY_HEADER, 'x-graphql-yoga-csrf'] }),
       useGraphqlArmor(),
+      useArgumentErrors(),
       useVariableCheck(),
       // Compiled execution: a series of thousands of points resolves about three times faster.
       // Only queries are compiled; anything else takes graphql's own path and its errors.
