@@ -233,5 +233,20 @@ for (const kind of STORE_KINDS) {
       const anonymous = await service.get('/v1/changes?since=2026-01-01', { key: null });
       expect(anonymous.status).toBe(401);
     });
+
+    it('gives GraphQL the digits REST gives, also of a value a double cannot hold', async () => {
+      const since = await dbNow();
+      await upsertPoints(service.running.services.store, [
+        { projectId: projectIds.get(SLUGS[0]!)!, day: '2026-09-01', value: '0.1234567890123456789', extra: null },
+        { projectId: projectIds.get(SLUGS[1]!)!, day: '2026-09-01', value: '9007199254740993', extra: null },
+      ]);
+      const valuesOf = (json: string) => [...json.matchAll(/"value":(-?[0-9][0-9.eE+-]*|null)/g)].map((m) => m[1]);
+
+      const rest = valuesOf(await (await service.get(`/v1/changes?since=${encodeURIComponent(since)}`)).text());
+      const graphql = valuesOf(await (await service.graphql(`{ changes(since: "${since}") { changes { value } } }`)).text());
+
+      expect(rest).toEqual(['0.1234567890123456789', '9007199254740993']);
+      expect(graphql).toEqual(rest);
+    });
   });
 }

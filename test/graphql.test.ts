@@ -507,6 +507,31 @@ for (const kind of STORE_KINDS) {
         expect(aliased.data.metric.series[1]!.points).toEqual(plain.data.metric.series[1]!.points.map((p) => ({ d: p.date, v: p.value })));
       });
 
+      it.each([
+        ['etf-aum-change-pct', ['0.1234567890123456789', '-98765.4321098765432109876', '0.0000001', '123456789012345678901234.5'], null],
+        ['etf-num-products', ['9007199254740993', '12345678901234567890'], '{"spot": 9007199254740993, "futures": 12345678901234567890, "leveraged": 3}'],
+      ] as const)('writes %s\'s numbers as REST does, digit for digit, whether its points are spliced or resolved one by one', async (metric, values, extra) => {
+        const slug = 'blackrock';
+        const range = { start_date: '2026-03-01', end_date: '2026-03-31' };
+        const days = (await rest(metric, { project: slug, ...range }))[slug]!.map((p) => p.date).slice(0, values.length);
+        const projectId = service.running.services.state.directory!.idOf(metric, slug)!;
+        await heard(service, () => upsertPoints(service.running.services.store, values.map((value, i) => ({ projectId, day: days[i]!, value, extra }))));
+
+        for (const [options, restOptions] of [['', {}], [', interval: WEEK, aggregation: AVG', { interval: 'week', aggregation: 'avg' }]] as const) {
+          const restText = await (await service.get(`/v1/metrics/${metric}?${new URLSearchParams({ project: slug, ...range, ...restOptions })}`)).text();
+          const args = `name: ${enumName(metric)}, projects: [${slug}], from: "${range.start_date}", to: "${range.end_date}"${options}`;
+          const spliced = await (await service.graphql(`{ metric(${args}) { series { points { date value extra } } } }`)).text();
+          const resolved = await (await service.graphql(`{ metric(${args}) { series { points { __typename date value extra } } } }`)).text();
+
+          const fromRest = numberTexts(restText);
+          expect(fromRest.length).toBeGreaterThan(values.length);
+          expect(numberTexts(spliced)).toEqual(fromRest);
+          expect(numberTexts(resolved)).toEqual(fromRest);
+        }
+        const stored = numberTexts(await (await service.graphql(`{ metric(name: ${enumName(metric)}, projects: [${slug}], from: "${days[0]}", to: "${days.at(-1)}") { series { points { __typename value } } } }`)).text());
+        expect(stored.filter((_, i) => i < values.length)).toEqual(values);
+      });
+
       it('leaves a series whose metric field failed as null, not spliced into an error', async () => {
         const res = await service.graphql(`{ ok: metric(${args}) { series { points { date } } } bad: metric(name: price) { series { points { date } } } }`);
         const body = (await res.json()) as { data: { ok: unknown; bad: unknown }; errors: unknown[] };
@@ -592,6 +617,11 @@ for (const kind of STORE_KINDS) {
 /** The whitespace-separated words of a description, so `slug: base` does not match `base-x`. */
 function words(text: string | undefined): string[] {
   return (text ?? '').split(/\s+/);
+}
+
+/** Every number after a value or extra field's name in a JSON answer, as written: `["12.5", "3", …]`, in order. */
+function numberTexts(json: string): string[] {
+  return [...json.matchAll(/"(?:value|spot|futures|leveraged)":\s*(-?[0-9][0-9.eE+-]*)/g)].map((m) => m[1]!);
 }
 
 /** True for SQL that reads the `point` table (series and coverage alike). */

@@ -1,6 +1,7 @@
 import { changesCost, DEFAULT_CHANGES_LIMIT, MAX_CHANGES_LIMIT, validateChangesRequest } from '../changes/changes-request.js';
 import { readChanges, type Change, type ChangesPage } from '../changes/read-changes.js';
 import type { Builder } from './builder.js';
+import { exactNumber } from './exact-numbers.js';
 import type { Enums } from './enums.js';
 
 /**
@@ -17,7 +18,7 @@ export function addChangesQuery(builder: Builder, refs: { enums: Enums }) {
       project: t.field({ type: refs.enums.Project, description: 'The project.', resolve: (c) => c.project }),
       slug: t.string({ description: 'The project\'s slug as REST writes it.', resolve: (c) => c.project }),
       date: t.field({ type: 'Date', description: 'The day written.', resolve: (c) => c.date }),
-      value: t.float({ nullable: true, description: 'The value written; null when the write removed the point.', resolve: (c) => (c.value === null ? null : Number(c.value)) }),
+      value: t.float({ nullable: true, description: 'The value written; null when the write removed the point.', resolve: (c, _args, ctx, info) => (c.value === null ? null : exactNumber(ctx.splices, info, c.value)) }),
       updatedAt: t.field({ type: 'DateTime', description: 'When the write happened (when its transaction took its turn to write), in UTC with microseconds, e.g. 2026-06-30T12:00:00.123456Z, as in GET /v1/changes.', resolve: (c) => c.updatedAt }),
     }),
   });

@@ -1,15 +1,18 @@
-import type { DataPoint } from '../series/series-loader.js';
 import type { Builder } from './builder.js';
+import { keepExact, type ExactPoint } from './exact-numbers.js';
 
 export function addDataPoint(builder: Builder) {
-  return builder.objectRef<DataPoint>('DataPoint').implement({
+  return builder.objectRef<ExactPoint>('DataPoint').implement({
     description: 'One value of one project: a stored day, or a bucket of days.',
     fields: (t) => ({
       date: t.field({ type: 'Date', description: 'The day, or the first day of the bucket (even when the range starts inside it).', resolve: (p) => p.date }),
       value: t.float({
         nullable: true,
         description: 'The value; a whole number for INTEGER metrics under SUM, MIN, MAX, FIRST and LAST. Null for a bucket filled with NULL and for a transform that cannot be known (at a gap, a percentage from zero).',
-        resolve: (p) => p.value,
+        resolve: (p, _args, ctx, info) => {
+          keepExact(ctx.splices, info, p.exact?.value);
+          return p.value;
+        },
       }),
       count: t.exposeInt('count', {
         description: 'The daily values behind the point: 1 for a stored day; fewer than the bucket\'s days marks a partial bucket; 0 for a filled one.',
@@ -18,7 +21,10 @@ export function addDataPoint(builder: Builder) {
         type: 'JSON',
         nullable: true,
         description: 'Extra named fields of the point (etf-num-products breaks its count down), aggregated like the value; null for other metrics, filled buckets and transforms.',
-        resolve: (p) => p.extra,
+        resolve: (p, _args, ctx, info) => {
+          keepExact(ctx.splices, info, p.exact?.extra);
+          return p.extra;
+        },
       }),
       revisedAt: t.field({
         type: 'DateTime',

@@ -1,10 +1,11 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import { POINT_FIELDS } from '../db/series-sql.js';
 import { columnText } from '../db/store.js';
-import type { DataPoint, SeriesKey } from '../series/series-loader.js';
+import type { SeriesKey } from '../series/series-loader.js';
 import { plainPointFields } from './splice.js';
 import type { Builder, GraphqlContext } from './builder.js';
 import { chargeSeries } from './charge-series.js';
+import { parseExactPoints } from './exact-numbers.js';
 import type { DataPointRef } from './data-point.js';
 import type { Enums } from './enums.js';
 
@@ -30,7 +31,7 @@ export function addSeries(builder: Builder, refs: { DataPoint: DataPointRef; enu
           if (s.unpriced) await chargeSeries(ctx, { ...s.plan, slugs: [s.project.slug] });
           else if (isRepeatRead(s, info, ctx.pointReads)) await chargeSeries(ctx, { ...s.plan, slugs: s.plan.projects.map((p) => p.slug) });
           const fields = plainPointFields(info);
-          if (fields === undefined) return JSON.parse(columnText(await ctx.loaders.points.load({ ...s, fields: POINT_FIELDS }))) as DataPoint[];
+          if (fields === undefined) return parseExactPoints(columnText(await ctx.loaders.points.load({ ...s, fields: POINT_FIELDS })));
           ctx.splices.add(info, await ctx.loaders.points.load({ ...s, fields }));
           return [];
         },

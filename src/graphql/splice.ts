@@ -15,7 +15,11 @@ import { columnBytes, columnText, type ColumnText } from '../db/store.js';
  * the same JSON a full execution gives, the same fields in the same order.
  */
 export interface Splices {
-  /** Records `json` as the value at the response path of the field being resolved. */
+  /**
+   * Records `json` as the value at the response path of the field being resolved: a points
+   * list (left empty), or a number (or an extra object holding one) whose exact text a
+   * double cannot hold (exact-numbers.ts).
+   */
   add(info: GraphQLResolveInfo, json: ColumnText): void;
   readonly size: number;
   /**
@@ -124,7 +128,11 @@ function plainFieldsOf(node: FieldNode): readonly PointField[] | null {
   return fields.length > 0 ? fields : null;
 }
 
-/** Puts `value` at `path` in `data` when the path leads to the list left there; a path cut short by a null is left alone. */
+/**
+ * Puts `value` at `path` in `data` when the path leads to what the resolver left there (a
+ * list, a number, an extra object); a path cut short by a null, or a value nulled by an
+ * error, is left alone.
+ */
 function replaceAt(data: unknown, path: readonly (string | number)[], value: string): void {
   let node = data;
   for (const key of path.slice(0, -1)) {
@@ -132,7 +140,7 @@ function replaceAt(data: unknown, path: readonly (string | number)[], value: str
     node = (node as Record<string | number, unknown>)[key];
   }
   const last = path.at(-1)!;
-  if (node !== null && typeof node === 'object' && Array.isArray((node as Record<string | number, unknown>)[last])) {
-    (node as Record<string | number, unknown>)[last] = value;
-  }
+  if (node === null || typeof node !== 'object') return;
+  const left = (node as Record<string | number, unknown>)[last];
+  if (left !== null && left !== undefined) (node as Record<string | number, unknown>)[last] = value;
 }
