@@ -71,6 +71,18 @@ describe.skipIf(!REDIS_AVAILABLE)('the Redis bucket store', { timeout: 30_000 },
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(1_100);
   });
+
+  it('keeps sharing a bucket that takes 1e17 ms or more to refill (a huge burst at one unit a minute)', async () => {
+    // 2e12 units at 1 a minute refill from empty in 1.2e17 ms, which Lua hands to PEXPIRE as "1.2e+17".
+    const policy = { perMinute: 1, burst: 2e12 };
+    const memory = createMemoryRateLimitStore();
+    const now = Date.now();
+    expect(await store.take('huge-burst', 2e12, now, policy)).toEqual(memory.take('huge-burst', 2e12, now, policy));
+    expect(store.shared).toBe(true);
+    expect(await store.take('huge-burst', 1, now, policy)).toMatchObject({ allowed: false, remaining: 0, retryAfterSeconds: 60 });
+    expect(store.shared).toBe(true);
+    expect(Number(execFileSync('redis-cli', ['-p', String(redis.port), 'pttl', 'metrics:rate:huge-burst']).toString())).toBeGreaterThan(0);
+  });
 });
 
 describe.skipIf(!REDIS_AVAILABLE || !POSTGRES.available)('two instances on one PostgreSQL sharing rate limits through Redis', { timeout: 90_000 }, () => {

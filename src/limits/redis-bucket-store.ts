@@ -121,7 +121,8 @@ local allowed = held + ${EPSILON} >= cost
 local tokens = held
 if allowed then tokens = math.max(0, held - cost) end
 redis.call('HSET', KEYS[1], 'tokens', string.format('%.17g', tokens), 'at', string.format('%.17g', at))
-redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) / per_ms) + 1000)
+-- Lua writes 1e17 and beyond as '1e+17', which PEXPIRE refuses; 1e16 ms is 300,000 years.
+redis.call('PEXPIRE', KEYS[1], math.min(math.ceil((burst - tokens) / per_ms) + 1000, 1e16))
 if allowed then return {1, string.format('%.17g', tokens)} end
 return {0, string.format('%.17g', tokens)}
 `;
