@@ -83,6 +83,30 @@ describe.skipIf(!REDIS_AVAILABLE)('the Redis bucket store', { timeout: 30_000 },
     expect(store.shared).toBe(true);
     expect(Number(execFileSync('redis-cli', ['-p', String(redis.port), 'pttl', 'metrics:rate:huge-burst']).toString())).toBeGreaterThan(0);
   });
+
+  it('tries a Redis that stopped answering with one charge at a time, the others counting in the fallback without waiting', async () => {
+    const policy = { perMinute: 60, burst: 100 };
+    const timed = async () => {
+      const started = performance.now();
+      await store.take('probe', 1, Date.now(), policy);
+      return performance.now() - started;
+    };
+    redis.freeze();
+    try {
+      expect(await timed()).toBeGreaterThanOrEqual(240);
+      expect(store.shared).toBe(false);
+      await new Promise((r) => setTimeout(r, 1_100)); // Redis is due to be tried again
+      const waits = await Promise.all(Array.from({ length: 20 }, timed));
+      // One charge waits the 250 ms for Redis; the 19 beside it are answered from memory at once.
+      expect(waits.filter((ms) => ms >= 200)).toHaveLength(1);
+      expect(store.shared).toBe(false);
+    } finally {
+      redis.thaw();
+    }
+    await new Promise((r) => setTimeout(r, 1_100));
+    await store.take('probe-after', 1, Date.now(), policy);
+    expect(store.shared).toBe(true);
+  });
 });
 
 describe.skipIf(!REDIS_AVAILABLE || !POSTGRES.available)('two instances on one PostgreSQL sharing rate limits through Redis', { timeout: 90_000 }, () => {

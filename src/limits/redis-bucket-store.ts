@@ -64,7 +64,11 @@ export function createRedisRateLimitStore(url: string, fallback: RateLimitStore,
     },
     async take(key, cost, now, policy) {
       const perMs = policy.perMinute / 60_000;
-      if (!shared && Date.now() < retryAt) return fallback.take(key, cost, now, policy);
+      if (!shared) {
+        if (Date.now() < retryAt) return fallback.take(key, cost, now, policy);
+        // This charge tries Redis; the charges beside it keep to the fallback until it answers.
+        retryAt = Date.now() + RETRY_AFTER_FAILURE_MS;
+      }
       if (redis.status === 'connecting' || redis.status === 'connect') await connected;
       try {
         const [allowed, tokensText] = (await (redis as unknown as TakeTokens).takeTokens(`metrics:rate:${key}`, cost, now, policy.burst, perMs)) as [number, string];
