@@ -72,6 +72,19 @@ describe.skipIf(!REDIS_AVAILABLE)('the Redis bucket store', { timeout: 30_000 },
     expect(ttl).toBeLessThanOrEqual(1_100);
   });
 
+  it('says limits are not shared while Redis has never answered, before any charge tells it so', async () => {
+    const nowhere = createRedisRateLimitStore(`redis://127.0.0.1:${await freePort()}`, createMemoryRateLimitStore(), pino({ level: 'silent' }));
+    try {
+      await new Promise((r) => setTimeout(r, 300)); // a refused connection or two
+      expect(nowhere.shared).toBe(false);
+      expect(await nowhere.take('nowhere', 1, Date.now(), { perMinute: 60, burst: 10 })).toMatchObject({ allowed: true, remaining: 9 });
+      expect(nowhere.shared).toBe(false);
+    } finally {
+      await nowhere.close();
+    }
+    expect(store.shared).toBe(true);
+  });
+
   it('keeps sharing a bucket that takes 1e17 ms or more to refill (a huge burst at one unit a minute)', async () => {
     // 2e12 units at 1 a minute refill from empty in 1.2e17 ms, which Lua hands to PEXPIRE as "1.2e+17".
     const policy = { perMinute: 1, burst: 2e12 };

@@ -4,7 +4,10 @@ import { EPSILON, wholeSeconds, type RateLimitOutcome, type RateLimitPolicy, typ
 
 export interface RedisRateLimitStore extends RateLimitStore {
   take(key: string, cost: number, now: number, policy: RateLimitPolicy): Promise<RateLimitOutcome>;
-  /** Whether the last charge reached Redis (false while it is unreachable and the fallback counts). */
+  /**
+   * Whether the last charge reached Redis and the connection is still up (false while it
+   * is unreachable and the fallback counts, also before any charge).
+   */
   readonly shared: boolean;
   close(): Promise<void>;
 }
@@ -59,8 +62,9 @@ export function createRedisRateLimitStore(url: string, fallback: RateLimitStore,
   });
 
   return {
+    // Before its first charge a process has not tried Redis: the connection tells then.
     get shared() {
-      return shared;
+      return shared && redis.status === 'ready';
     },
     async take(key, cost, now, policy) {
       const perMs = policy.perMinute / 60_000;
