@@ -123,6 +123,33 @@ describe('the rate limiter', () => {
     expect(seen.at(-1)?.ratelimit).toBe('"default";r=0;t=5');
   });
 
+  it('caps all of a request\'s charges together at the burst, so one of several charges passes from a full bucket too', async () => {
+    const [seen, onHeaders] = headersOf();
+    const meter = await createRateLimiter(POLICY, { store: createMemoryRateLimitStore(), now: () => 0 }).open(CALLER, onHeaders);
+
+    // Two GraphQL fields of 4 units each: 8 units asked, the burst of 5 charged.
+    await Promise.all([meter.charge(4), meter.charge(4)]);
+    await meter.charge(4);
+
+    expect(seen.map((h) => h.ratelimit)).toEqual(['"default";r=4;t=1', '"default";r=1;t=4', '"default";r=0;t=5']);
+  });
+
+  it('asks a request refused in a later charge to retry once its earlier charges are there again too', async () => {
+    const limiter = createRateLimiter({ perMinute: 60, burst: 10 }, { store: createMemoryRateLimitStore(), now: () => 0 });
+    const meter = await limiter.open(CALLER, () => {});
+    await meter.charge(6);
+    await limiter.open(CALLER, () => {}); // another request of the key's
+
+    const error = await Promise.resolve(meter.charge(7)).then(() => undefined, (e: unknown) => e);
+
+    // 3 units left; the retry pays 6 + 4 (the rest of the burst): 7 seconds, not the 1 this charge alone lacks.
+    expect(error).toMatchObject({
+      kind: 'rate-limited',
+      message: 'this request costs 10 units and the key has 3 left (at most 10, refilled at 60 a minute); retry in 7 s',
+      headers: { 'retry-after': '7', ratelimit: '"default";r=3;t=7' },
+    });
+  });
+
   it('refuses with a 429 ApiError whose Retry-After covers the whole cost again, and RateLimit whose t matches it', async () => {
     const [time, now] = clock();
     const limiter = createRateLimiter(POLICY, { store: createMemoryRateLimitStore(), now });
@@ -291,6 +318,18 @@ for (const kind of STORE_KINDS) {
       expect(retryAfter).toBeGreaterThan(240);
       expect(retryAfter).toBeLessThanOrEqual(300);
       expect(second.headers.get('ratelimit')).toBe(`"default";r=2;t=${retryAfter}`);
+    });
+
+    it('passes a GraphQL request whose metric fields together cost more than the burst from a full bucket, charging the burst', async () => {
+      const key = await storedKey('rl-fields', { burst: 10 });
+      // Two fields of 7 units each (76 projects × 31 days): 14 asked, the burst of 10 charged.
+      const field = 'metric(name: etf_aum_change_pct, from: "2026-01-01", to: "2026-01-31") { name }';
+
+      const res = await service.graphql(`{ a: ${field} b: ${field} }`, undefined, key);
+
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ data: { a: { name: 'etf-aum-change-pct' }, b: { name: 'etf-aum-change-pct' } } });
+      expect(res.headers.get('ratelimit')).toBe('"default";r=0;t=600');
     });
 
     it('charges every further selection of a metric field\'s points (aliases of points or of series) as the field again, not once for all', async () => {

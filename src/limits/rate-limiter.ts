@@ -5,7 +5,8 @@
  * request pays one unit when its key is accepted and the rest of its cost (see
  * `requestCost`) once it is validated; a charge the bucket cannot cover takes nothing and
  * is refused with a 429 whose `Retry-After` says when it could be covered. A cost above
- * the burst is charged as the whole burst, so every request can succeed from a full bucket.
+ * the burst is charged as the whole burst (all of a request's charges together), so every
+ * request can succeed from a full bucket.
  *
  * Response fields follow draft-ietf-httpapi-ratelimit-headers-10 (September 2025),
  * structured-field syntax: `RateLimit-Policy: "default";q=<burst>;w=<seconds to refill
@@ -48,8 +49,9 @@ export interface RateLimitStore {
 export interface RateLimitMeter {
   /**
    * Charges the request's full cost; the unit paid when the meter was opened counts
-   * towards the first charge. Throws the 429 ApiError (with `Retry-After`, `RateLimit`
-   * and `RateLimit-Policy`) when the bucket cannot cover it.
+   * towards the first charge, and all charges of one request together take at most the
+   * burst. Throws the 429 ApiError (with `Retry-After`, `RateLimit` and
+   * `RateLimit-Policy`) when the bucket cannot cover it.
    */
   charge(cost: number): Promise<void> | undefined;
 }
@@ -76,7 +78,8 @@ export function createRateLimiter(defaults: RateLimitPolicy, options: { store: R
   const now = options.now ?? Date.now;
 
   const openMetered = async (caller: KeyIdentity, policy: RateLimitPolicy, onHeaders: RateLimitHeadersListener): Promise<RateLimitMeter> => {
-    // A refused charge leaves the unit paid at the door spent, so a retry needs that unit again too.
+    // A refused charge leaves the request's earlier charges spent (the unit paid at the
+    // door, a GraphQL request's other fields), so a retry needs those units again too.
     const take = async (cost: number, spent: number): Promise<void> => {
       const outcome = await store.take(caller.id, cost, now(), policy);
       if (!outcome.allowed) {
@@ -87,12 +90,25 @@ export function createRateLimiter(defaults: RateLimitPolicy, options: { store: R
     };
     await take(1, 0);
     let prepaid = 1;
+    // Units this request's charges took or are taking: all of them together stay within the
+    // burst, so a GraphQL request of several charges can pass from a full bucket as well.
+    let claimed = 1;
     return {
       async charge(cost) {
-        const due = Math.min(cost, policy.burst) - prepaid;
-        const spent = prepaid;
+        const credit = prepaid;
+        const due = Math.min(cost - credit, policy.burst - claimed);
         prepaid = 0;
-        if (due > 0) await take(due, spent);
+        if (due <= 0) return;
+        const spent = claimed;
+        claimed += due;
+        try {
+          await take(due, spent);
+        } catch (error) {
+          // Nothing was taken: a later charge (a kept GraphQL answer refused, then run) starts over.
+          claimed -= due;
+          prepaid = credit;
+          throw error;
+        }
       },
     };
   };
