@@ -1,7 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { generateApiKey, hashApiKey } from '../src/auth/api-keys.js';
 import { insertApiKey } from '../src/db/api-key-queries.js';
 import { openPostgres } from '../src/db/open-postgres.js';
@@ -95,6 +95,46 @@ describe.skipIf(!REDIS_AVAILABLE)('the Redis bucket store', { timeout: 30_000 },
     expect(await store.take('huge-burst', 1, now, policy)).toMatchObject({ allowed: false, remaining: 0, retryAfterSeconds: 60 });
     expect(store.shared).toBe(true);
     expect(Number(execFileSync('redis-cli', ['-p', String(redis.port), 'pttl', 'metrics:rate:huge-burst']).toString())).toBeGreaterThan(0);
+  });
+
+  it('does not spend again in Redis a charge that timed out there and was made in the fallback, from the first charge on', async () => {
+    const policy = { perMinute: 60, burst: 100 };
+    // A process just started: connected, nothing charged yet.
+    const fresh = createRedisRateLimitStore(redis.url, createMemoryRateLimitStore(), pino({ level: 'silent' }));
+    try {
+      for (let i = 0; i < 100 && !fresh.shared; i++) await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 200)); // and its first TIME answered
+      redis.freeze();
+      try {
+        expect(await fresh.take('stalled', 40, Date.now(), policy)).toMatchObject({ allowed: true, remaining: 60 });
+        expect(fresh.shared).toBe(false);
+      } finally {
+        redis.thaw();
+      }
+      await new Promise((r) => setTimeout(r, 1_100));
+      await fresh.take('after-stall', 1, Date.now(), policy);
+      expect(fresh.shared).toBe(true);
+      // The 40 units were taken from this process's bucket; Redis, woken, must not take them too.
+      expect(execFileSync('redis-cli', ['-p', String(redis.port), 'exists', 'metrics:rate:stalled']).toString().trim()).toBe('0');
+      expect(await fresh.take('stalled', 1, Date.now(), policy)).toMatchObject({ allowed: true, remaining: 99 });
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it('still charges Redis, once, after this process\'s clock went back', async () => {
+    const policy = { perMinute: 60, burst: 100 };
+    await store.take('warm-up', 1, Date.now(), policy);
+    const realNow = Date.now.bind(Date);
+    const behind = vi.spyOn(Date, 'now').mockImplementation(() => realNow() - 10_000);
+    try {
+      // By Redis's clock the charge looks 10 s late; it was not, so it is made, once.
+      expect(await store.take('clock-back', 30, realNow(), policy)).toMatchObject({ allowed: true, remaining: 70 });
+      expect(store.shared).toBe(true);
+      expect(await store.take('clock-back', 30, realNow(), policy)).toMatchObject({ allowed: true, remaining: 40 });
+    } finally {
+      behind.mockRestore();
+    }
   });
 
   it('tries a Redis that stopped answering with one charge at a time, the others counting in the fallback without waiting', async () => {

@@ -39,7 +39,8 @@ const RETRY_AFTER_FAILURE_MS = 1_000;
  * process's own buckets instead, with one warning per outage: the service keeps serving
  * (fail open) with limits per instance, as without Redis. While it is out, Redis is tried
  * again once a second (so a Redis that stopped answering costs one request in a second
- * 250 ms, not every request), and limits are shared again as soon as it answers.
+ * 250 ms, not every request), and limits are shared again as soon as it answers. A
+ * charge that gave up waiting is not spent again when a stalled Redis wakes and runs it.
  */
 export function createRedisRateLimitStore(url: string, fallback: RateLimitStore, logger: Logger): RedisRateLimitStore {
   const redis = new Redis(url, {
@@ -54,6 +55,27 @@ export function createRedisRateLimitStore(url: string, fallback: RateLimitStore,
   redis.defineCommand('takeTokens', { numberOfKeys: 1, lua: TAKE_SCRIPT });
   let shared = true;
   let retryAt = 0;
+  // The least (Redis's clock - this process's clock when a charge was sent) seen: the
+  // clocks' difference plus the quickest round trip; gives each charge its deadline.
+  let offset: number | undefined;
+  const observe = (redisMs: number, sent: number) => {
+    offset = Math.min(offset ?? Infinity, redisMs - sent);
+  };
+  // Measured once each connection is up, so a process's first charges have a deadline too.
+  redis.on('ready', () => {
+    const sent = Date.now();
+    redis.time().then(([seconds, micros]) => observe(Number(seconds) * 1000 + Math.floor(Number(micros) / 1000), sent), () => {});
+  });
+  const send = async (key: string, cost: number, now: number, policy: RateLimitPolicy, perMs: number): Promise<[number, string]> => {
+    const sent = Date.now();
+    const deadline = offset === undefined ? 0 : sent + offset + COMMAND_TIMEOUT_MS;
+    const [allowed, tokensText, redisMs] = (await (redis as unknown as TakeTokens).takeTokens(`metrics:rate:${key}`, cost, now, policy.burst, perMs, deadline)) as [number, string, number];
+    observe(redisMs, sent);
+    if (allowed !== LATE) return [allowed, tokensText];
+    // Answered in time, yet late by Redis's clock: this clock went back. Measured afresh, and charged now.
+    offset = redisMs - sent;
+    return send(key, cost, now, policy, perMs);
+  };
   // The first charges may come before the first connection is up: they wait for it (once, a
   // second at most) rather than fall back; during a later outage nothing waits.
   const connected = new Promise<void>((resolve) => {
@@ -75,7 +97,7 @@ export function createRedisRateLimitStore(url: string, fallback: RateLimitStore,
       }
       if (redis.status === 'connecting' || redis.status === 'connect') await connected;
       try {
-        const [allowed, tokensText] = (await (redis as unknown as TakeTokens).takeTokens(`metrics:rate:${key}`, cost, now, policy.burst, perMs)) as [number, string];
+        const [allowed, tokensText] = await send(key, cost, now, policy, perMs);
         if (!shared) logger.info('rate limits are shared through Redis again');
         shared = true;
         return outcomeOf(allowed === 1, Number(tokensText), cost, policy.burst, perMs);
@@ -95,8 +117,11 @@ export function createRedisRateLimitStore(url: string, fallback: RateLimitStore,
 // Private
 
 interface TakeTokens {
-  takeTokens(key: string, cost: number, now: number, burst: number, perMs: number): Promise<unknown>;
+  takeTokens(key: string, cost: number, now: number, burst: number, perMs: number, deadline: number): Promise<unknown>;
 }
+
+/** What the script answers for a charge that reached it after its deadline: nothing taken. */
+const LATE = -1;
 
 /** The memory store's outcome, from the tokens left after the charge (or before it, when refused). */
 function outcomeOf(allowed: boolean, tokens: number, cost: number, burst: number, perMs: number): RateLimitOutcome {
@@ -109,14 +134,22 @@ function outcomeOf(allowed: boolean, tokens: number, cost: number, burst: number
 }
 
 /**
- * KEYS[1] the bucket; ARGV cost, now (ms), burst, units per ms. Returns {allowed 1|0,
- * tokens left} (tokens as text: Redis would truncate a Lua number to an integer).
+ * KEYS[1] the bucket; ARGV cost, now (ms), burst, units per ms, deadline (ms by Redis's
+ * clock; 0 for none). Returns {allowed 1|0, tokens left, Redis's clock in ms} (tokens as
+ * text: Redis would truncate a Lua number to an integer), or {-1, '0', clock} past the
+ * deadline. A charge that waited in a stalled Redis longer than the caller did was made in
+ * the fallback already: spending it again here, once Redis wakes, would charge it twice.
+ * (TIME before writes needs effects replication: Redis 5 or later.)
  */
 const TAKE_SCRIPT = `
 local cost = tonumber(ARGV[1])
 local now = tonumber(ARGV[2])
 local burst = tonumber(ARGV[3])
 local per_ms = tonumber(ARGV[4])
+local deadline = tonumber(ARGV[5])
+local clock = redis.call('TIME')
+local clock_ms = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+if deadline > 0 and clock_ms > deadline then return {${LATE}, '0', clock_ms} end
 local bucket = redis.call('HMGET', KEYS[1], 'tokens', 'at')
 local held = burst
 local at = now
@@ -131,6 +164,6 @@ if allowed then tokens = math.max(0, held - cost) end
 redis.call('HSET', KEYS[1], 'tokens', string.format('%.17g', tokens), 'at', string.format('%.17g', at))
 -- Lua writes 1e17 and beyond as '1e+17', which PEXPIRE refuses; 1e16 ms is 300,000 years.
 redis.call('PEXPIRE', KEYS[1], math.min(math.ceil((burst - tokens) / per_ms) + 1000, 1e16))
-if allowed then return {1, string.format('%.17g', tokens)} end
-return {0, string.format('%.17g', tokens)}
+if allowed then return {1, string.format('%.17g', tokens), clock_ms} end
+return {0, string.format('%.17g', tokens), clock_ms}
 `;
