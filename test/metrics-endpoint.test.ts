@@ -1,9 +1,11 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey, hashApiKey } from '../src/auth/api-keys.js';
 import { insertApiKey } from '../src/db/api-key-queries.js';
 import { createServiceMetrics } from '../src/ops/prometheus.js';
-import { startTestService, type TestService } from './support/service.js';
-import { STORE_KINDS } from './support/stores.js';
+import { npmStart, type StartedServer } from './support/processes.js';
+import { startTestService, TEST_KEY, type TestService } from './support/service.js';
+import { createScratchDatabase, STORE_KINDS, TEST_DATABASE_URL, type ScratchDatabase } from './support/stores.js';
 
 /** `GET /metrics`: off by default, keyed with METRICS=on, open with public; its figures follow the traffic. */
 
@@ -89,3 +91,48 @@ describe('GET /metrics', { timeout: 60_000 }, () => {
     expect(body).not.toContain('metrics_replica_lag_seconds{replica="standby-2');
   });
 });
+
+describe.skipIf(!STORE_KINDS[1]!.available)('GET /metrics with WORKERS=2 under npm start', { timeout: 120_000 }, () => {
+  let database: ScratchDatabase;
+  let server: StartedServer;
+
+  beforeAll(async () => {
+    database = await createScratchDatabase(TEST_DATABASE_URL!);
+    server = await npmStart({ DATABASE_URL: database.url, WORKERS: '2', METRICS: 'public', API_KEYS: TEST_KEY, LOG_LEVEL: 'warn' }, 90_000);
+  }, 120_000);
+  afterAll(async () => {
+    await server?.stop('SIGTERM');
+    await database?.drop();
+  });
+
+  it('counts every worker\'s requests in each scrape, whichever worker answers it', async () => {
+    // Each on a connection of its own, which the primary hands to the workers in turn.
+    for (let i = 0; i < 10; i++) expect((await getOnNewConnection(`${server.url}/v1/metrics`, TEST_KEY)).status).toBe(200);
+    const ok = '{route="/v1/metrics",method="GET",status="200"}';
+    for (let i = 0; i < 4; i++) {
+      const scrape = await getOnNewConnection(`${server.url}/metrics`);
+      expect(scrape.status).toBe(200);
+      expect(scrape.contentType).toBe('text/plain; version=0.0.4; charset=utf-8');
+      expect(sample(scrape.body, 'metrics_http_requests_total', ok)).toBe(10);
+      expect(sample(scrape.body, 'metrics_http_request_duration_seconds_count', '{route="/v1/metrics"}')).toBe(10);
+      expect(sample(scrape.body, 'metrics_http_requests_in_flight')).toBe(1); // the scrape itself, in one worker
+      expect(sample(scrape.body, 'metrics_http_requests_total', '{route="/metrics",method="GET",status="200"}')).toBe(i);
+    }
+  });
+});
+
+/** GET `url` on a fresh connection (closed after the answer). */
+function getOnNewConnection(url: string, key?: string): Promise<{ status: number; contentType: string | undefined; body: string }> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { connection: 'close', ...(key === undefined ? {} : { 'x-api-key': key }) };
+    const req = request(url, { agent: false, headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.once('end', () => resolve({ status: res.statusCode!, contentType: res.headers['content-type'], body }));
+    });
+    req.setTimeout(5_000, () => req.destroy(new Error(`no answer from ${url} within 5 s`)));
+    req.once('error', reject);
+    req.end();
+  });
+}

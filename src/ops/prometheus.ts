@@ -1,7 +1,9 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import cluster from 'node:cluster';
+import { Counter, Gauge, Histogram, Registry, type Aggregator } from 'prom-client';
 import type { ResponseCache } from '../cache/response-cache.js';
 import type { ReplicaState } from '../db/read-replicas.js';
 import type { SeriesUpdates } from '../live/series-updates.js';
+import { shareWithPrimary } from './cluster-metrics.js';
 
 /** What the service counts for `GET /metrics`. */
 export interface ServiceMetrics {
@@ -54,9 +56,12 @@ export function createServiceMetrics(sources: MetricSources): ServiceMetrics {
   gauge(registry, 'metrics_live_subscriptions', 'Open seriesUpdated subscriptions.', () => sources.seriesUpdates.open);
   total(registry, 'metrics_writes_announced_total', 'Write announcements (series_updated notifications) heard.', () => sources.seriesUpdates.heard);
 
+  // With WORKERS > 1 an instance's figures are all its workers': the primary gathers them.
+  const gather = cluster.isWorker ? shareWithPrimary(registry) : undefined;
+
   const shared = sources.rateLimitsShared;
   if (shared !== undefined) {
-    gauge(registry, 'metrics_rate_limits_shared', '1 while rate limits are shared through Redis, 0 while Redis is unreachable and each process counts alone.', () => (shared() ? 1 : 0));
+    gauge(registry, 'metrics_rate_limits_shared', '1 while rate limits are shared through Redis, 0 while Redis is unreachable and each process counts alone.', () => (shared() ? 1 : 0), 'min');
   }
   const replicas = sources.replicas;
   if (replicas !== undefined) {
@@ -65,6 +70,7 @@ export function createServiceMetrics(sources: MetricSources): ServiceMetrics {
       help: '1 while a replica serves reads, 0 while it is out of rotation (failed or lagging).',
       labelNames: ['replica'],
       registers: [registry],
+      aggregator: 'min',
       collect() {
         for (const state of replicas()) this.set({ replica: state.replica }, state.inUse ? 1 : 0);
       },
@@ -74,6 +80,7 @@ export function createServiceMetrics(sources: MetricSources): ServiceMetrics {
       help: 'How far a replica\'s replay trails the primary, at its last check; absent while it cannot be asked.',
       labelNames: ['replica'],
       registers: [registry],
+      aggregator: 'max',
       collect() {
         this.reset();
         for (const state of replicas()) if (state.lagSeconds !== null) this.set({ replica: state.replica }, state.lagSeconds);
@@ -99,16 +106,16 @@ export function createServiceMetrics(sources: MetricSources): ServiceMetrics {
       if (status === 429) refused.inc();
     },
     async render() {
-      return { contentType: registry.contentType, body: await registry.metrics() };
+      return { contentType: registry.contentType, body: gather === undefined ? await registry.metrics() : await gather() };
     },
   };
 }
 
 // Private
 
-/** A gauge read from `read` at each scrape. */
-function gauge(registry: Registry, name: string, help: string, read: () => number): void {
-  new Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });
+/** A gauge read from `read` at each scrape; `aggregator` says how workers' values make the instance's. */
+function gauge(registry: Registry, name: string, help: string, read: () => number, aggregator: Aggregator = 'sum'): void {
+  new Gauge({ name, help, registers: [registry], aggregator, collect() { this.set(read()); } });
 }
 
 /** A counter kept elsewhere (a running total since start), read at each scrape. */

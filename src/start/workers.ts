@@ -22,10 +22,14 @@ export function superviseWorkers(config: Config): void {
   const served = new Set<Worker>();
   let ready = 0;
   for (let i = 0; i < config.workers; i += 1) cluster.fork();
-  cluster.on('message', (worker, message: WorkerReady) => {
+  // GET /metrics in a worker asks the primary for every worker's figures (prom-client loaded only then).
+  if (config.metrics !== 'off') void import('../ops/cluster-metrics.js').then((m) => m.gatherForWorkers());
+  cluster.on('message', (worker, message: unknown) => {
+    if (typeof message !== 'object' || message === null || !('ready' in message)) return; // figures exchanged for /metrics
+    const { ready: url, example } = message as WorkerReady;
     served.add(worker);
     ready += 1;
-    if (ready === config.workers) printWelcome(message.ready, Date.now() - started, message.example, config);
+    if (ready === config.workers) printWelcome(url, Date.now() - started, example, config);
   });
   let stopping = false;
   const stop = (code: number) => {
