@@ -203,10 +203,10 @@ for (const kind of STORE_KINDS) {
         const query = '{ metric(name: etf_aum_change_pct, from: "2025-07-01", to: "2026-06-30") { series { slug points { date value } } } }';
         const hold = await budget.reserve(GRAPHQL_ANSWER_BUDGET_BYTES);
         const requests = Array.from({ length: 4 }, () => postAndLeave(service.url, query));
-        await until(() => budget.waiting === 4, 'four requests waiting for the budget');
+        await until(() => budget.waiting === 4, 'four requests waiting for the budget', 30_000);
         pointReads = 0;
         for (const leave of requests) leave();
-        await until(() => budget.waiting === 0, 'the departed requests leaving the queue').catch(() => {});
+        await until(() => budget.waiting === 0, 'the departed requests leaving the queue', 10_000).catch(() => {});
         hold();
         await new Promise((resolve) => setTimeout(resolve, 300));
         expect(budget.waiting).toBe(0);
@@ -223,7 +223,7 @@ for (const kind of STORE_KINDS) {
       } finally {
         await service.stop();
       }
-    });
+    }, 120_000);
   });
 }
 
