@@ -71,7 +71,7 @@ function applyState(state) {
   const unknown = wanted.filter((slug) => !metric.coverage.some((c) => c.slug === slug));
   if (unknown.length) notes.push(`${metric.name} has no project ${unknown.map((s) => `"${s}"`).join(', ')}; left out.`);
   const known = wanted.filter((slug) => !unknown.includes(slug));
-  fillProjects(metric, known.length ? known : metric.coverage.slice(0, 2).map((c) => c.slug));
+  fillProjects(metric, known.length ? known : defaultProjects(metric));
   for (const [param, id] of [['start_date', 'start'], ['end_date', 'end'], ['window', 'window']]) {
     $(id).value = state[param] ?? '';
     // A date or number input takes only a well-formed value: anything else leaves it empty.
@@ -207,6 +207,11 @@ async function loadCatalog() {
   $('metric').replaceChildren(...explorer.catalog.map((m) => new Option(m.name, m.name)));
 }
 
+/** The projects a metric opens with when nothing names them: its first two. */
+function defaultProjects(metric) {
+  return metric.coverage.slice(0, 2).map((c) => c.slug);
+}
+
 function fillProjects(metric, selected) {
   $('metric-about').textContent = `${metric.description} — ${metric.valueKind.toLowerCase()} values, default aggregation ${metric.defaultAggregation.toLowerCase()}.`;
   $('projects').replaceChildren(
@@ -225,12 +230,16 @@ function selectedCoverage() {
   return covered.length ? covered : metric.coverage.filter((c) => c.lastDate);
 }
 
+/** The first and last stored day of some projects' coverage together. */
+function coverageSpan(covered) {
+  return { first: covered.map((c) => c.firstDate).sort()[0], last: covered.map((c) => c.lastDate).sort().at(-1) };
+}
+
 /** A preset ends on the last stored day of the chosen projects, not on today's date: data may end earlier. */
 function applyPreset(days) {
   const covered = selectedCoverage();
   if (!covered.length) return;
-  const last = covered.map((c) => c.lastDate).sort().at(-1);
-  const first = covered.map((c) => c.firstDate).sort()[0];
+  const { first, last } = coverageSpan(covered);
   $('end').value = last;
   if (days === 'all') $('start').value = first;
   else {
@@ -281,8 +290,7 @@ function noDataNote(state) {
   const chosen = state.project.split(',');
   const covered = metric.coverage.filter((c) => chosen.includes(c.slug) && c.firstDate);
   if (!covered.length) return 'The chosen projects have no data yet.';
-  const first = covered.map((c) => c.firstDate).sort()[0];
-  const last = covered.map((c) => c.lastDate).sort().at(-1);
+  const { first, last } = coverageSpan(covered);
   return `No data in this range: the chosen projects have data from ${first} to ${last}.`;
 }
 
@@ -460,7 +468,7 @@ $('controls').addEventListener('submit', (event) => {
 });
 $('metric').addEventListener('change', () => {
   const metric = explorer.catalog.find((m) => m.name === $('metric').value);
-  fillProjects(metric, metric.coverage.slice(0, 2).map((c) => c.slug));
+  fillProjects(metric, defaultProjects(metric));
   $('log').checked = isPrice(metric);
   guarded(() => loadSeries({ push: true }));
 });
@@ -487,13 +495,9 @@ for (const id of ['log', 'table-view']) {
 $('copy-graphql').addEventListener('click', () => show(graphqlText(controlsState())));
 $('copy-curl').addEventListener('click', () => show(curlText(controlsState())));
 $('download-csv').addEventListener('click', () => guarded(() => downloadCsv(controlsState())));
-// Back and Forward go through the views asked for, as they do through pages.
+// Back and Forward go through the views asked for, as they do through pages: each is opened as its link would be.
 window.addEventListener('popstate', () => {
-  if (!explorer.catalog.length) return;
-  guarded(async () => {
-    explorer.linkNotes = applyState(readUrlState());
-    await loadSeries();
-  });
+  if (explorer.catalog.length) guarded(start);
 });
 window.addEventListener('resize', () => plot?.setSize({ width: $('chart').clientWidth, height: 420 }));
 
