@@ -109,10 +109,10 @@ function maskError(services: Services, error: unknown): Error {
   }
   if (original instanceof GraphQLError && error instanceof GraphQLError && error.path === undefined) return requestError(error);
   if (original instanceof GraphQLError && typeof original.extensions.code === 'string') return original;
-  // Its client has left (src/db/store.ts): nobody reads this answer, and nothing went wrong.
-  if (original instanceof CancelledError) return new GraphQLError('The request was abandoned.', { path: error instanceof GraphQLError ? error.path : undefined, extensions: { code: 'INTERNAL_SERVER_ERROR', unexpected: true } });
-  services.logger.error({ err: original }, 'unexpected error in a GraphQL resolver');
-  return new GraphQLError('Unexpected error.', {
+  // A CancelledError means the client has left (src/db/store.ts): nobody reads this answer, and nothing went wrong.
+  const abandoned = original instanceof CancelledError;
+  if (!abandoned) services.logger.error({ err: original }, 'unexpected error in a GraphQL resolver');
+  return new GraphQLError(abandoned ? 'The request was abandoned.' : 'Unexpected error.', {
     path: error instanceof GraphQLError ? error.path : undefined,
     // `unexpected` (never serialized) lets Yoga answer 500 when no execution produced data.
     extensions: { code: 'INTERNAL_SERVER_ERROR', unexpected: true },
