@@ -16,6 +16,7 @@ import type { GraphqlContext } from './builder.js';
 import { exampleQuery } from './example-query.js';
 import { createSplices, useSplices, type Splices } from './splice.js';
 import { createGraphqlSchema } from './schema.js';
+import { useDocumentRecorder, type SeenDocument } from './known-operations.js';
 import { useVariableCheck } from './variable-check.js';
 
 /** What the route hands Yoga with each request. */
@@ -32,6 +33,8 @@ export interface GraphqlServerContext {
   reserveAnswer(bytes: number): Promise<void>;
   /** Splices the route puts in as bytes (see splice.ts); made here when Yoga is used alone. */
   splices?: Splices;
+  /** Filled with the document when Yoga executes it (known-operations.ts). */
+  seen?: SeenDocument;
 }
 
 /**
@@ -67,13 +70,14 @@ export function createGraphqlServer(services: Services): YogaServerInstance<Grap
         onError: () => {},
       }),
       useSplices((context) => (context as GraphqlContext).splices),
+      useDocumentRecorder((context) => (context as GraphqlServerContext).seen),
     ],
     context: ({ directory, signal, meter, caller, keyStillValid, reserveAnswer, splices }) => ({ services, directory, meter, caller, keyStillValid, signal, reserveAnswer, loaders: createSeriesLoaders(services.reads, directory, signal), splices: splices ?? createSplices(), pointReads: new Map() }),
     graphiql: services.config.graphiql ? () => graphiqlOptions(services) : false,
     // The page is a 9 MB bundle (no CDN needed); it is loaded the first time someone opens it.
     renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     maskedErrors: {
-      maskError: (error) => maskError(services, error),
+      maskError: (error) => maskGraphqlError(services, error),
     },
   });
 }
@@ -95,7 +99,8 @@ function graphiqlOptions(services: Services): GraphiQLOptions {
   return options;
 }
 
-function maskError(services: Services, error: unknown): Error {
+/** What a client is told of an error: its own errors as they are, anything else masked and logged. */
+export function maskGraphqlError(services: Services, error: unknown): Error {
   const original = error instanceof GraphQLError && error.originalError !== undefined ? error.originalError : error;
   if (original instanceof ApiError) {
     return new GraphQLError(original.message, {

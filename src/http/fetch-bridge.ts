@@ -62,7 +62,7 @@ export async function sendFetchResponse(res: ServerResponse, response: Response,
 }
 
 /** A fetch-API Response's status and headers onto a node response, with `body` in place of the Response's own. */
-export function sendResponseWithBody(res: ServerResponse, response: Response, body: Buffer, head: boolean): void {
+function sendResponseWithBody(res: ServerResponse, response: Response, body: Buffer, head: boolean): void {
   copyStatusAndHeaders(res, response);
   res.setHeader('content-length', body.length);
   res.end(head ? undefined : body);

@@ -4,7 +4,8 @@
  * and with LEAD=1 a second of the same load first, untimed, as the bench's lead-in: its
  * load generator closes every connection at the end of it, requests in flight included.
  * Prints each step's answers per second, latency and the service's CPU per answer (main
- * thread, other threads). BUILD is the service's entry (default src/main.ts).
+ * thread, other threads). BUILD is the service's entry (default src/main.ts); SHAPE another of
+ * the bench's shapes (3x365, say).
  */
 import autocannon from 'autocannon';
 import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
@@ -17,7 +18,7 @@ const SECONDS = Number(process.env.SECONDS ?? 12);
 const LEAD = Number(process.env.LEAD ?? 0);
 
 const db = await ensureBenchDatabase(BENCH_SERVER_URL, (line) => process.stderr.write(`${line}\n`));
-const shape = SHAPES.find((s) => s.name === '76x3650')!;
+const shape = SHAPES.find((s) => s.name === (process.env.SHAPE ?? '76x3650'))!;
 const children: Child[] = [];
 try {
   const service = await startServiceTarget(children, process.env.BUILD ?? 'src/main.ts', benchServiceEnv(db), db);
@@ -30,8 +31,8 @@ try {
     const result = await load(SECONDS);
     const after = threadCpuUs(service.pid);
     const answers = result.requests.total;
-    const msPer = (us: number) => (us / answers / 1000).toFixed(1);
-    console.log(`${name} c=${connections}: ${answers} answers, ${result.requests.average.toFixed(1)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms; service main thread ${msPer(after.main - before.main)} ms/answer, other threads ${msPer(after.other - before.other)}; errors ${result.errors}, non-2xx ${result.non2xx}`);
+    const usPer = (us: number) => (us / answers).toFixed(0);
+    console.log(`${name} c=${connections}: ${answers} answers, ${result.requests.average.toFixed(1)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms; service main thread ${usPer(after.main - before.main)} µs/answer, other threads ${usPer(after.other - before.other)}; errors ${result.errors}, non-2xx ${result.non2xx}`);
   }
 } finally {
   for (const child of children) await child.stop();
