@@ -137,7 +137,7 @@ for (const kind of STORE_KINDS) {
       const validate = schemaAt('paths', '/v1/metrics', 'get', 'responses', '200', 'content', 'application/json', 'schema');
       expect(validate(catalog) ? [] : validate.errors).toEqual([]);
       const exportOp = document.paths['/v1/export']!.get as unknown as { parameters: { name?: string; $ref?: string }[]; responses: Record<string, { content?: Record<string, unknown> }> };
-      expect(exportOp.parameters.filter((p) => p.name !== undefined).map((p) => p.name)).toEqual(['metric', 'project', 'format']);
+      expect(exportOp.parameters.filter((p) => p.name !== undefined).map((p) => p.name)).toEqual(['metric', 'project', 'format', 'extra']);
       expect(Object.keys(exportOp.responses['200']!.content!)).toEqual(['text/csv', 'application/x-ndjson']);
       const metricOp = document.paths['/v1/metrics/price']!.get as unknown as { parameters: { name?: string; $ref?: string }[] };
       expect(metricOp.parameters.map((p) => p.name ?? p.$ref!.split('/').at(-1))).toEqual(['project', 'StartDate', 'EndDate', 'Interval', 'Aggregation', 'Fill', 'Transform', 'Window', 'AsOf']);

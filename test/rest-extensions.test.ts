@@ -138,6 +138,7 @@ for (const kind of STORE_KINDS) {
         ['a metric that requires projects', 'metric=price', 'project', /a project is required for price/],
         ['a project one of the metrics does not have', 'metric=token-price-usd,price&project=fogo', 'project', /"fogo" is not a project of price/],
         ['an unknown format', 'metric=price&project=ethereum&format=xml', 'format', /expected one of csv, ndjson, got "xml"/],
+        ['an unknown extra', 'metric=price&project=ethereum&extra=yes', 'extra', /expected one of omit, include, got "yes"/],
         ['an unknown parameter', 'metric=price&project=ethereum&metrics=x', 'metrics', /unknown parameter/],
       ])('refuses %s with a 400 problem naming it', async (_label, query, param, message) => {
         const res = await svc.get(`/v1/export?${query}`);

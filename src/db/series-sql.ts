@@ -22,10 +22,14 @@ export const POINT_FIELDS = ['date', 'value', 'count', 'extra', 'revisedAt'] as 
 export type PointField = (typeof POINT_FIELDS)[number];
 
 /**
- * How points are written: REST's `{date, value, …extra}`, export lines, or GraphQL's
- * DataPoint objects holding exactly the fields a query selected, in its order.
+ * How points are written: REST's `{date, value, …extra}`, export lines (`-extra`: with the
+ * extra fields, as the import reads them), or GraphQL's DataPoint objects holding exactly
+ * the fields a query selected, in its order.
  */
-export type PointLayout = 'rest' | 'csv' | 'ndjson' | { graphql: readonly PointField[] };
+export type PointLayout = 'rest' | ExportLayout | { graphql: readonly PointField[] };
+
+/** The layouts of an export's lines. */
+export type ExportLayout = 'csv' | 'ndjson' | 'csv-extra' | 'ndjson-extra';
 
 /** What decides a statement's text; equal shapes share one prepared statement. */
 export interface SeriesShape {
@@ -280,15 +284,19 @@ function pointText(layout: PointLayout, p: PointColumns): string {
       return `'{"date":"' || ${p.day}::text || '","value":' || ${value}
         || coalesce(',' || nullif(substr(${p.extra}::text, 2, length(${p.extra}::text) - 2), ''), '') || '}'`;
     case 'csv':
-      return `{{metric}}::text || ',' || r.slug || ',' || ${p.day}::text || ',' || ${p.always ? p.value : `coalesce(${p.value}, '')`} || E'\\n'`;
+    case 'csv-extra':
+      return `{{metric}}::text || ',' || r.slug || ',' || ${p.day}::text || ',' || ${p.always ? p.value : `coalesce(${p.value}, '')`}
+        || ${layout === 'csv' ? '' : `',' || coalesce('"' || replace(${p.extra}::text, '"', '""') || '"', '') || `}E'\\n'`;
     case 'ndjson':
-      return `'{"metric":' || to_json({{metric}}::text)::text || ',"project":' || to_json(r.slug)::text || ',"date":"' || ${p.day}::text || '","value":' || ${value} || E'}\\n'`;
+    case 'ndjson-extra':
+      return `'{"metric":' || to_json({{metric}}::text)::text || ',"project":' || to_json(r.slug)::text || ',"date":"' || ${p.day}::text || '","value":' || ${value}
+        || ${layout === 'ndjson' ? '' : `coalesce(',"extra":' || ${p.extra}::text, '') || `}E'}\\n'`;
   }
 }
 
 /** A project's points joined into one text: a JSON array, or export lines. */
 function aggregateText(layout: PointLayout, point: string, order: string): string {
-  return layout === 'csv' || layout === 'ndjson'
+  return typeof layout === 'string' && layout !== 'rest'
     ? `string_agg(${point}, '' order by ${order})`
     : `'[' || string_agg(${point}, ',' order by ${order}) || ']'`;
 }

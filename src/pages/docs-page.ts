@@ -80,8 +80,10 @@ a daily view of everything is not.</li>
 <p><code>GET /v1/export?metric=a,b&amp;project=x,y&amp;start_date=…&amp;end_date=…&amp;format=csv|ndjson</code> plus the options above streams long rows
 <code>metric,project,date,value</code> (CSV with a header, the default; NDJSON one object per line) as a download, ordered by metric and project as requested
 (catalog order when <code>project</code> is omitted), then date. Omitted <code>project</code> means every project of each metric (a 400 where a metric requires projects);
-a project one of the metrics does not allow is a 400 naming the pair. Each metric's rows equal its <code>/v1/metrics/&lt;name&gt;</code> answer; a missing value is an empty
-CSV field or <code>null</code>. Memory stays flat for any size; a client that leaves stops the export (its query is cancelled, or read no further than the next batch).</p>
+a project one of the metrics does not allow is a 400 naming the pair. Each metric's dates and values equal its <code>/v1/metrics/&lt;name&gt;</code> answer; a missing value is an empty
+CSV field or <code>null</code>. Extra fields (<code>etf-num-products</code>' spot, futures, leveraged) are left out unless <code>extra=include</code>, which adds them as
+<code>npm run import</code> reads them (a fifth CSV column <code>extra_json</code>, an NDJSON key <code>extra</code>): only such an export imports back whole, and importing
+one without them stores those points without their extra fields. Memory stays flat for any size; a client that leaves stops the export (its query is cancelled, or read no further than the next batch).</p>
 
 <h2 id="changes">Changes feed</h2>
 <p><code>GET /v1/changes?since=&lt;RFC 3339 instant&gt;&amp;limit=N</code> (limit 1–10,000, default 1,000) lists every write of a point since that instant

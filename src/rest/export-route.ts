@@ -8,6 +8,7 @@ import { requestCost, requestedSpan } from '../limits/request-cost.js';
 import { streamSeries } from '../series/read-series.js';
 import { planSeries, type SeriesPlan } from '../series/series-plan.js';
 import { validateSeriesRequest, type SeriesRequest } from '../series/series-request.js';
+import type { ExportLayout } from '../db/series-sql.js';
 import type { CancelSignal, Store } from '../db/store.js';
 import { POINTS_PER_BATCH } from './metric-route.js';
 import { EXTENSION_PARAMS, readParameters, REST_PARAMS } from './parse-query.js';
@@ -21,6 +22,16 @@ const FORMATS = {
 type Format = keyof typeof FORMATS;
 
 /**
+ * Whether rows carry the metric's extra fields (etf-num-products' spot, futures,
+ * leveraged): `include` adds them as the import reads them (CSV column `extra_json`,
+ * NDJSON key `extra`), so an export imports back whole. Opt-in, because an export without
+ * the parameter keeps the four columns it always had.
+ */
+const EXTRA = ['omit', 'include'] as const;
+
+type Extra = (typeof EXTRA)[number];
+
+/**
  * `GET /v1/export?metric=a,b&project=x,y&start_date&end_date&format=csv|ndjson` plus the
  * series options: long rows `metric,project,date,value`, by metric and project in the
  * order asked (the catalog's when omitted), then date, as a download. Each metric is one
@@ -29,8 +40,9 @@ type Format = keyof typeof FORMATS;
  * round trip, so memory stays flat for any size, and a client that leaves cancels the query.
  */
 export async function handleExport({ req, res, services, query, signal, meter }: RouteCall): Promise<void> {
-  const params = readParameters(query, ['metric', 'project', 'start_date', 'end_date', 'format', ...EXTENSION_PARAMS]);
+  const params = readParameters(query, ['metric', 'project', 'start_date', 'end_date', 'format', 'extra', ...EXTENSION_PARAMS]);
   const format = exportFormat(params.get('format'));
+  const extra = exportExtra(params.get('extra'));
   const requests = exportRequests(services.catalog.byName, params);
   const today = todayEpochDay(services.clock());
   const spans = requests.map((r) => requestedSpan(r, today));
@@ -39,7 +51,7 @@ export async function handleExport({ req, res, services, query, signal, meter }:
   const plans = requests.map((r, i) => ({ plan: planSeries(r, directory), buckets: spans[i]!.buckets }));
   res.setHeader('content-disposition', `attachment; filename="metrics-export.${format}"`);
   res.setHeader('cache-control', 'no-store');
-  await streamBody(req, res, FORMATS[format].type, rows(services.reads, plans, format, signal));
+  await streamBody(req, res, FORMATS[format].type, rows(services.reads, plans, format, extra, signal));
 }
 
 // Private
@@ -47,6 +59,12 @@ export async function handleExport({ req, res, services, query, signal, meter }:
 function exportFormat(value: string | undefined): Format {
   if (value === undefined || value === 'csv' || value === 'ndjson') return value ?? 'csv';
   throw badRequest([{ param: 'format', message: `expected one of csv, ndjson, got ${JSON.stringify(value.slice(0, 64))}` }]);
+}
+
+function exportExtra(value: string | undefined): Extra {
+  if (value === undefined) return 'omit';
+  if ((EXTRA as readonly string[]).includes(value)) return value as Extra;
+  throw badRequest([{ param: 'extra', message: `expected one of ${EXTRA.join(', ')}, got ${JSON.stringify(value.slice(0, 64))}` }]);
 }
 
 /** One validated series request per listed metric; every problem with any of them in one 400. */
@@ -84,11 +102,12 @@ function exportRequests(metrics: ReadonlyMap<string, MetricDefinition>, params: 
   return requests;
 }
 
-async function* rows(store: Store, plans: readonly { plan: SeriesPlan; buckets: number }[], format: Format, signal: CancelSignal): AsyncGenerator<BodyChunk> {
-  yield FORMATS[format].header;
+async function* rows(store: Store, plans: readonly { plan: SeriesPlan; buckets: number }[], format: Format, extra: Extra, signal: CancelSignal): AsyncGenerator<BodyChunk> {
+  yield extra === 'include' && format === 'csv' ? 'metric,project,date,value,extra_json\n' : FORMATS[format].header;
+  const layout: ExportLayout = extra === 'include' ? `${format}-extra` : format;
   for (const { plan, buckets } of plans) {
     const perBatch = Math.max(1, Math.floor(POINTS_PER_BATCH / Math.max(1, buckets)));
-    for await (const batch of streamSeries(store, plan, format, perBatch, signal)) {
+    for await (const batch of streamSeries(store, plan, layout, perBatch, signal)) {
       for (const row of batch) yield row.points;
     }
   }

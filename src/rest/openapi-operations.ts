@@ -63,7 +63,7 @@ export function exportOperation(catalog: Catalog): Record<string, unknown> {
   return {
     operationId: 'exportSeries',
     summary: 'Several metrics\' series as long rows metric,project,date,value, streamed as a download (extension)',
-    description: 'Rows are ordered by metric and project as requested (catalog order when project is omitted), then date; each metric\'s rows equal its /v1/metrics/<name> answer for the same parameters. A value the series has none for is an empty CSV field, a JSON null.',
+    description: 'Rows are ordered by metric and project as requested (catalog order when project is omitted), then date; each metric\'s dates and values equal its /v1/metrics/<name> answer for the same parameters. Extra fields (etf-num-products\' spot, futures, leveraged) are left out unless extra=include, so only such an export imports back whole (`npm run import`). A value the series has none for is an empty CSV field, a JSON null.',
     parameters: [
       {
         name: 'metric', in: 'query', required: true, style: 'form', explode: false,
@@ -76,6 +76,11 @@ export function exportOperation(catalog: Catalog): Record<string, unknown> {
         schema: { type: 'array', minItems: 1, items: { type: 'string' } },
       },
       { name: 'format', in: 'query', required: false, description: 'csv (with a header line; the default) or ndjson (one object per line).', schema: { enum: ['csv', 'ndjson'] } },
+      {
+        name: 'extra', in: 'query', required: false,
+        description: 'include adds each point\'s extra fields as the import reads them: a fifth CSV column extra_json (a JSON object, empty where the point has none) or an NDJSON key extra (absent where the point has none); omit (the default) leaves them out.',
+        schema: { enum: ['omit', 'include'], default: 'omit' },
+      },
       ...SERIES_PARAMETERS,
     ],
     responses: {
