@@ -46,9 +46,17 @@ async function seedEmbedded(store: Store, catalog: Catalog, config: Config, logg
   logger.info({ points: result.points }, 'embedded database seeded with sample data');
 }
 
-/** On the embedded store with no key configured anywhere, creates the `local` key and prints it once. */
+/**
+ * With no key configured anywhere: on the embedded store, creates the `local` key and
+ * prints it once; on a server, says how to make one. No key is made there, because
+ * instances share the database and each would print (or race to make) its own.
+ */
 async function ensureLocalKey(store: Store, config: Config): Promise<void> {
-  if (store.kind !== 'pglite' || config.apiKeys.length > 0 || (await countApiKeys(store)) > 0) return;
+  if (config.apiKeys.length > 0 || (await countApiKeys(store)) > 0) return;
+  if (store.kind !== 'pglite') {
+    process.stderr.write('\nNo API key exists yet: make one with  npm run keys -- create --name NAME  (it prints the key once).\n\n');
+    return;
+  }
   const key = generateApiKey();
   await insertApiKey(store, 'local', hashApiKey(key));
   process.stderr.write(`\nCreated API key "local" (shown once, keep it): ${key}\nSend it as the x-api-key header.\n\n`);
