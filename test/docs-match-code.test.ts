@@ -1,9 +1,13 @@
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_KINDS } from '../src/api/api-error.js';
+import { CATALOG } from '../src/catalog/load-catalog.js';
 import { ENV_DEFAULTS, ENV_VARIABLES, loadConfig } from '../src/config.js';
 import { LIMIT_ERROR_CODE } from '../src/graphql/armor.js';
 import { printSchemaFile, SCHEMA_FILE } from '../src/graphql/print-schema.js';
+import { createOpenApiDocument } from '../src/rest/openapi-document.js';
+import { startTestService, type TestService } from './support/service.js';
+import { STORE_KINDS } from './support/stores.js';
 
 const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8');
 
@@ -39,6 +43,35 @@ describe('files that must stay true to the code', () => {
     for (const script of mentioned) expect(scripts, script).toContain(script);
   });
 });
+
+describe('REST parameters: what each path accepts is what OpenAPI and /docs name', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService(STORE_KINDS[0]!);
+  });
+  afterAll(async () => svc?.stop());
+
+  it.each([
+    ['/v1/metrics/price', 'project=ethereum'],
+    ['/v1/export', 'metric=price&project=ethereum'],
+    ['/v1/changes', 'since=2026-01-01'],
+  ])('%s', async (path, valid) => {
+    // An unknown parameter's 400 lists the ones the route accepts.
+    const res = await svc.get(`${path}?${valid}&no_such_parameter=1`);
+    const message = ((await res.json()) as { errors: { message: string }[] }).errors[0]!.message;
+    const accepted = /expected (.+)$/.exec(message)![1]!.split(', ');
+    expect(accepted.length).toBeGreaterThan(0);
+    expect(openApiParameterNames(path).sort()).toEqual([...accepted].sort());
+    const docs = await (await svc.get('/docs')).text();
+    for (const name of accepted) expect(docs, name).toMatch(new RegExp(`<code>[^<]*\\b${name}\\b`));
+  });
+});
+
+/** The query parameters OpenAPI gives a path, shared ones (`$ref`) resolved. */
+function openApiParameterNames(path: string): string[] {
+  const document = createOpenApiDocument(CATALOG) as { paths: Record<string, { get: { parameters: { name?: string; $ref?: string }[] } }>; components: { parameters: Record<string, { name: string }> } };
+  return document.paths[path]!.get.parameters.map((p) => p.name ?? document.components.parameters[p.$ref!.split('/').at(-1)!]!.name);
+}
 
 /** The rows of the README's configuration table: the variable and its stated default. */
 function configurationTable(): { name: string; stated: string }[] {
