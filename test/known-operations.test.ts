@@ -47,6 +47,7 @@ const CASES: Case[] = [
   { name: 'an operation name the document lacks', query: TWO_OPERATIONS, operationName: 'C', primer: { operationName: 'A' }, known: false },
   { name: 'an empty operation name', query: `{ ${SERIES} }`, operationName: '', primer: { operationName: null }, known: false },
   { name: 'a null operation name', query: `{ ${SERIES} }`, operationName: null, primer: {}, known: true },
+  { name: 'an operation name that was the mark for none (\\u0001)', query: `{ ${SERIES} }`, operationName: '\u0001', primer: { operationName: null }, known: false },
   { name: 'extensions', query: `{ ${SERIES} }`, extensions: { client: 'x' }, known: true },
   { name: 'extensions that are not an object', query: `{ ${SERIES} }`, extensions: 'x', primer: {}, known: false },
   { name: 'a parameter Yoga does not know', query: `{ ${SERIES} }`, body: `{"query":${JSON.stringify(`{ ${SERIES} }`)},"other":1}`, known: false },
@@ -106,6 +107,21 @@ for (const kind of STORE_KINDS) {
       expect(await answered()).toBe(taught + (c.known ? 1 : 0));
       expect(third).toEqual(first);
       if (c.i === 0) expect(first.body).toMatch(/^\{"data":\{"metric":\{"series":\[\{"slug":"ethereum","points":\[\{"date":"2026-06-01","value":/);
+    });
+
+    it('answers a name and a query that run together as a known pair does as Yoga: the query is another', async () => {
+      // A known document whose comment holds a NUL, and a request whose name ends where that
+      // document's text did: run together, the two pairs are the same characters.
+      const c: Case = { name: 'a NUL in the name', query: '', known: false };
+      const query = '{ metrics { name } } # a NUL in the name';
+      const head = `query A { ${SERIES} } #`;
+      const request = JSON.stringify({ query, operationName: `A\u0000${head}` });
+      const first = await seen(await send(c, request));
+      await (await send(c, JSON.stringify({ query: `${head}\u0000${query}`, operationName: 'A' }))).text();
+      const taught = await answered();
+      const third = await seen(await send(c, request));
+      expect(await answered()).toBe(taught);
+      expect(third).toEqual(first);
     });
 
     it('refuses a repeat the key cannot pay for as Yoga does: a field error with its code, status and Retry-After', async () => {

@@ -156,9 +156,16 @@ const ANSWER_ONLY = {
   },
 } as unknown as Parameters<typeof processRegularResult>[1];
 
-/** An operation name left out or null (the document's only operation) is told apart from any name, "" included. */
+/**
+ * An operation name left out or null (the document's only operation) is told apart from
+ * any name, "" included. A name's length goes first: a name and a query can hold any
+ * character, so run together as they are, one pair could spell another: the repeat ran a
+ * known document under a name it lacks, which Yoga refuses while parsing (400) and which
+ * failed here, past the parse, as an unexpected error (500, logged).
+ */
 function documentKey(params: OperationParams): string {
-  return `${params.operationName ?? '\u0001'}\u0000${params.query}`;
+  const name = params.operationName;
+  return name == null ? `\u0000${params.query}` : `${name.length}\u0000${name}${params.query}`;
 }
 
 /** The content types Yoga's JSON request parser takes (its `isContentTypeMatch`). */
