@@ -22,6 +22,8 @@ interface Case {
   body?: string;
   accept?: string;
   contentType?: string;
+  /** The URL the case is sent to (/graphql when absent); the primer always goes to /graphql. */
+  path?: string;
   /** The request that teaches the document (the case itself when absent). */
   primer?: { variables?: unknown; operationName?: unknown };
   /** Whether the third request takes the shorter path. */
@@ -58,6 +60,7 @@ const CASES: Case[] = [
   { name: 'application/json accepted, variables wrong', query: WITH_VARIABLES, variables: { projects: 1 }, accept: 'application/json', primer: { variables: {} }, known: true },
   { name: 'application/graphql+json sent', query: `{ ${SERIES} }`, contentType: 'application/graphql+json', known: true },
   { name: 'json with a charset', query: `{ ${SERIES} }`, contentType: 'application/json; charset=utf-8', known: true },
+  { name: 'a URL ending in /health, which Yoga answers as its health check', query: `{ ${SERIES} }`, path: '/graphql?next=/health', primer: {}, known: false },
   { name: 'an event stream accepted', query: `{ ${SERIES} }`, accept: 'text/event-stream', known: false },
   { name: 'a field error (a range that ends before it starts)', query: '{ metric(name: token_price_usd, projects: [ethereum], from: "2026-06-05", to: "2026-06-01") { series { slug } } }', known: true },
   { name: 'points through fragments and __typename', query: `{ metric(name: token_price_usd, projects: [ethereum], from: "2026-06-01", to: "2026-06-03") { __typename series { ...S } } } fragment S on Series { slug points { __typename date value } }`, known: true },
@@ -76,10 +79,10 @@ for (const kind of STORE_KINDS) {
     });
     afterAll(async () => service?.stop());
 
-    const send = (c: Case, body: string) => {
+    const send = (c: Case, body: string, path = c.path ?? '/graphql') => {
       const headers: Record<string, string> = { 'x-api-key': TEST_KEY, 'content-type': c.contentType ?? 'application/json' };
       if (c.accept !== '') headers.accept = c.accept ?? 'application/graphql-response+json';
-      return requestInProcess(service.running.app, '/graphql', { method: 'POST', headers, body });
+      return requestInProcess(service.running.app, path, { method: 'POST', headers, body });
     };
     const bodyOf = (c: Case, query: string, fields: { variables?: unknown; operationName?: unknown; extensions?: unknown }) =>
       c.body?.replace(JSON.stringify(c.query), JSON.stringify(query)) ?? JSON.stringify({ query, ...fields });
@@ -101,7 +104,7 @@ for (const kind of STORE_KINDS) {
       const before = await answered();
       const first = await seen(await send(c, bodyOf(c, query, fields)));
       expect(await answered()).toBe(before);
-      if (c.primer !== undefined) await (await send(c, bodyOf(c, query, { ...fields, ...c.primer }))).text();
+      if (c.primer !== undefined) await (await send(c, bodyOf(c, query, { ...fields, ...c.primer }), '/graphql')).text();
       const taught = await answered();
       const third = await seen(await send(c, bodyOf(c, query, fields)));
       expect(await answered()).toBe(taught + (c.known ? 1 : 0));

@@ -69,7 +69,7 @@ export function createGraphqlRoute(services: Services): Route {
         splices: createSplices(true),
       };
       try {
-        const known = req.method === 'POST' && body !== undefined ? operations.match(req.headers['content-type'], req.headers.accept, body) : undefined;
+        const known = body !== undefined && isPlainPost(req) ? operations.match(req.headers['content-type'], req.headers.accept, body) : undefined;
         const answer = known === undefined ? await answerWithYoga(yoga, operations, req, res, body, context, signal) : await answerKnown(yoga, services, known, context);
         // A subscription's events were written as they came.
         if (answer === 'streamed') return;
@@ -149,6 +149,14 @@ function headersOf(response: Response): [string, string][] {
   const headers: [string, string][] = [];
   response.headers.forEach((value, name) => headers.push([name, value]));
   return headers;
+}
+
+/**
+ * A POST to the endpoint's own URL, the only kind a repeat can be: Yoga reads the URL as
+ * well (one that ends in `/health`, query string included, gets its health check instead).
+ */
+function isPlainPost(req: IncomingMessage): boolean {
+  return req.method === 'POST' && req.url === '/graphql';
 }
 
 /** Whether the key a request was let in with is still accepted (a revoked one is not). */
