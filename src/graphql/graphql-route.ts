@@ -145,12 +145,6 @@ async function answerKnown(yoga: GraphqlServer, services: Services, known: Known
   return { status, headers: Object.entries(headers), contentType: headers['Content-Type'] ?? '', text: body };
 }
 
-function headersOf(response: Response): [string, string][] {
-  const headers: [string, string][] = [];
-  response.headers.forEach((value, name) => headers.push([name, value]));
-  return headers;
-}
-
 /**
  * A POST to the endpoint's own URL, the only kind a repeat can be: Yoga reads the URL as
  * well (one that ends in `/health`, query string included, gets its health check instead).
