@@ -350,6 +350,16 @@ for (const kind of STORE_KINDS) {
         expect(body.data!.metrics.map((m) => m.name)).toEqual(CATALOG.metrics.map((m) => m.name));
       });
 
+      it('runs the operation named of a document of two queries, whichever of them ran first', async () => {
+        const query = 'query Names { metrics { name } } query Type { __typename }';
+        const run = async (operationName: string) => {
+          const res = await service.get('/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, operationName }) });
+          return ((await res.json()) as GraphqlBody).data;
+        };
+        expect(await run('Names')).toMatchObject({ metrics: expect.any(Array) });
+        expect(await run('Type')).toEqual({ __typename: 'Query' });
+      });
+
       it('refuses mutations, since the schema has none', async () => {
         const empty = await ask('mutation {}');
         const typename = await ask('mutation { __typename }');
