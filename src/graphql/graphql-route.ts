@@ -9,7 +9,7 @@ import type { ClientGone } from '../http/client-gone.js';
 import { renderGraphqlError } from '../http/render-error.js';
 import type { Route } from '../http/route.js';
 import type { Services } from '../services.js';
-import { createSplices } from './splice.js';
+import { createSplices, type Splices } from './splice.js';
 import { answerOf, createKnownOperations, executeKnown, paramsOf, type KnownOperation, type KnownOperations, type SeenDocument } from './known-operations.js';
 import { createGraphqlServer, maskGraphqlError, type GraphqlServerContext } from './yoga.js';
 
@@ -58,22 +58,23 @@ export function createGraphqlRoute(services: Services): Route {
         if (finished) release();
         else held.push(release);
       };
-      const context: GraphqlServerContext = {
+      // Points go into the answer as the database's bytes, here, after the rest is serialized.
+      const splices = createSplices(true);
+      const context: GraphqlServerContext & { splices: Splices } = {
         directory,
         signal,
         meter: counting,
         caller: caller?.id ?? 'anonymous',
         keyStillValid: () => stillValid(services, req.headers[API_KEY_HEADER]),
         reserveAnswer,
-        // Points go into the answer as the database's bytes, here, after the rest is serialized.
-        splices: createSplices(true),
+        splices,
       };
       try {
         const known = body !== undefined && isPlainPost(req) ? operations.match(req.headers['content-type'], req.headers.accept, body) : undefined;
         const answer = known === undefined ? await answerWithYoga(yoga, operations, req, res, body, context, signal) : await answerKnown(yoga, services, known, context);
         // A subscription's events were written as they came.
         if (answer === 'streamed') return;
-        const bytes = answer.bytes ?? context.splices!.toBytes(answer.text!);
+        const bytes = answer.bytes ?? splices.toBytes(answer.text!);
         // Only whole successes are kept; an answer with errors may depend on more than the
         // data. Points never hold "errors", so the text around them tells.
         if (key !== undefined && answer.status === 200 && answer.contentType.includes('json') && !(answer.text ?? bytes).includes('"errors":')) {
@@ -109,7 +110,7 @@ interface GraphqlAnswer {
  * API Request of our own: 16% more GraphQL answers per second in the bench. A query it
  * executed is learned, so its repeats take {@link answerKnown}.
  */
-async function answerWithYoga(yoga: GraphqlServer, operations: KnownOperations, req: IncomingMessage, res: ServerResponse, body: Buffer | undefined, context: GraphqlServerContext, signal: ClientGone): Promise<GraphqlAnswer | 'streamed'> {
+async function answerWithYoga(yoga: GraphqlServer, operations: KnownOperations, req: IncomingMessage, res: ServerResponse, body: Buffer | undefined, context: GraphqlServerContext & { splices: Splices }, signal: ClientGone): Promise<GraphqlAnswer | 'streamed'> {
   const seen: SeenDocument = {};
   const request = { method: req.method, url: req.url, headers: req.headers, socket: req.socket, body: body?.length === 0 ? ' ' : body };
   const response = await yoga.handleNodeRequestAndResponse(request, res, { ...context, seen });
@@ -127,7 +128,7 @@ async function answerWithYoga(yoga: GraphqlServer, operations: KnownOperations, 
   response.headers.forEach((value, name) => {
     if (name.toLowerCase() !== 'content-length') headers.push([name, value]);
   });
-  if (context.splices!.size > 0) return { status: response.status, headers, contentType, text: await response.text() };
+  if (context.splices.size > 0) return { status: response.status, headers, contentType, text: await response.text() };
   return { status: response.status, headers, contentType, bytes: Buffer.from(await response.arrayBuffer()) };
 }
 
@@ -138,7 +139,8 @@ async function answerKnown(yoga: GraphqlServer, services: Services, known: Known
   try {
     result = await executeKnown(yoga, known, context);
   } catch (error) {
-    // As Yoga answers an execution that throws rather than returning errors.
+    // Masked as Yoga masks an execution that throws rather than returning errors (none is
+    // known to: the operation was resolved when Yoga first ran this document).
     result = { errors: [maskGraphqlError(services, error) as GraphQLError] };
   }
   const { status, headers, body } = answerOf(result, known.mediaType);
