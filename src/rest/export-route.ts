@@ -15,11 +15,14 @@ import { EXTENSION_PARAMS, readParameters, REST_PARAMS } from './parse-query.js'
 
 /** The formats of an export and how each is served. */
 const FORMATS = {
-  csv: { type: 'text/csv; charset=utf-8', header: 'metric,project,date,value\n' },
-  ndjson: { type: 'application/x-ndjson', header: '' },
+  csv: { type: 'text/csv; charset=utf-8', header: 'metric,project,date,value\n', headerWithExtra: 'metric,project,date,value,extra_json\n' },
+  ndjson: { type: 'application/x-ndjson', header: '', headerWithExtra: '' },
 } as const;
 
 type Format = keyof typeof FORMATS;
+
+/** The values of `format`, the first the default. */
+const FORMAT_NAMES = ['csv', 'ndjson'] as const satisfies readonly Format[];
 
 /**
  * Whether rows carry the metric's extra fields (etf-num-products' spot, futures,
@@ -41,8 +44,8 @@ type Extra = (typeof EXTRA)[number];
  */
 export async function handleExport({ req, res, services, query, signal, meter }: RouteCall): Promise<void> {
   const params = readParameters(query, ['metric', 'project', 'start_date', 'end_date', 'format', 'extra', ...EXTENSION_PARAMS]);
-  const format = exportFormat(params.get('format'));
-  const extra = exportExtra(params.get('extra'));
+  const format = choice('format', params.get('format'), FORMAT_NAMES);
+  const extra = choice('extra', params.get('extra'), EXTRA);
   const requests = exportRequests(services.catalog.byName, params);
   const today = todayEpochDay(services.clock());
   const spans = requests.map((r) => requestedSpan(r, today));
@@ -56,15 +59,11 @@ export async function handleExport({ req, res, services, query, signal, meter }:
 
 // Private
 
-function exportFormat(value: string | undefined): Format {
-  if (value === undefined || value === 'csv' || value === 'ndjson') return value ?? 'csv';
-  throw badRequest([{ param: 'format', message: `expected one of csv, ndjson, got ${JSON.stringify(value.slice(0, 64))}` }]);
-}
-
-function exportExtra(value: string | undefined): Extra {
-  if (value === undefined) return 'omit';
-  if ((EXTRA as readonly string[]).includes(value)) return value as Extra;
-  throw badRequest([{ param: 'extra', message: `expected one of ${EXTRA.join(', ')}, got ${JSON.stringify(value.slice(0, 64))}` }]);
+/** A parameter with a few named values: the first when omitted, else one of them, else a 400 naming them. */
+function choice<const T extends readonly string[]>(param: string, value: string | undefined, allowed: T): T[number] {
+  if (value === undefined) return allowed[0]!;
+  if (allowed.includes(value)) return value;
+  throw badRequest([{ param, message: `expected one of ${allowed.join(', ')}, got ${JSON.stringify(value.slice(0, 64))}` }]);
 }
 
 /** One validated series request per listed metric; every problem with any of them in one 400. */
@@ -103,7 +102,7 @@ function exportRequests(metrics: ReadonlyMap<string, MetricDefinition>, params: 
 }
 
 async function* rows(store: Store, plans: readonly { plan: SeriesPlan; buckets: number }[], format: Format, extra: Extra, signal: CancelSignal): AsyncGenerator<BodyChunk> {
-  yield extra === 'include' && format === 'csv' ? 'metric,project,date,value,extra_json\n' : FORMATS[format].header;
+  yield extra === 'include' ? FORMATS[format].headerWithExtra : FORMATS[format].header;
   const layout: ExportLayout = extra === 'include' ? `${format}-extra` : format;
   for (const { plan, buckets } of plans) {
     const perBatch = Math.max(1, Math.floor(POINTS_PER_BATCH / Math.max(1, buckets)));
