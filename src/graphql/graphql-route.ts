@@ -10,7 +10,7 @@ import { renderGraphqlError } from '../http/render-error.js';
 import type { Route } from '../http/route.js';
 import type { Services } from '../services.js';
 import { createSplices, type Splices } from './splice.js';
-import { answerOf, createKnownOperations, executeKnown, paramsOf, type KnownOperation, type KnownOperations, type SeenDocument } from './known-operations.js';
+import { answerOf, createKnownOperations, executeKnown, type KnownOperation, type KnownOperations, type SeenDocument } from './known-operations.js';
 import { createGraphqlServer, maskGraphqlError, type GraphqlServerContext } from './yoga.js';
 
 type GraphqlServer = ReturnType<typeof createGraphqlServer>;
@@ -120,9 +120,8 @@ async function answerWithYoga(yoga: GraphqlServer, operations: KnownOperations, 
     await sendFetchResponse(res, response, req.method === 'HEAD', signal);
     return 'streamed';
   }
-  if (seen.document !== undefined && body !== undefined) {
-    const params = paramsOf(body);
-    if (params !== undefined) operations.learn(params, req.headers.accept, seen.document, contentType);
+  if (seen.document !== undefined && seen.params !== undefined && body !== undefined) {
+    operations.learn({ document: seen.document, params: seen.params }, req.headers.accept, contentType);
   }
   const headers: [string, string][] = [];
   response.headers.forEach((value, name) => {

@@ -18,7 +18,7 @@ export interface KnownOperations {
   /** A POSTed JSON body that repeats a known query for this `accept`; undefined sends the request to Yoga. */
   match(contentType: string | undefined, accept: string | undefined, body: Buffer): KnownOperation | undefined;
   /** Keeps what Yoga's answer to a request showed: the document it executed (when a query) and the media type it chose for `accept`. */
-  learn(params: OperationParams, accept: string | undefined, document: DocumentNode, answerContentType: string): void;
+  learn(seen: Required<SeenDocument>, accept: string | undefined, answerContentType: string): void;
 }
 
 /** A request's GraphQL parameters, as the body gave them. */
@@ -36,9 +36,13 @@ export interface KnownOperation {
   mediaType: string;
 }
 
-/** Filled by {@link useDocumentRecorder} when Yoga executes a request's document: it parsed and passed validation. */
+/**
+ * Filled by {@link useDocumentRecorder} when Yoga executes a request's document (it parsed
+ * and passed validation): the document, and the query and operation name Yoga read it from.
+ */
 export interface SeenDocument {
   document?: DocumentNode;
+  params?: Pick<OperationParams, 'query' | 'operationName'>;
 }
 
 /** The answer {@link answerOf} builds: what a Response would have held. */
@@ -72,7 +76,7 @@ export function createKnownOperations(): KnownOperations {
       const document = documents.get(documentKey(params));
       return document === undefined ? undefined : { params, document, mediaType };
     },
-    learn(params, accept, document, answerContentType) {
+    learn({ document, params }, accept, answerContentType) {
       if (params.query.length > MAX_QUERY_LENGTH) return;
       if (getOperationAST(document, params.operationName ?? undefined)?.operation !== 'query') return;
       const mediaType = answerContentType.endsWith(CHARSET) ? answerContentType.slice(0, -CHARSET.length) : undefined;
@@ -103,7 +107,11 @@ export function useDocumentRecorder(seenOf: (context: unknown) => SeenDocument |
   return {
     onExecute({ args }) {
       const seen = seenOf(args.contextValue);
-      if (seen !== undefined) seen.document = args.document;
+      // Yoga puts the parameters it read in the context: the body is not parsed again to learn them.
+      const params = (args.contextValue as { params?: { query?: unknown; operationName?: string | null } }).params;
+      if (seen === undefined || typeof params?.query !== 'string') return;
+      seen.document = args.document;
+      seen.params = { query: params.query, operationName: params.operationName };
     },
   };
 }
