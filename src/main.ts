@@ -41,8 +41,9 @@ async function main(): Promise<void> {
   await afterNextPoll();
   if (stopping) return;
   logger.info({ url: service.url, ms: Date.now() - started, pid: process.pid }, 'ready');
-  if (cluster.isPrimary) printWelcome(service.url, Date.now() - started, service.services.state.example, config);
-  else process.send?.({ ready: service.url, example: service.services.state.example } satisfies WorkerReady);
+  const { example, keyless } = service.services.state;
+  if (cluster.isPrimary) printWelcome(service.url, Date.now() - started, { example, keyless }, config);
+  else process.send?.({ ready: service.url, example, keyless } satisfies WorkerReady);
 }
 
 /**

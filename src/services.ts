@@ -50,6 +50,8 @@ export interface ServiceState {
   directory: ProjectDirectory | undefined;
   /** A month of stored data for examples (GraphiQL's first query, the welcome message); set with the directory. */
   example: ExampleRange | undefined;
+  /** No key existed on the PostgreSQL server when the database was prepared (the welcome says how to make one). */
+  keyless: boolean;
   /** True from the moment a graceful shutdown begins. */
   stopping: boolean;
   /** Requests being answered, which a graceful shutdown waits for. */
@@ -96,7 +98,7 @@ export function createServices(parts: ServiceParts): Services {
     statementTimeoutSeconds: config.statementTimeoutSeconds,
     connectTimeoutSeconds: config.connectTimeoutSeconds,
   }, parts.logger);
-  const state: ServiceState = { directory: undefined, example: undefined, stopping: false, inFlight: 0 };
+  const state: ServiceState = { directory: undefined, example: undefined, keyless: false, stopping: false, inFlight: 0 };
   const memory = createMemoryRateLimitStore();
   const redis = openSharedStore(parts, memory);
   return {

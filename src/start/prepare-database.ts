@@ -17,12 +17,15 @@ import type { ExampleRange } from '../services.js';
 export interface PreparedDatabase {
   directory: ProjectDirectory;
   example: ExampleRange | undefined;
+  /** A PostgreSQL server with no key at all: the welcome says how to make one. */
+  keyless: boolean;
 }
 
 /**
  * Brings a database up to date for serving: migrations, the catalog's metrics and
  * projects, sample data when the embedded store is empty, a first local key (printed
- * once, on standard error, and kept nowhere in plain text), the slug → project id
+ * once, on standard error, and kept nowhere in plain text; on a server none is made, and
+ * `keyless` says so), the slug → project id
  * directory, and a month of stored data for examples. Safe to run again after a failure.
  */
 export async function prepareDatabase(store: Store, catalog: Catalog, config: Config, logger: Logger): Promise<PreparedDatabase> {
@@ -30,9 +33,9 @@ export async function prepareDatabase(store: Store, catalog: Catalog, config: Co
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
   await syncCatalog(store, catalog);
   if (store.kind === 'pglite' && !(await hasPoints(store))) await seedEmbedded(store, catalog, config, logger);
-  await ensureLocalKey(store, config);
+  const keyless = await ensureLocalKey(store, config);
   const directory = await loadProjectDirectory(store);
-  return { directory, example: await exampleRange(store, directory) };
+  return { directory, example: await exampleRange(store, directory), keyless };
 }
 
 // Private
@@ -48,18 +51,17 @@ async function seedEmbedded(store: Store, catalog: Catalog, config: Config, logg
 
 /**
  * With no key configured anywhere: on the embedded store, creates the `local` key and
- * prints it once; on a server, says how to make one. No key is made there, because
- * instances share the database and each would print (or race to make) its own.
+ * prints it once. On a server no key is made, because instances share the database and
+ * each would print (or race to make) its own; true then, so the welcome, printed once
+ * for all workers, says how to make one.
  */
-async function ensureLocalKey(store: Store, config: Config): Promise<void> {
-  if (config.apiKeys.length > 0 || (await countApiKeys(store)) > 0) return;
-  if (store.kind !== 'pglite') {
-    process.stderr.write('\nNo API key exists yet: make one with  npm run keys -- create --name NAME  (it prints the key once).\n\n');
-    return;
-  }
+async function ensureLocalKey(store: Store, config: Config): Promise<boolean> {
+  if (config.apiKeys.length > 0 || (await countApiKeys(store)) > 0) return false;
+  if (store.kind !== 'pglite') return true;
   const key = generateApiKey();
   await insertApiKey(store, 'local', hashApiKey(key));
   process.stderr.write(`\nCreated API key "local" (shown once, keep it): ${key}\nSend it as the x-api-key header.\n\n`);
+  return false;
 }
 
 /** The last 30 stored days of token-price-usd for ethereum, when it has data. */

@@ -1,8 +1,15 @@
 import type { Config } from '../config.js';
-import type { ExampleRange } from '../services.js';
+import type { ServiceState } from '../services.js';
 
-/** The lines a person sees once the server is ready: where everything is (no link to a page turned off), and a request that returns data. */
-export function printWelcome(url: string, ms: number, example: ExampleRange | undefined, config: Pick<Config, 'workers' | 'graphiql' | 'explorer'>): void {
+/** What the welcome tells of the data: an example range, and whether a key must be made first. */
+export type WelcomeFacts = Pick<ServiceState, 'example' | 'keyless'>;
+
+/**
+ * The lines a person sees once the server is ready: where everything is (no link to a
+ * page turned off), a request that returns data, and, on a PostgreSQL server with no key
+ * yet, how to make one. Printed once, by the primary when there are workers.
+ */
+export function printWelcome(url: string, ms: number, { example, keyless }: WelcomeFacts, config: Pick<Config, 'workers' | 'graphiql' | 'explorer'>): void {
   const { workers } = config;
   const range = example === undefined ? '' : `&start_date=${example.from}&end_date=${example.to}`;
   process.stderr.write(
@@ -14,6 +21,7 @@ export function printWelcome(url: string, ms: number, example: ExampleRange | un
       `  REST:      curl -H "x-api-key: $KEY" "${url}/v1/metrics/token-price-usd?project=ethereum${range}"`,
       `  API docs:  ${url}/docs`,
       `  Readiness: ${url}/readyz`,
+      ...(keyless ? ['', 'No API key exists yet: make one with  npm run keys -- create --name NAME  (it prints the key once).'] : []),
       '',
     ].join('\n'),
   );

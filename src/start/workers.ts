@@ -1,12 +1,10 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Config } from '../config.js';
-import type { ExampleRange } from '../services.js';
-import { printWelcome } from './welcome.js';
+import { printWelcome, type WelcomeFacts } from './welcome.js';
 
 /** What a worker tells the primary once it serves. */
-export interface WorkerReady {
+export interface WorkerReady extends WelcomeFacts {
   ready: string;
-  example?: ExampleRange;
 }
 
 /**
@@ -26,10 +24,10 @@ export function superviseWorkers(config: Config): void {
   if (config.metrics !== 'off') void import('../ops/cluster-metrics.js').then((m) => m.gatherForWorkers());
   cluster.on('message', (worker, message: unknown) => {
     if (typeof message !== 'object' || message === null || !('ready' in message)) return; // figures exchanged for /metrics
-    const { ready: url, example } = message as WorkerReady;
+    const { ready: url, ...facts } = message as WorkerReady;
     served.add(worker);
     ready += 1;
-    if (ready === config.workers) printWelcome(url, Date.now() - started, example, config);
+    if (ready === config.workers) printWelcome(url, Date.now() - started, facts, config);
   });
   let stopping = false;
   const stop = (code: number) => {
