@@ -7,6 +7,8 @@ import { CATALOG } from '../src/catalog/load-catalog.js';
 import { fromEpochDay, toEpochDay } from '../src/dates.js';
 import { migrate } from '../src/db/migrate.js';
 import type { Queryable, Store } from '../src/db/store.js';
+import { importCommand } from '../src/commands/import-command.js';
+import { loadConfig } from '../src/config.js';
 import { importFile, importFiles, type ImportResult } from '../src/import/import-files.js';
 import { mirrorSeries, type SeriesOutcome } from '../src/sync/mirror-series.js';
 import { STORE_KINDS, type StoreUnderTest } from './support/stores.js';
@@ -323,6 +325,20 @@ for (const kind of STORE_KINDS) {
       expect(progress).toEqual([100_000, 200_000]);
       const [row] = await store.query<{ n: number }>(`select count(*)::integer as n from point where day < '2010-01-01' and day >= '2000-01-01'`);
       expect(row?.n).toBe(200_000);
+    });
+
+    it('tells the person what the import command did in words that count: 1 row, 2 rows', async () => {
+      const one = await file('one.csv', ['metric,project,date,value', 'treasury-market-cap-usd,MSTR,2024-02-01,1']);
+      const two = await file('two.csv', ['metric,project,date,value', 'treasury-market-cap-usd,MSTR,2024-02-01,1', 'treasury-market-cap-usd,MSTR,2024-02-02,2']);
+      const empty = join(dir, 'empty.csv');
+      await writeFile(empty, '');
+      const said = { out: '', err: '', progress: [] as string[] };
+      const output = { out: (t: string) => void (said.out += t), err: (t: string) => void (said.err += t), progress: (t: string) => void said.progress.push(t) };
+      const code = await importCommand.run({ store, catalog: CATALOG, config: loadConfig({}), output, signal: new AbortController().signal }, { files: [one, two, empty] });
+      expect(code).toBe(1);
+      expect(said.out).toMatch(new RegExp(`^imported 1 row from ${one} in .+\nimported 2 rows from ${two} in .+\n$`));
+      expect(said.progress).toEqual(expect.arrayContaining([`${one}: validated 1 row`, `${one}: written 1 row`, `${two}: validated 2 rows`]));
+      expect(said.err).toBe(`${empty}:1: expected the header "metric,project,date,value" optionally followed by ",extra_json", found an empty file\n${empty}: not imported, 1 bad row; nothing from this file was written\n`);
     });
   });
 }

@@ -41,14 +41,19 @@ export const importCommand: Command<ImportArgs> = {
 // Private
 
 function describeProgress(p: ImportProgress): string {
-  return `${p.file}: ${p.phase === 'validate' ? 'validated' : 'written'} ${p.rows} rows`;
+  return `${p.file}: ${p.phase === 'validate' ? 'validated' : 'written'} ${rows(p.rows)}`;
+}
+
+/** `1 row`, `2 rows`. */
+function rows(count: number): string {
+  return `${count} ${count === 1 ? 'row' : 'rows'}`;
 }
 
 function report(output: CommandOutput, result: ImportResult): void {
   if (result.ok) {
     const rate = result.seconds > 0 ? Math.round(result.rows / result.seconds) : result.rows;
     const { added, revised, removed } = result.written;
-    output.out(`imported ${result.rows} rows from ${result.file} in ${result.seconds.toFixed(1)} s (${rate} rows/s): ${added} points added, ${revised} revised, ${removed} removed\n`);
+    output.out(`imported ${rows(result.rows)} from ${result.file} in ${result.seconds.toFixed(1)} s (${rate} rows/s): ${added} points added, ${revised} revised, ${removed} removed\n`);
     return;
   }
   for (const e of result.errors) output.err(`${result.file}:${e.line}: ${e.message}\n`);
