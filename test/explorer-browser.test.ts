@@ -328,6 +328,13 @@ for (const kind of STORE_KINDS) {
       expect(restRows.some((row) => row.slice(2).some((cell) => cell !== ''))).toBe(true);
       const shownRows = await fresh.locator('#table tbody tr').evaluateAll((rows) => rows.map((row) => [...row.querySelectorAll('td')].map((td) => td.textContent)));
       expect(shownRows).toEqual(restRows);
+      // Its CSV keeps the breakdown, as the export does when asked, so it imports back whole.
+      const [download] = await Promise.all([fresh.waitForEvent('download'), fresh.locator('#download-csv').click()]);
+      const csv = await readFile((await download.path())!, 'utf8');
+      const exported = await (await service.get(`/v1/export?metric=etf-num-products&project=${a!.slug},${b!.slug}&start_date=${start}&end_date=${end}&format=csv&extra=include`)).text();
+      expect(csv.split('\n')[0]).toBe('metric,project,date,value,extra_json');
+      expect(csv).toMatch(/"\{""spot"":/);
+      expect(csv).toBe(exported);
       await fresh.close();
     });
 

@@ -394,14 +394,18 @@ function curlText(state) {
   return `curl -H "x-api-key: $KEY" "${location.origin}/v1/metrics/${state.metric}?${restParams(state)}"`;
 }
 
-/** The CSV of /v1/export for the view: the same rows as the API serves them. */
+/**
+ * The CSV of /v1/export for the view: the same rows as the API serves them, with a
+ * metric's breakdown (extra_json) when it has one, so the file imports back whole.
+ */
 async function downloadCsv(state) {
   const key = sessionStorage.getItem(KEY_STORAGE);
   if (!key) throw new UserError('Enter an API key first.', 'key');
   setStatus('Preparing the CSV…', 'loading');
   let res;
   try {
-    res = await fetch(`/v1/export?metric=${state.metric}&${restParams(state)}&format=csv`, { headers: { 'x-api-key': key } });
+    const extra = extraFieldsOf(state.metric).length ? '&extra=include' : '';
+    res = await fetch(`/v1/export?metric=${state.metric}&${restParams(state)}&format=csv${extra}`, { headers: { 'x-api-key': key } });
   } catch (error) {
     throw unreachable(error);
   }
