@@ -61,5 +61,8 @@ describe('bench targets', () => {
     expect(text).toContain("REST ≥ 0.95× the floor's req/s, p99 ≤ 1.5× its p99 (3x365, 8 and 32 connections): req/s 0.930 and 0.930× the floor's, p99 1.000 and 1.000×: NOT MET");
     expect(text).toContain('76x3650 p50 ≤ 1.1× the floor\'s, both APIs (1, 8 and 32 connections): REST 0.900, 0.900 and 0.900×, GraphQL 0.900, 0.900 and 0.900×: met');
     expect(text).toContain('76x3650 peak RSS growth ≤ 64 MB on a fresh service, both APIs (8 connections): REST 68.0 MB, GraphQL 50.3 MB: NOT MET');
+    // The fresh floor's growth is printed beside them, for reference; it is not judged.
+    const withFloor = formatVerdicts(judgeTargets({ rows: run({}), freshGrowthMb: { rest: 60, graphql: 50, floor: 80 } }));
+    expect(withFloor).toContain('(8 connections): REST 60.0 MB, GraphQL 50.0 MB (the floor on a fresh process 80.0 MB): met');
   });
 });

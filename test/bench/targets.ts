@@ -18,7 +18,7 @@ export interface MeasuredRow {
 /** One run's figures: the table's rows, and the 76x3650 growth on a fresh service at 8 connections. */
 export interface RunFigures {
   rows: readonly MeasuredRow[];
-  /** MB of peak RSS growth by target (`rest`, `graphql`); absent when the memory runs were left out. */
+  /** MB of peak RSS growth by target (`rest`, `graphql`, and `floor` for reference); absent when the memory runs were left out. */
   freshGrowthMb: Readonly<Record<string, number>>;
 }
 
@@ -81,10 +81,11 @@ export function judgeTargets(figures: RunFigures): Verdict[] {
     (both) => both.flat().every((x) => x <= LARGE_P50_LINE),
   ));
   const growth = ['rest', 'graphql'].map((name) => figures.freshGrowthMb[name]);
+  const floorGrowth = figures.freshGrowthMb.floor;
   verdicts.push(judged(
     `76x3650 peak RSS growth ≤ ${LARGE_GROWTH_LINE_MB} MB on a fresh service, both APIs (8 connections)`,
     growth.includes(undefined) ? undefined : (growth as number[]),
-    ([rest, graphql]) => `REST ${rest!.toFixed(1)} MB, GraphQL ${graphql!.toFixed(1)} MB`,
+    ([rest, graphql]) => `REST ${rest!.toFixed(1)} MB, GraphQL ${graphql!.toFixed(1)} MB${floorGrowth === undefined ? '' : ` (the floor on a fresh process ${floorGrowth.toFixed(1)} MB)`}`,
     (both) => both.every((mb) => mb <= LARGE_GROWTH_LINE_MB),
   ));
   return verdicts;
