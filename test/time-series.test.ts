@@ -196,6 +196,14 @@ for (const kind of STORE_KINDS) {
         expect(await edges('start_date=2023-12-23&end_date=2023-12-23&transform=moving_average&window=2')).toEqual([{ date: '2023-12-23', value: 12.5 }]);
       });
 
+      it('carries the last value into every bucket of a moving average\'s window, not only the range\'s first', async () => {
+        // 2024-12-26 and -27 carry 7 (2024-04-15) under fill previous: (7 + 7 + 100 + 99 + 98) / 5.
+        expect(await edges('start_date=2024-12-30&end_date=2024-12-30&fill=previous&transform=moving_average&window=5')).toEqual([{ date: '2024-12-30', value: 62.2 }]);
+        // Weeks of 2024-12-16 (7 carried), 2024-12-23 (100 + 99) and 2024-12-30 (98 + … + 94), summed then averaged.
+        expect(await counts('from: "2024-12-30", to: "2025-01-03", interval: WEEK, aggregation: SUM, fill: PREVIOUS, transform: MOVING_AVERAGE, window: 3'))
+          .toEqual([{ date: '2024-12-30', value: 686 / 3, count: 5 }]);
+      });
+
       it('starts a cumulative sum at the range\'s first bucket', async () => {
         expect(await edges('start_date=2023-12-30&end_date=2024-01-01&transform=cumulative_sum')).toEqual([
           { date: '2023-12-30', value: 20 },

@@ -144,7 +144,8 @@ function storedPoints(shape: SeriesShape): string {
  * - bounds: the range asked for, clipped to the series' first and last stored day (two
  *   index probes), and the buckets holding its ends (`out_lo`, `out_hi`);
  * - warm: how far back to read before the range: `window - 1` buckets for a moving
- *   average, one for a change, back to the last bucket with data for fill `previous`;
+ *   average, one for a change, and for fill `previous` further back to the last bucket
+ *   with data before those, so each of them has a value to carry;
  * - days: the days read, one primary-key range scan; days of the first bucket that lie
  *   before the range are left out, so a bucket only aggregates days inside [from, to];
  * - buckets: each bucket with data, aggregated, with the number of days behind it;
@@ -155,13 +156,15 @@ function storedPoints(shape: SeriesShape): string {
  */
 function bucketedPoints(shape: SeriesShape): string {
   const { options } = shape;
-  const warm: string[] = [];
-  if (options.transform === 'moving_average') warm.push(`(b.out_lo::timestamp - ({{window}}::integer - 1) * {{step}}::interval)::date`);
-  if (options.transform === 'change' || options.transform === 'percent_change') warm.push(`(b.out_lo::timestamp - {{step}}::interval)::date`);
-  if (options.fill === 'previous') {
-    warm.push(`coalesce((select date_trunc({{unit}}, max(pt.day)::timestamp)::date from ${pointSource(shape)} pt where pt.project_id = r.project_id and pt.day < b.out_lo), b.out_lo)`);
-  }
-  const warmLo = warm.length === 0 ? 'b.out_lo' : `greatest(b.first_bucket, least(${warm.join(', ')}))`;
+  // The earliest bucket the transform looks at: `window - 1` buckets back, or the previous one.
+  const needed = options.transform === 'moving_average' ? `(b.out_lo::timestamp - ({{window}}::integer - 1) * {{step}}::interval)::date`
+    : options.transform === 'change' || options.transform === 'percent_change' ? `(b.out_lo::timestamp - {{step}}::interval)::date`
+    : 'b.out_lo';
+  // Fill `previous` reads back to the last bucket with data before that one, so every bucket
+  // the transform looks at has its carried value, not only the range's first.
+  const carriedFrom = `coalesce((select date_trunc({{unit}}, max(pt.day)::timestamp)::date from ${pointSource(shape)} pt where pt.project_id = r.project_id and pt.day < ${needed}), ${needed})`;
+  const warmLo = options.fill === 'previous' ? `greatest(b.first_bucket, ${carriedFrom})`
+    : needed === 'b.out_lo' ? 'b.out_lo' : `greatest(b.first_bucket, ${needed})`;
   const extra = shape.extraFields.length === 0 ? 'null::jsonb'
     : `jsonb_build_object(${shape.extraFields.map((f) => `'${identifier(f)}', trim_scale(${aggregate(options.aggregation, extraNumber(f))})`).join(', ')})`;
   const point: PointColumns = { day: 'o.bucket', value: 'trim_scale(o.value)::text', always: false, count: 'o.n', extra: 'o.extra', revised: 'o.revised' };
