@@ -73,7 +73,8 @@ const RFC3339 = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?([Z
 /**
  * An RFC 3339 instant, or a date alone meaning the end of that UTC day (so every write of
  * that day counts), as canonical UTC text with microseconds, which PostgreSQL compares
- * write times with; undefined when `text` is neither. Digits finer than a microsecond
+ * write times with; undefined when `text` is neither, or names an instant outside the years
+ * 0001 to 9999 in UTC. Digits finer than a microsecond
  * (PostgreSQL's resolution) are cut, never rounded up into the future.
  */
 export function canonicalInstant(text: string): string | undefined {
@@ -82,8 +83,12 @@ export function canonicalInstant(text: string): string | undefined {
   if (m === null || !isIsoDate(m[1]!) || Number(m[2]) > 23 || Number(m[3]) > 59 || Number(m[4]) > 60) return undefined;
   const ms = Date.parse(text.toUpperCase().replace(' ', 'T'));
   if (Number.isNaN(ms)) return undefined;
+  const utc = new Date(ms).toISOString();
+  // An offset can carry a day at either end of the calendar out of it (0001-01-01T00:00:00+01:00
+  // is in year 0), which PostgreSQL refuses: such an instant is refused here, as a 400.
+  if (!isIsoDate(utc.slice(0, 10))) return undefined;
   const microseconds = (m[5] ?? '').padEnd(6, '0').slice(3, 6);
-  return `${new Date(ms).toISOString().slice(0, -1)}${microseconds}Z`;
+  return `${utc.slice(0, -1)}${microseconds}Z`;
 }
 
 /** The message for a value `canonicalInstant` refused. */

@@ -175,7 +175,7 @@ for (const kind of STORE_KINDS) {
       };
       expect(await since(write.updatedAt)).toContain(write.updatedAt);
       expect(await since(shiftMicros(write.updatedAt, 1))).not.toContain(write.updatedAt);
-      for (const bad of ['2023-02-29T12:00:00Z', '2026-04-31T10:00:00Z', '2026-06-30T24:00:00Z']) {
+      for (const bad of ['2023-02-29T12:00:00Z', '2026-04-31T10:00:00Z', '2026-06-30T24:00:00Z', '0001-01-01T00:00:00+00:01']) {
         const res = await service.graphql('query ($asOf: DateTime) { metric(name: staking_apy, projects: [' + SLUG + '], asOf: $asOf) { name } }', { asOf: bad });
         expect(res.status, bad).toBe(400);
         const body = (await res.json()) as { data?: unknown; errors: { message: string; extensions: { code: string } }[] };
@@ -217,7 +217,8 @@ for (const kind of STORE_KINDS) {
     });
 
     it('refuses a malformed as_of with a problem naming it', async () => {
-      for (const bad of ['yesterday', '2026-02-30', '2026-06-30T25:00:00Z', '2026-06-30T12:00:00', '1719748800']) {
+      // The last two are instants an offset moves out of the years 0001 to 9999 (PostgreSQL's): they were 500s.
+      for (const bad of ['yesterday', '2026-02-30', '2026-06-30T25:00:00Z', '2026-06-30T12:00:00', '1719748800', '0001-01-01T00:30:00+01:00', '9999-12-31T23:00:00-05:00']) {
         const res = await service.get(`/v1/metrics/${METRIC}?${RANGE}&as_of=${encodeURIComponent(bad)}`);
         expect(res.status, bad).toBe(400);
         expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
