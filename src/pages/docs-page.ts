@@ -65,7 +65,7 @@ given a null value, a 0, or the last known value (carried from before the range 
 (<code>window</code>, default 7, 1–3650; warmed up from data before the range, so the first point has a full window where history allows);
 the change against the calendar-previous bucket (not the previous stored one); the percent change against it, as (v − prev) / |prev| × 100, so 3 → 4 is 33.33…;
 a running sum from the range's first bucket. A percentage from a missing or zero previous bucket, and any transform of a bucket without a value, is <code>null</code>:
-never ∞, NaN, or a number made from a gap. With a transform, extra fields are left out.</li>
+never ∞, NaN, or a number made from a gap. With a transform, and on a filled bucket (whatever its value), extra fields are left out.</li>
 <li>Responses carry <code>Last-Modified</code> (the newest write to any series of the answer) besides the <code>ETag</code>; without <code>If-None-Match</code>,
 an <code>If-Modified-Since</code> not earlier than it gives 304.</li>
 <li><code>as_of=&lt;RFC 3339 instant&gt;</code> or <code>as_of=YYYY-MM-DD</code> (the end of that UTC day): the values as they were served at that instant,

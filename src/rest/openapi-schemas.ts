@@ -42,14 +42,14 @@ export const OPENAPI_COMPONENTS = {
     DataPoint: {
       type: 'object',
       required: ['date', 'value'],
-      description: 'A stored day, or with interval a bucket labelled by its first day. The value is null only for fill=null and transforms at gaps.',
+      description: 'A stored day, or with interval a bucket labelled by its first day. The value is null only for fill=null and for a transform that cannot be known (at a gap, a percentage from a zero bucket).',
       properties: { date: { $ref: '#/components/schemas/Date' }, value: { type: ['number', 'null'] } },
       additionalProperties: false,
     },
     IntegerDataPoint: {
       type: 'object',
       required: ['date', 'value'],
-      description: 'A point of an integer metric: a JSON integer, except with aggregation=avg, moving_average or percent_change (decimals) and fill=null or transforms at gaps (null). Typed as a number, so the decimals validate too.',
+      description: 'A point of an integer metric: a JSON integer, except with aggregation=avg, moving_average or percent_change (decimals) and fill=null or a transform that cannot be known (null). Typed as a number, so the decimals validate too.',
       properties: { date: { $ref: '#/components/schemas/Date' }, value: { type: ['number', 'null'] } },
       additionalProperties: false,
     },
