@@ -145,6 +145,47 @@ describe.skipIf(!RUNS)('reads from a streaming standby', { timeout: 120_000 }, (
     await until('the thawed standby back in rotation', (x) => x.replicas?.[0]?.inUse === true);
   });
 
+  it('answers reads in flight on a standby that stops answering from the primary, within the timeouts', async () => {
+    // Timeouts of 1 s each: a standby that has not answered within 2 s is given up.
+    const own = openPostgres({ url: primary.url, poolSize: 4, statementTimeoutSeconds: 10, connectTimeoutSeconds: 5 });
+    const quick = await startTestService(
+      { name: 'postgres', available: true, open: async () => ({ store: own, url: primary.url, dispose: async () => {} }) },
+      { DATABASE_URL: primary.url, DATABASE_READ_URLS: standby.url, STATEMENT_TIMEOUT_SECONDS: '1', CONNECT_TIMEOUT_SECONDS: '1', RESPONSE_CACHE_MB: '0' },
+      { store: { store: own, url: primary.url, dispose: async () => {} } },
+    );
+    const reads = [
+      (day: string) => quick.get(`/v1/metrics/price?project=ethereum&start_date=${day}`),
+      (day: string) => quick.graphql(`{ metric(name: price, projects: [ethereum], from: "${day}") { series { points { date } } } }`),
+      (day: string) => quick.get(`/v1/changes?since=${day}&limit=1`),
+      (day: string) => quick.get(`/v1/export?metric=price&project=ethereum&start_date=${day}`),
+    ];
+    let thaw: NodeJS.Timeout | undefined;
+    try {
+      await until('the standby in rotation', (x) => x.replicas?.[0]?.inUse === true, 15_000, quick);
+      // Every kind of read once on the standby first, so each has a connection open there.
+      for (const read of reads) expect((await read('2026-06-01')).status).toBe(200);
+      await standby.freeze(true);
+      // Thawed after 8 s whatever happens: without a bound of its own, a read waits for that.
+      thaw = setTimeout(() => void standby.freeze(false), 8_000);
+      const t0 = Date.now();
+      const answers = await Promise.all(reads.map(async (read, i) => {
+        const res = await read(`2026-06-0${2 + i}`);
+        return { status: res.status, body: await res.text(), seconds: (Date.now() - t0) / 1000 };
+      }));
+      for (const answer of answers) {
+        expect(answer.status).toBe(200);
+        expect(answer.body).not.toContain('"errors"');
+        expect(answer.seconds).toBeLessThan(5);
+      }
+      expect((await ready(quick)).replicas![0]!.inUse).toBe(false);
+    } finally {
+      clearTimeout(thaw);
+      await standby.freeze(false);
+      await quick.stop();
+    }
+    await until('the thawed standby back in rotation', (x) => x.replicas?.[0]?.inUse === true);
+  });
+
   it('takes a standby back into rotation only once it has replayed every write announced while it was out', async () => {
     // A lag limit of 9 s (checks every 3 s) and a standby that applies each write 5 s after
     // its commit: restarted, it replays the first of two writes made while it was stopped,
