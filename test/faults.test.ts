@@ -209,6 +209,40 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
     }
   }, 30_000);
 
+  it('answers 503 within the timeouts while the server does not answer at all (a frozen host), then serves', async () => {
+    const { service } = await startOn(pg.url, { CONNECT_TIMEOUT_SECONDS: '1', STATEMENT_TIMEOUT_SECONDS: '1' });
+    await service.ready;
+    let thaw: NodeJS.Timeout | undefined;
+    try {
+      // Connections open in the pool first: a statement sent down one waits on the frozen server.
+      await Promise.all(Array.from({ length: 4 }, () => get(service.url, DATA_PATH).then((res) => res.arrayBuffer())));
+      await pg.freeze(true);
+      // Thawed after 8 s whatever happens: without a bound of its own, a request waits for that.
+      thaw = setTimeout(() => void pg.freeze(false), 8_000);
+      const started = Date.now();
+      const timed = async (res: Promise<Response>) => {
+        const answer = await res;
+        return { answer, seconds: (Date.now() - started) / 1000 };
+      };
+      const [rest, gql, ready] = await Promise.all([
+        timed(get(service.url, DATA_PATH.replace('2026-01-01', '2026-01-02'))),
+        timed(get(service.url, '/graphql', { method: 'POST', body: GRAPHQL_BODY.replace('}) {', ', from: "2026-01-02"}) {'), headers: { 'content-type': 'application/json' } })),
+        timed(fetch(`${service.url}/readyz`)),
+      ]);
+      expect(rest.answer.status).toBe(503);
+      expect(((await rest.answer.json()) as { detail: string }).detail).toMatch(/database is unavailable or too slow/);
+      await expectGraphqlUnavailable(gql.answer);
+      expect(ready.answer.status).toBe(503);
+      for (const { seconds } of [rest, gql, ready]) expect(seconds).toBeLessThan(4);
+      await pg.freeze(false);
+      expect(await timeUntilServing(service.url)).toBeLessThan(5_000);
+    } finally {
+      clearTimeout(thaw);
+      await pg.freeze(false);
+      await service.close();
+    }
+  }, 30_000);
+
   it('cancels the query of a client that aborts its request: REST, GraphQL and an export', async () => {
     const { service } = await startOn(pg.url, { STATEMENT_TIMEOUT_SECONDS: '30' });
     await service.ready;

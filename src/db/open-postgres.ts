@@ -32,10 +32,11 @@ export function openPostgres(options: PostgresOptions): Store {
       statement_timeout: Math.round(options.statementTimeoutSeconds * 1000),
     },
   });
+  const unanswered = createUnansweredWatch((options.connectTimeoutSeconds + options.statementTimeoutSeconds) * 1000);
   const over = (runner: postgres.Sql | postgres.TransactionSql): Queryable => ({
     // In a transaction a cancelled statement has aborted the transaction: nothing to run again.
     query: async <Row extends object>(text: string, params: readonly unknown[] = [], signal?: CancelSignal) =>
-      runStatement<Row>(runner === sql, signal, () => runner.unsafe(text, toParameters(params), { prepare: true })),
+      runStatement<Row>(runner === sql ? unanswered : undefined, signal, () => runner.unsafe(text, toParameters(params), { prepare: true })),
     exec: async (script) => {
       await runner.unsafe(script).simple();
     },
@@ -45,7 +46,7 @@ export function openPostgres(options: PostgresOptions): Store {
     },
   });
   const readRaw = (text: string, params: readonly unknown[], signal?: CancelSignal) =>
-    runStatement<ColumnText[]>(true, signal, () => sql.unsafe(text, toParameters(params), { prepare: true }).raw());
+    runStatement<ColumnText[]>(unanswered, signal, () => sql.unsafe(text, toParameters(params), { prepare: true }).raw());
   return {
     kind: 'postgres',
     description: `PostgreSQL at ${describeUrl(options.url)}`,
@@ -78,7 +79,10 @@ export function openPostgres(options: PostgresOptions): Store {
     queryRaw: readRaw,
     listen: (channel, onMessage, onState) => listenOn(options, channel, onMessage, onState),
     transaction: async (work) => (await sql.begin((tx) => work(over(tx)))) as Awaited<ReturnType<typeof work>>,
-    close: () => sql.end({ timeout: 5 }),
+    close: () => {
+      unanswered.close();
+      return sql.end({ timeout: 5 });
+    },
   };
 }
 
@@ -168,20 +172,68 @@ function cancelOnAbort<Q extends { cancel(): void }>(
  * cancelled changed nothing, so running it again is safe. The statement timeout is told
  * apart by its message. (One async function, not one per concern: it runs for every read.)
  */
-async function runStatement<Row>(autocommit: boolean, signal: CancelSignal | undefined, start: () => PromiseLike<unknown> & { cancel(): void }): Promise<Row[]> {
+async function runStatement<Row>(autocommit: UnansweredWatch | undefined, signal: CancelSignal | undefined, start: () => PromiseLike<unknown> & { cancel(): void }): Promise<Row[]> {
   // A statement queued behind others (a loader's batch, a wait for the answer budget) may
   // come up after its client left: it is not sent at all.
   throwIfCancelled(signal);
-  for (let again = autocommit; ; again = false) {
+  for (let again = autocommit !== undefined; ; again = false) {
     const guard = cancelOnAbort(start(), signal);
     try {
-      return withoutHoles((await guard.query) as unknown as Row[]);
+      const rows = autocommit === undefined ? await guard.query : await autocommit.watch(guard.query);
+      return withoutHoles(rows as unknown as Row[]);
     } catch (error) {
       if (!again || signal?.aborted || !cancelledByRequest(error)) throw error;
     } finally {
       guard.done();
     }
   }
+}
+
+/** Gives up on statements left unanswered too long; see {@link createUnansweredWatch}. */
+interface UnansweredWatch {
+  /** `answer`, or an ETIMEDOUT failure once the server has left it unanswered for the limit. */
+  watch<T>(answer: PromiseLike<T>): Promise<T>;
+  close(): void;
+}
+
+/** How often statements waiting on the server are looked over: they are given up at most this late. */
+const UNANSWERED_SWEEP_MS = 250;
+
+/**
+ * A server that does not answer at all (a frozen host, a network that drops packets) is
+ * stopped by neither the statement timeout (the server's own) nor the connect timeout (the
+ * connection is open): a request would wait until it answers again, however long. An
+ * autocommit statement unanswered after `limitMs` (the connect and statement timeouts
+ * together, so a slow one meets its 503 from the server first) fails as the database being
+ * away does. One sweep for all rather than a timer per statement: arming and clearing one
+ * around every statement cost 2-3 µs of each request (docs/benchmarks.md), a set entry
+ * about 0.2 µs. Its connection stays busy until the server answers; others take its place.
+ */
+function createUnansweredWatch(limitMs: number): UnansweredWatch {
+  const waiting = new Set<{ since: number; fail: (error: Error) => void }>();
+  const sweep = setInterval(() => {
+    const late = Date.now() - limitMs;
+    for (const entry of waiting) {
+      if (entry.since > late) continue;
+      waiting.delete(entry);
+      entry.fail(Object.assign(new Error(`no answer within ${limitMs / 1000} s`), { code: 'ETIMEDOUT' }));
+    }
+  }, UNANSWERED_SWEEP_MS);
+  sweep.unref();
+  return {
+    watch: (answer) => new Promise((resolve, reject) => {
+      const entry = { since: Date.now(), fail: reject };
+      waiting.add(entry);
+      answer.then((rows) => {
+        waiting.delete(entry);
+        resolve(rows);
+      }, (error: unknown) => {
+        waiting.delete(entry);
+        reject(error);
+      });
+    }),
+    close: () => clearInterval(sweep),
+  };
 }
 
 /**
