@@ -1,8 +1,11 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
+import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { generateApiKey, hashApiKey } from '../src/auth/api-keys.js';
+import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/log.js';
 import { insertApiKey } from '../src/db/api-key-queries.js';
 import { openPostgres } from '../src/db/open-postgres.js';
 import { createMemoryRateLimitStore } from '../src/limits/memory-bucket-store.js';
@@ -83,6 +86,26 @@ describe.skipIf(!REDIS_AVAILABLE)('the Redis bucket store', { timeout: 30_000 },
       await nowhere.close();
     }
     expect(store.shared).toBe(true);
+  });
+
+  it('names why Redis refused the connection (a wrong password) in its warning, not only that it is unreachable', async () => {
+    const guarded = await startPrivateRedis(await freePort(), ['--requirepass', 'right-password']);
+    const lines: string[] = [];
+    // The service's own logger: errors written by class, code and message only.
+    const logger = createLogger(loadConfig({ LOG_LEVEL: 'warn' }), new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) }));
+    const wrong = createRedisRateLimitStore(`redis://:wrong-password@127.0.0.1:${guarded.port}`, createMemoryRateLimitStore(), logger);
+    try {
+      await new Promise((r) => setTimeout(r, 300)); // a refused login or two
+      expect(await wrong.take('wrong', 1, Date.now(), { perMinute: 60, burst: 10 })).toMatchObject({ allowed: true, remaining: 9 });
+      expect(wrong.shared).toBe(false);
+      const warnings = lines.map((l) => JSON.parse(l) as { msg: string; err?: { message?: string } }).filter((l) => l.msg === UNREACHABLE);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]!.err?.message).toMatch(/WRONGPASS/);
+      expect(lines.join('')).not.toContain('wrong-password');
+    } finally {
+      await wrong.close();
+      await guarded.kill();
+    }
   });
 
   it('keeps sharing a bucket that takes 1e17 ms or more to refill (a huge burst at one unit a minute)', async () => {
@@ -331,13 +354,13 @@ interface PrivateRedis {
   thaw(): void;
 }
 
-/** A redis-server of this test's own on `port`, keeping nothing on disk; resolves once it answers PING. */
-async function startPrivateRedis(port: number): Promise<PrivateRedis> {
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], { stdio: 'ignore' });
+/** A redis-server of this test's own on `port` (with more `options`), keeping nothing on disk; resolves once it answers PING (or asks for a password). */
+async function startPrivateRedis(port: number, options: string[] = []): Promise<PrivateRedis> {
+  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', ...options], { stdio: 'ignore' });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   for (let i = 0; i < 100; i++) {
     try {
-      if (execFileSync('redis-cli', ['-p', String(port), 'ping'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim() === 'PONG') break;
+      if (/^(PONG|NOAUTH)/.test(execFileSync('redis-cli', ['-p', String(port), 'ping'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim())) break;
     } catch {
       // not up yet
     }

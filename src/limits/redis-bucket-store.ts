@@ -51,7 +51,16 @@ export function createRedisRateLimitStore(url: string, fallback: RateLimitStore,
     connectTimeout: 2_000,
     retryStrategy: (times) => Math.min(100 * 2 ** times, 1_000),
   });
-  redis.on('error', () => {}); // reported once per outage below, not once per reconnect attempt
+  // Reported once per outage below, not once per reconnect attempt. A charge refused while
+  // the connection is down only says the connection is not writable: the last error says
+  // why it is down (refused, a wrong password), which an operator needs to tell them apart.
+  let lastConnectionError: Error | undefined;
+  redis.on('error', (error: Error) => {
+    lastConnectionError = error;
+  });
+  redis.on('ready', () => {
+    lastConnectionError = undefined;
+  });
   redis.defineCommand('takeTokens', { numberOfKeys: 1, lua: TAKE_SCRIPT });
   let shared = true;
   let retryAt = 0;
@@ -102,7 +111,7 @@ export function createRedisRateLimitStore(url: string, fallback: RateLimitStore,
         shared = true;
         return outcomeOf(allowed === 1, Number(tokensText), cost, policy.burst, perMs);
       } catch (error) {
-        if (shared) logger.warn({ err: error }, 'Redis is unreachable: rate limits are kept in this process until it is back');
+        if (shared) logger.warn({ err: redis.status === 'ready' ? error : (lastConnectionError ?? error) }, 'Redis is unreachable: rate limits are kept in this process until it is back');
         shared = false;
         retryAt = Date.now() + RETRY_AFTER_FAILURE_MS;
         return fallback.take(key, cost, now, policy);
