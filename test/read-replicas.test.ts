@@ -145,6 +145,42 @@ describe.skipIf(!RUNS)('reads from a streaming standby', { timeout: 120_000 }, (
     await until('the thawed standby back in rotation', (x) => x.replicas?.[0]?.inUse === true);
   });
 
+  it('keeps a standby a second behind in rotation after the primary was idle longer than the lag limit', async () => {
+    // A lag limit of 4 s (checks every 1.3 s). The standby's replay is held back for 1.5 s
+    // after a write that ends 6 s without any: its lag is that 1.5 s, not the 6 s since the
+    // last transaction it replayed committed.
+    const own = openPostgres({ url: primary.url, poolSize: 4, statementTimeoutSeconds: 10, connectTimeoutSeconds: 5 });
+    const patient = await startTestService(
+      { name: 'postgres', available: true, open: async () => ({ store: own, url: primary.url, dispose: async () => {} }) },
+      { DATABASE_URL: primary.url, DATABASE_READ_URLS: standby.url, REPLICA_MAX_LAG_SECONDS: '4', RESPONSE_CACHE_MB: '0' },
+      { store: { store: own, url: primary.url, dispose: async () => {} } },
+    );
+    const sql = postgres(standby.url, { max: 1, onnotice: () => {} });
+    try {
+      await until('the standby in rotation', (x) => x.replicas?.[0]?.inUse === true, 15_000, patient);
+      await new Promise((r) => setTimeout(r, 6_000));
+      await sql`select pg_wal_replay_pause()`;
+      await upsertPoints(store, [{ projectId, day: '2026-06-29', value: '6.25', extra: null }]);
+      const seen: Ready[] = [];
+      for (const until = Date.now() + 1_500; Date.now() < until;) {
+        seen.push(await ready(patient));
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await sql`select pg_wal_replay_resume()`;
+      for (const until = Date.now() + 1_500; Date.now() < until;) {
+        seen.push(await ready(patient));
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(seen.filter((r) => r.replicas![0]!.inUse === false).map((r) => r.replicas![0])).toEqual([]);
+      expect(Math.max(...seen.map((r) => r.replicas![0]!.lagSeconds ?? Infinity))).toBeLessThan(4);
+      expect(await value('2026-06-29', PATH, patient)).toBe(6.25);
+    } finally {
+      await sql`select pg_wal_replay_resume()`.catch(() => {});
+      await sql.end();
+      await patient.stop();
+    }
+  });
+
   it('answers reads in flight on a standby that stops answering from the primary, within the timeouts', async () => {
     // Timeouts of 1 s each: a standby that has not answered within 2 s is given up.
     const own = openPostgres({ url: primary.url, poolSize: 4, statementTimeoutSeconds: 10, connectTimeoutSeconds: 5 });
