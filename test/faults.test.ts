@@ -11,7 +11,7 @@ import { openPostgres } from '../src/db/open-postgres.js';
 import { createLogger } from '../src/log.js';
 import { seedDatabase } from '../src/seed/seed-database.js';
 import { startService, type RunningService } from '../src/start/start-service.js';
-import { createPrivatePostgres, POSTGRES_BIN, type PrivatePostgres } from './support/private-postgres.js';
+import { createPrivatePostgres, createSeverableProxy, POSTGRES_BIN, type PrivatePostgres } from './support/private-postgres.js';
 import { prerequisite } from './support/ci.js';
 import { createScratchDatabase, TEST_DATABASE_URL } from './support/stores.js';
 import { npmStart } from './support/processes.js';
@@ -240,6 +240,35 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
       clearTimeout(thaw);
       await pg.freeze(false);
       await service.close();
+    }
+  }, 30_000);
+
+  it('stops answering from its response cache when the database is cut off without a word, rather than serve old data', async () => {
+    // The service reaches the database through a proxy that a test can sever, as a network
+    // partition does: nothing is closed, nothing gets through. A write made meanwhile by
+    // another writer is never announced to it.
+    const proxy = await createSeverableProxy(pg.port);
+    const { service } = await startOn(pg.url.replace(`:${pg.port}/`, `:${proxy.port}/`), { CONNECT_TIMEOUT_SECONDS: '1', STATEMENT_TIMEOUT_SECONDS: '1' });
+    const writer = postgres(pg.url, { max: 1, onnotice: () => {} });
+    const path = DATA_PATH.replace('2026-01-01', '2026-01-15');
+    try {
+      await service.ready;
+      const before = await (await get(service.url, path)).text();
+      expect(await (await get(service.url, path)).text()).toBe(before); // kept
+      proxy.sever(true);
+      await writer`update point set value = value + 1000 where day = '2026-01-20' and project_id = (select p.id from project p join metric m on m.id = p.metric_id where m.name = 'price' and p.slug = 'ethereum')`;
+      await sleep(5_000);
+      const cutOff = await get(service.url, path);
+      const body = await cutOff.text();
+      expect({ status: cutOff.status, old: body === before }).toEqual({ status: 503, old: false });
+      proxy.sever(false);
+      await timeUntilServing(service.url);
+      expect(await (await get(service.url, path)).text()).not.toBe(before);
+    } finally {
+      proxy.sever(false);
+      await writer.end();
+      await service.close();
+      await proxy.close();
     }
   }, 30_000);
 

@@ -90,11 +90,25 @@ export function openPostgres(options: PostgresOptions): Store {
  * LISTEN on a connection of its own. postgres.js' `listen` reconnects by itself but does
  * not say when the connection is lost, and a cache that trusts notifications must stop
  * trusting them at that moment: so this one reports both edges, and listens again (every
- * second) until it is back.
+ * second) until it is back. A connection cut off without a word (a network partition, a
+ * frozen host) closes no socket for many minutes (TCP keepalive): notifications stop and
+ * nothing says so, while the cache kept serving what other writers had changed. So the
+ * connection is pinged every connect-plus-statement timeout, and one that leaves a ping
+ * unanswered that long counts as lost until it answers again.
  */
 async function listenOn(options: PostgresOptions, channel: string, onMessage: (payload: string) => void, onState?: (listening: boolean) => void): Promise<() => Promise<void>> {
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
+  let connected = false;
+  let silent = false;
+  let reported: boolean | undefined;
+  /** Tells `onState` when listening starts or stops (and at every restart: what was missed meanwhile is unknown). */
+  const report = (restarted = false) => {
+    const listening = connected && !silent;
+    if (listening === reported && !restarted) return;
+    reported = listening;
+    onState?.(listening);
+  };
   // `onnotify` is the driver's own hook (its listen() uses it) but not in its types.
   const listener = postgres(options.url, {
     max: 1,
@@ -108,15 +122,36 @@ async function listenOn(options: PostgresOptions, channel: string, onMessage: (p
     },
     onclose: () => {
       if (stopped) return;
-      onState?.(false);
+      connected = false;
+      report();
       again();
     },
     connection: { application_name: 'metrics-service listener' },
   } as postgres.Options<Record<string, never>>);
   const start = async () => {
     await listener.unsafe(`listen "${channel.replace(/"/g, '""')}"`);
-    onState?.(true);
+    connected = true;
+    silent = false;
+    report(true);
   };
+  const answerWithinMs = (options.connectTimeoutSeconds + options.statementTimeoutSeconds) * 1000;
+  let pinging = false;
+  const ping = setInterval(() => {
+    if (pinging || !connected) return;
+    pinging = true;
+    const unanswered = setTimeout(() => {
+      silent = true;
+      report();
+    }, answerWithinMs);
+    void listener.unsafe('select 1').then(() => true, () => false).then((answered) => {
+      clearTimeout(unanswered);
+      pinging = false;
+      if (!answered || !silent || stopped) return;
+      silent = false;
+      report(true);
+    });
+  }, answerWithinMs);
+  ping.unref();
   const again = () => {
     clearTimeout(retry);
     retry = setTimeout(() => void start().catch(() => again()), 1000);
@@ -126,6 +161,7 @@ async function listenOn(options: PostgresOptions, channel: string, onMessage: (p
   return async () => {
     stopped = true;
     clearTimeout(retry);
+    clearInterval(ping);
     await listener.end({ timeout: 1 });
   };
 }

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { chmod, chown, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -104,4 +104,47 @@ function requireLine(file: string, name: string): string[] {
   const line = readFileSync(file, 'utf8').split('\n').find((l) => l.startsWith(`${name}:`));
   if (line === undefined) throw new Error(`no ${name} in ${file}`);
   return line.split(':');
+}
+
+/**
+ * A TCP proxy to `targetPort` on this machine that can be severed: then it forwards
+ * nothing either way and closes nothing, as a network partition does (connections look
+ * open, every packet is lost), until it is mended; what was held back flows then.
+ */
+export interface SeverableProxy {
+  port: number;
+  sever(severed: boolean): void;
+  close(): Promise<void>;
+}
+
+export async function createSeverableProxy(targetPort: number): Promise<SeverableProxy> {
+  const pairs = new Set<[Socket, Socket]>();
+  let severed = false;
+  const server = createServer((client) => {
+    const upstream = connect(targetPort, '127.0.0.1');
+    const pair: [Socket, Socket] = [client, upstream];
+    pairs.add(pair);
+    client.pipe(upstream);
+    upstream.pipe(client);
+    if (severed) for (const socket of pair) socket.pause();
+    const end = () => {
+      pairs.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+  });
+  const port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
+  return {
+    port,
+    sever(on) {
+      severed = on;
+      for (const pair of pairs) for (const socket of pair) on ? socket.pause() : socket.resume();
+    },
+    close: () => new Promise<void>((resolve) => {
+      for (const pair of pairs) for (const socket of pair) socket.destroy();
+      server.close(() => resolve());
+    }),
+  };
 }
