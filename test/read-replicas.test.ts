@@ -108,6 +108,8 @@ describe.skipIf(!RUNS)('reads from a streaming standby', { timeout: 120_000 }, (
     const out = await until('the stopped standby out of rotation', (x) => x.replicas?.[0]?.inUse === false);
     expect(out.status).toBe('ready');
     expect(out.replicas![0]!.reason).toMatch(/failed/);
+    // A server that cannot be asked has no known lag: not the 0 of its last good check.
+    expect(out.replicas![0]!.lagSeconds).toBeNull();
     await standby.start();
     await until('the standby back in rotation', (x) => x.replicas?.[0]?.inUse === true);
   });

@@ -72,6 +72,11 @@ export function createReadRouter(primary: Store, options: ReplicaOptions, logger
     replica.inUse = false;
     replica.reason = reason;
   };
+  /** Out of rotation for a read it failed: a server that cannot be asked has no known lag (not its last check's). */
+  const dropFailed = (replica: (typeof replicas)[number], reason: string) => {
+    replica.lagSeconds = null;
+    drop(replica, reason);
+  };
 
   /** The primary's position and clock at recent checks, oldest first: when it stood where a replica stands now. */
   const heads: PrimaryHead[] = [];
@@ -132,7 +137,7 @@ export function createReadRouter(primary: Store, options: ReplicaOptions, logger
     } catch (error) {
       if (cancelledByRecovery(error)) return read(primary);
       if (!isUnavailableError(error)) throw error;
-      drop(replica, `a read failed: ${(error as Error).message.slice(0, 120)}`);
+      dropFailed(replica, `a read failed: ${(error as Error).message.slice(0, 120)}`);
       return read(primary);
     }
   }
@@ -142,7 +147,7 @@ export function createReadRouter(primary: Store, options: ReplicaOptions, logger
     description: `${primary.description}, reads from ${replicas.length} replica(s)`,
     query: (text, params, signal) => routed((s) => s.query(text, params, signal)),
     queryRaw: (text, params, signal) => routed((s) => s.queryRaw(text, params, signal)),
-    streamRaw: (text, params, batchRows, signal) => streamRouted(pick(), primary, drop, answerWithinMs, (s) => s.streamRaw(text, params, batchRows, signal)),
+    streamRaw: (text, params, batchRows, signal) => streamRouted(pick(), primary, dropFailed, answerWithinMs, (s) => s.streamRaw(text, params, batchRows, signal)),
   };
 
   return {
