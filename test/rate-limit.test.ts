@@ -150,6 +150,15 @@ describe('the rate limiter', () => {
     });
   });
 
+  it('says "1 unit", not "1 units", when the one unit a request pays at the door is not there', async () => {
+    const limiter = createRateLimiter({ perMinute: 60, burst: 1 }, { store: createMemoryRateLimitStore(), now: () => 0 });
+    await limiter.open(CALLER, () => {});
+
+    const error = await Promise.resolve(limiter.open(CALLER, () => {})).then(() => undefined, (e: unknown) => e);
+
+    expect(error).toMatchObject({ message: 'this request costs 1 unit and the key has 0 left (at most 1, refilled at 60 a minute); retry in 1 s' });
+  });
+
   it('refuses with a 429 ApiError whose Retry-After covers the whole cost again, and RateLimit whose t matches it', async () => {
     const [time, now] = clock();
     const limiter = createRateLimiter(POLICY, { store: createMemoryRateLimitStore(), now });
