@@ -93,4 +93,4 @@ export function canonicalInstant(text: string): string | undefined {
 
 /** The message for a value `canonicalInstant` refused. */
 export const INSTANT_EXPECTED = (text: string): string =>
-  `expected an RFC 3339 instant such as 2026-06-30T12:00:00Z, or a date YYYY-MM-DD meaning the end of that UTC day; got ${JSON.stringify(text.slice(0, 64))}`;
+  `expected an RFC 3339 instant such as 2026-06-30T12:00:00Z (in UTC, within the years 0001-9999), or a date YYYY-MM-DD meaning the end of that UTC day; got ${JSON.stringify(text.slice(0, 64))}`;

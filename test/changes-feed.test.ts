@@ -215,9 +215,9 @@ for (const kind of STORE_KINDS) {
       const cursor = (await page(`since=2026-01-01`)).cursor;
       const cases: [string, RegExp][] = [
         ['', /since: give the instant to start from/],
-        ['since=yesterday', /since: expected an RFC 3339 instant such as 2026-06-30T12:00:00Z, or a date YYYY-MM-DD meaning the start of that UTC day; got "yesterday"/],
+        ['since=yesterday', /since: expected an RFC 3339 instant such as 2026-06-30T12:00:00Z \(in UTC, within the years 0001-9999\), or a date YYYY-MM-DD meaning the start of that UTC day; got "yesterday"/],
         // An offset that moves the instant out of the years 0001 to 9999 (PostgreSQL's) was a 500.
-        ['since=0001-01-01T00:00:00%2B01:00', /since: expected an RFC 3339 instant .*; got "0001-01-01T00:00:00\+01:00"/],
+        ['since=0001-01-01T00:00:00%2B01:00', /since: expected an RFC 3339 instant .*\(in UTC, within the years 0001-9999\).*; got "0001-01-01T00:00:00\+01:00"/],
         ['since=2026-01-01&limit=0', /limit: expected a whole number from 1 to 10000/],
         ['since=2026-01-01&limit=10001', /limit: expected a whole number from 1 to 10000/],
         ['since=2026-01-01&limit=abc', /limit: expected a whole number/],

@@ -170,7 +170,7 @@ for (const kind of STORE_KINDS) {
       it.each([
         ['from: 123', 'Argument "from" of "metric": Date expects a real calendar date as YYYY-MM-DD, got 123'],
         ['from: ETF', 'Argument "from" of "metric": Date expects a real calendar date as YYYY-MM-DD, got ETF'],
-        ['asOf: 123', 'Argument "asOf" of "metric": DateTime expects an RFC 3339 time with a zone, e.g. 2026-06-30T12:00:00Z, or a date YYYY-MM-DD, got 123'],
+        ['asOf: 123', 'Argument "asOf" of "metric": DateTime expects an RFC 3339 time with a zone, e.g. 2026-06-30T12:00:00Z (in UTC, within the years 0001-9999), or a date YYYY-MM-DD, got 123'],
         ['name: "etf_aum_change_pct"', 'Argument "name" of "metric" expects a value of the enum MetricName, written as a name without quotes, got "etf_aum_change_pct".'],
         ['projects: ["blackrock"]', 'Argument "projects" of "metric" expects a value of the enum Project, written as a name without quotes, got "blackrock".'],
         ['interval: "week"', 'Argument "interval" of "metric" expects a value of the enum Interval, written as a name without quotes, got "week".'],

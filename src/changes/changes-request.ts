@@ -39,7 +39,7 @@ export function validateChangesRequest(input: ChangesRequestInput, params: Chang
   const errors: ParamError[] = [];
   const since = input.since === undefined ? undefined : sinceInstant(input.since);
   if (input.since !== undefined && since === undefined) {
-    errors.push({ param: params.since, message: `expected an RFC 3339 instant such as 2026-06-30T12:00:00Z, or a date YYYY-MM-DD meaning the start of that UTC day; got ${JSON.stringify(input.since.slice(0, 64))}` });
+    errors.push({ param: params.since, message: `expected an RFC 3339 instant such as 2026-06-30T12:00:00Z (in UTC, within the years 0001-9999), or a date YYYY-MM-DD meaning the start of that UTC day; got ${JSON.stringify(input.since.slice(0, 64))}` });
   }
   const limit = input.limit === undefined ? DEFAULT_CHANGES_LIMIT : pageSize(input.limit);
   if (limit === undefined) {

@@ -43,7 +43,7 @@ function parseDate(value: unknown, node?: ValueNode): string {
 }
 
 const DATE_EXPECTS = 'Date expects a real calendar date as YYYY-MM-DD';
-const DATE_TIME_EXPECTS = 'DateTime expects an RFC 3339 time with a zone, e.g. 2026-06-30T12:00:00Z, or a date YYYY-MM-DD';
+const DATE_TIME_EXPECTS = 'DateTime expects an RFC 3339 time with a zone, e.g. 2026-06-30T12:00:00Z (in UTC, within the years 0001-9999), or a date YYYY-MM-DD';
 
 /**
  * A literal that is not a string (`from: 123`) refused, naming it as the document wrote it;
