@@ -125,15 +125,15 @@ export function createReadRouter(primary: Store, options: ReplicaOptions, logger
 
   /**
    * Runs a read on a replica, and on the primary when there is none or it fails to answer.
-   * A replica that does not answer at all (frozen, or a network that drops its packets) is
-   * given up after the connect and statement timeouts: neither can stop a read waiting on
-   * a connection that is already open, and the read would wait until the replica is back.
+   * A replica that does not answer at all (frozen, or a network that drops its packets)
+   * fails the read after the connect and statement timeouts by its own store's watch over
+   * unanswered statements (open-postgres.ts), as an unavailable error like any other.
    */
   async function routed<T>(read: (store: Store) => Promise<T>): Promise<T> {
     const replica = pick();
     if (replica === undefined) return read(primary);
     try {
-      return await answerWithin(answerWithinMs, read(replica.store));
+      return await read(replica.store);
     } catch (error) {
       if (cancelledByRecovery(error)) return read(primary);
       if (!isUnavailableError(error)) throw error;
@@ -224,7 +224,7 @@ function answerWithin<T>(ms: number, answer: Promise<T>): Promise<T> {
  * A stream from a replica, restarted on the primary when the replica fails, or gives no
  * batch within `answerWithinMs`, before its first rows; a batch that does not come in
  * time later ends the stream as a failure instead of holding it open until the replica
- * is back.
+ * is back. (A cursor's batches are not under the store's watch over statements.)
  */
 async function* streamRouted<R extends { name: string; store: Store }>(
   replica: R | undefined,
