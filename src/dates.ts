@@ -91,6 +91,6 @@ export function canonicalInstant(text: string): string | undefined {
   return `${utc.slice(0, -1)}${microseconds}Z`;
 }
 
-/** The message for a value `canonicalInstant` refused. */
-export const INSTANT_EXPECTED = (text: string): string =>
-  `expected an RFC 3339 instant such as 2026-06-30T12:00:00Z (in UTC, within the years 0001-9999), or a date YYYY-MM-DD meaning the end of that UTC day; got ${JSON.stringify(text.slice(0, 64))}`;
+/** The message for a value `canonicalInstant` refused; a date alone means the `start` (`since`) or `end` (`as_of`) of its UTC day. */
+export const INSTANT_EXPECTED = (text: string, dateMeans: 'start' | 'end' = 'end'): string =>
+  `expected an RFC 3339 instant such as 2026-06-30T12:00:00Z (in UTC, within the years 0001-9999), or a date YYYY-MM-DD meaning the ${dateMeans} of that UTC day; got ${JSON.stringify(text.slice(0, 64))}`;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ApiError, type ParamError } from '../api/api-error.js';
-import { canonicalInstant, isIsoDate } from '../dates.js';
+import { canonicalInstant, INSTANT_EXPECTED, isIsoDate } from '../dates.js';
 
 /** Rows per page unless the caller asks otherwise, and the most one page may hold. */
 export const DEFAULT_CHANGES_LIMIT = 1000;
@@ -39,7 +39,7 @@ export function validateChangesRequest(input: ChangesRequestInput, params: Chang
   const errors: ParamError[] = [];
   const since = input.since === undefined ? undefined : sinceInstant(input.since);
   if (input.since !== undefined && since === undefined) {
-    errors.push({ param: params.since, message: `expected an RFC 3339 instant such as 2026-06-30T12:00:00Z (in UTC, within the years 0001-9999), or a date YYYY-MM-DD meaning the start of that UTC day; got ${JSON.stringify(input.since.slice(0, 64))}` });
+    errors.push({ param: params.since, message: INSTANT_EXPECTED(input.since, 'start') });
   }
   const limit = input.limit === undefined ? DEFAULT_CHANGES_LIMIT : pageSize(input.limit);
   if (limit === undefined) {
