@@ -327,16 +327,16 @@ for (const kind of STORE_KINDS) {
       expect(row?.n).toBe(200_000);
     });
 
-    it('tells the person what the import command did in words that count: 1 row, 2 rows', async () => {
+    it('tells the person what the import command did in words that count: 1 row, 2 rows, 1 point', async () => {
       const one = await file('one.csv', ['metric,project,date,value', 'treasury-market-cap-usd,MSTR,2024-02-01,1']);
-      const two = await file('two.csv', ['metric,project,date,value', 'treasury-market-cap-usd,MSTR,2024-02-01,1', 'treasury-market-cap-usd,MSTR,2024-02-02,2']);
+      const two = await file('two.csv', ['metric,project,date,value', 'treasury-market-cap-usd,MSTR,2024-02-02,2', 'treasury-market-cap-usd,MSTR,2024-02-03,3']);
       const empty = join(dir, 'empty.csv');
       await writeFile(empty, '');
       const said = { out: '', err: '', progress: [] as string[] };
       const output = { out: (t: string) => void (said.out += t), err: (t: string) => void (said.err += t), progress: (t: string) => void said.progress.push(t) };
       const code = await importCommand.run({ store, catalog: CATALOG, config: loadConfig({}), output, signal: new AbortController().signal }, { files: [one, two, empty] });
       expect(code).toBe(1);
-      expect(said.out).toMatch(new RegExp(`^imported 1 row from ${one} in .+\nimported 2 rows from ${two} in .+\n$`));
+      expect(said.out).toMatch(new RegExp(`^imported 1 row from ${one} in .+: 1 point added, 0 revised, 0 removed\nimported 2 rows from ${two} in .+: 2 points added, 0 revised, 0 removed\n$`));
       expect(said.progress).toEqual(expect.arrayContaining([`${one}: validated 1 row`, `${one}: written 1 row`, `${two}: validated 2 rows`]));
       expect(said.err).toBe(`${empty}:1: expected the header "metric,project,date,value" optionally followed by ",extra_json", found an empty file\n${empty}: not imported, 1 bad row; nothing from this file was written\n`);
     });

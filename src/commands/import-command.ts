@@ -41,23 +41,23 @@ export const importCommand: Command<ImportArgs> = {
 // Private
 
 function describeProgress(p: ImportProgress): string {
-  return `${p.file}: ${p.phase === 'validate' ? 'validated' : 'written'} ${rows(p.rows)}`;
+  return `${p.file}: ${p.phase === 'validate' ? 'validated' : 'written'} ${counted(p.rows, 'row')}`;
 }
 
-/** `1 row`, `2 rows`. */
-function rows(count: number): string {
-  return `${count} ${count === 1 ? 'row' : 'rows'}`;
+/** `1 row`, `2 rows`, `0 points`. */
+function counted(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
 
 function report(output: CommandOutput, result: ImportResult): void {
   if (result.ok) {
     const rate = result.seconds > 0 ? Math.round(result.rows / result.seconds) : result.rows;
     const { added, revised, removed } = result.written;
-    output.out(`imported ${rows(result.rows)} from ${result.file} in ${result.seconds.toFixed(1)} s (${rate} rows/s): ${added} points added, ${revised} revised, ${removed} removed\n`);
+    output.out(`imported ${counted(result.rows, 'row')} from ${result.file} in ${result.seconds.toFixed(1)} s (${rate} rows/s): ${counted(added, 'point')} added, ${revised} revised, ${removed} removed\n`);
     return;
   }
   for (const e of result.errors) output.err(`${result.file}:${e.line}: ${e.message}\n`);
   const unshown = result.errorCount - result.errors.length;
   const more = unshown > 0 ? ` (the first ${result.errors.length} shown, ${unshown} more)` : '';
-  output.err(`${result.file}: not imported, ${result.errorCount} bad ${result.errorCount === 1 ? 'row' : 'rows'}${more}; nothing from this file was written\n`);
+  output.err(`${result.file}: not imported, ${counted(result.errorCount, 'bad row')}${more}; nothing from this file was written\n`);
 }
