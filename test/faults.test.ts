@@ -243,6 +243,29 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
     }
   }, 30_000);
 
+  it('ends a streamed read whose server stops answering between batches, within the timeouts, and frees its connection once the server is back', async () => {
+    // One connection: a cursor left waiting on it for good would leave the last query nothing to run on.
+    const store = openPostgres({ url: pg.url, poolSize: 1, statementTimeoutSeconds: 1, connectTimeoutSeconds: 1 });
+    let thaw: NodeJS.Timeout | undefined;
+    try {
+      const batches = store.streamRaw('select g from generate_series(1, 100000) g', [], 1_000)[Symbol.asyncIterator]();
+      const first = await batches.next();
+      expect((first.value as unknown[][]).length).toBe(1_000);
+      await pg.freeze(true);
+      thaw = setTimeout(() => void pg.freeze(false), 8_000);
+      const started = Date.now();
+      const failure = await batches.next().then(() => undefined, (error: unknown) => error as { code?: string });
+      expect({ code: failure?.code, withinTimeouts: (Date.now() - started) / 1000 < 4 }).toEqual({ code: 'ETIMEDOUT', withinTimeouts: true });
+      await pg.freeze(false);
+      const rows = await store.query<{ n: number }>('select 1 as n');
+      expect(rows).toEqual([{ n: 1 }]);
+    } finally {
+      clearTimeout(thaw);
+      await pg.freeze(false);
+      await store.close();
+    }
+  }, 30_000);
+
   it('stops answering from its response cache when the database is cut off without a word, rather than serve old data', async () => {
     // The service reaches the database through a proxy that a test can sever, as a network
     // partition does: nothing is closed, nothing gets through. A write made meanwhile by

@@ -64,7 +64,7 @@ export function openPostgres(options: PostgresOptions): Store {
         // (see runStatement) starts again; after it, rows have gone out.
         for (let delivered = false, again = true; ; again = false) {
           try {
-            for await (const rows of sql.unsafe(text, toParameters(params), { prepare: true }).raw().cursor(batchRows) as unknown as AsyncIterable<ColumnText[][]>) {
+            for await (const rows of watchedBatches(unanswered, sql.unsafe(text, toParameters(params), { prepare: true }).raw().cursor(batchRows) as unknown as AsyncIterable<ColumnText[][]>)) {
               delivered = true;
               yield withoutHoles(rows);
             }
@@ -252,7 +252,7 @@ function createUnansweredWatch(limitMs: number): UnansweredWatch {
     for (const entry of waiting) {
       if (entry.since > late) continue;
       waiting.delete(entry);
-      entry.fail(Object.assign(new Error(`no answer within ${limitMs / 1000} s`), { code: 'ETIMEDOUT' }));
+      entry.fail(Object.assign(new Error(`no answer within ${limitMs / 1000} s`), { code: 'ETIMEDOUT', unanswered: true }));
     }
   }, UNANSWERED_SWEEP_MS);
   sweep.unref();
@@ -270,6 +270,40 @@ function createUnansweredWatch(limitMs: number): UnansweredWatch {
     }),
     close: () => clearInterval(sweep),
   };
+}
+
+/**
+ * A cursor's batches, each under the watch over unanswered statements: a server that stops
+ * answering in the middle of a streamed answer ends it as a failure after the limit, rather
+ * than hold it (and its client) until the server answers again.
+ */
+async function* watchedBatches<T>(unanswered: UnansweredWatch, batches: AsyncIterable<T>): AsyncGenerator<T> {
+  const iterator = batches[Symbol.asyncIterator]();
+  let open = true;
+  try {
+    for (;;) {
+      // The driver gives a finished cursor's last `done` as it is, not in a promise.
+      const pending = Promise.resolve(iterator.next());
+      let next: IteratorResult<T>;
+      try {
+        next = await unanswered.watch(pending);
+      } catch (error) {
+        open = false;
+        // The driver holds the connection until it is told what to do after each batch: the
+        // batch that went unanswered is answered with a close when it comes, if it ever does.
+        if ((error as { unanswered?: unknown }).unanswered === true) pending.then(() => iterator.return?.(), () => {});
+        throw error;
+      }
+      if (next.done === true) {
+        open = false;
+        return;
+      }
+      yield next.value;
+    }
+  } finally {
+    // The reader left early: the cursor is closed.
+    if (open) await iterator.return?.();
+  }
 }
 
 /**

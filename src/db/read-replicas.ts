@@ -147,7 +147,7 @@ export function createReadRouter(primary: Store, options: ReplicaOptions, logger
     description: `${primary.description}, reads from ${replicas.length} replica(s)`,
     query: (text, params, signal) => routed((s) => s.query(text, params, signal)),
     queryRaw: (text, params, signal) => routed((s) => s.queryRaw(text, params, signal)),
-    streamRaw: (text, params, batchRows, signal) => streamRouted(pick(), primary, dropFailed, answerWithinMs, (s) => s.streamRaw(text, params, batchRows, signal)),
+    streamRaw: (text, params, batchRows, signal) => streamRouted(pick(), primary, dropFailed, (s) => s.streamRaw(text, params, batchRows, signal)),
   };
 
   return {
@@ -215,50 +215,34 @@ function answerWithin<T>(ms: number, answer: Promise<T>): Promise<T> {
   answer.catch(() => {}); // a late failure after the timeout is nobody's
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${Math.round(ms / 100) / 10} s`), { code: 'ETIMEDOUT', noAnswer: true })), ms);
+    timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${Math.round(ms / 100) / 10} s`), { code: 'ETIMEDOUT' })), ms);
   });
   return Promise.race([answer, timeout]).finally(() => clearTimeout(timer));
 }
 
 /**
- * A stream from a replica, restarted on the primary when the replica fails, or gives no
- * batch within `answerWithinMs`, before its first rows; a batch that does not come in
- * time later ends the stream as a failure instead of holding it open until the replica
- * is back. (A cursor's batches are not under the store's watch over statements.)
+ * A stream from a replica, restarted on the primary when the replica fails before its first
+ * rows. A replica that stops answering fails as any other: its store gives up on a batch
+ * left unanswered past the connect and statement timeouts (open-postgres.ts), and after the
+ * first rows the failure ends the stream.
  */
 async function* streamRouted<R extends { name: string; store: Store }>(
   replica: R | undefined,
   primary: Store,
   drop: (replica: R, reason: string) => void,
-  answerWithinMs: number,
   stream: (store: Store) => AsyncIterable<ColumnText[][]>,
 ): AsyncGenerator<ColumnText[][]> {
   if (replica === undefined) return yield* stream(primary);
-  const batches = stream(replica.store)[Symbol.asyncIterator]();
   let started = false;
-  let finished = false;
   try {
-    for (;;) {
-      const next = await answerWithin(answerWithinMs, batches.next());
-      if (next.done === true) {
-        finished = true;
-        return;
-      }
+    for await (const rows of stream(replica.store)) {
       started = true;
-      yield next.value;
+      yield rows;
     }
   } catch (error) {
-    if (isNoAnswer(error)) {
-      // Closing waits on the batch the replica never sent: left to end whenever it does.
-      finished = true;
-      void batches.return?.(undefined)?.catch(() => {});
-    }
     if (started || !(isUnavailableError(error) || cancelledByRecovery(error))) throw error;
     if (!cancelledByRecovery(error)) drop(replica, `a read failed: ${(error as Error).message.slice(0, 120)}`);
     yield* stream(primary);
-  } finally {
-    // The reader left early (or the replica's stream failed): its cursor is closed.
-    if (!finished) await batches.return?.(undefined);
   }
 }
 
@@ -273,9 +257,4 @@ async function* streamRouted<R extends { name: string; store: Store }>(
 function cancelledByRecovery(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return code === '40001' || code === '40P01';
-}
-
-/** The failure {@link answerWithin} gives when the server said nothing in time. */
-function isNoAnswer(error: unknown): boolean {
-  return (error as { noAnswer?: unknown } | null)?.noAnswer === true;
 }
