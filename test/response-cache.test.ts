@@ -96,6 +96,24 @@ for (const kind of STORE_KINDS) {
       expect(probe.reads).toBe(0);
     });
 
+    it('answers a large GraphQL query (written in parts) whole, as REST\'s points, and again from memory in the same bytes', async () => {
+      const issuers = CATALOG.byName.get('etf-aum-change-pct')!.projects;
+      const query = '{ metric(name: etf_aum_change_pct, from: "2026-01-01", to: "2026-06-30") { series { slug points { date value } } } }';
+      const first = await service.graphql(query);
+      const bytes = Buffer.from(await first.arrayBuffer());
+      expect(bytes.length).toBeGreaterThan(64 * 1024);
+      expect(first.headers.get('content-length')).toBe(String(bytes.length));
+      const series = (JSON.parse(bytes.toString('utf8')) as { data: { metric: { series: { slug: string; points: unknown[] }[] } } }).data.metric.series;
+      expect(series.map((s) => s.slug)).toEqual(issuers);
+      const rest = (await (await service.get('/v1/metrics/etf-aum-change-pct?start_date=2026-01-01&end_date=2026-06-30')).json()) as Record<string, { date: string; value: number }[]>;
+      for (const { slug, points } of series) expect(points).toEqual(rest[slug]!.map(({ date, value }) => ({ date, value })));
+      probe.reset();
+      const again = await service.graphql(query);
+      expect(again.headers.get('content-length')).toBe(String(bytes.length));
+      expect(Buffer.from(await again.arrayBuffer()).equals(bytes)).toBe(true);
+      expect(probe.reads).toBe(0);
+    });
+
     it('serves the new data right after a write is announced, on both APIs, as_of still the past', async () => {
       const before = (await (await service.get(PATH)).json()) as Record<string, { date: string; value: number }[]>;
       await service.graphql(QUERY);

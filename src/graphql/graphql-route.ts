@@ -74,16 +74,22 @@ export function createGraphqlRoute(services: Services): Route {
         const answer = known === undefined ? await answerWithYoga(yoga, operations, req, res, body, context, signal) : await answerKnown(yoga, services, known, context);
         // A subscription's events were written as they came.
         if (answer === 'streamed') return;
-        const bytes = answer.bytes ?? splices.toBytes(answer.text!);
+        // A large answer stays in parts, written as they are: joined, a 10 MB answer was a
+        // second 10 MB in memory while it was written (docs/benchmarks.md, "GraphQL's large
+        // answers in parts"). A small one is joined: one write is cheaper than several.
+        const split = answer.bytes === undefined ? splices.toParts(answer.text!) : [answer.bytes];
+        const length = split.reduce((n, part) => n + part.length, 0);
+        const parts = split.length > 1 && length < JOIN_BELOW_BYTES ? [Buffer.concat(split, length)] : split;
         // Only whole successes are kept; an answer with errors may depend on more than the
         // data. Points never hold "errors", so the text around them tells.
-        if (key !== undefined && answer.status === 200 && answer.contentType.includes('json') && !(answer.text ?? bytes).includes('"errors":')) {
-          services.responseCache.set(key, { body: bytes, contentType: answer.contentType, cost: counting.total }, ticket);
+        if (key !== undefined && services.responseCache.keeping && answer.status === 200 && answer.contentType.includes('json') && !(answer.text ?? answer.bytes!).includes('"errors":')) {
+          services.responseCache.set(key, { body: parts.length === 1 ? parts[0]! : Buffer.concat(parts, length), contentType: answer.contentType, cost: counting.total }, ticket);
         }
         res.statusCode = answer.status;
         for (const [name, value] of answer.headers) res.setHeader(name, value);
-        res.setHeader('content-length', bytes.length);
-        res.end(head ? undefined : bytes);
+        res.setHeader('content-length', length);
+        if (head) res.end();
+        else writeParts(res, parts);
       } finally {
         finished = true;
         for (const release of held) release();
@@ -93,6 +99,17 @@ export function createGraphqlRoute(services: Services): Route {
 }
 
 // Private
+
+/** Answers smaller than this are written as one buffer, larger ones in their parts. */
+const JOIN_BELOW_BYTES = 64 * 1024;
+
+/** A whole body in parts, in one corked write. */
+function writeParts(res: ServerResponse, parts: readonly Buffer[]): void {
+  res.cork();
+  for (const part of parts) res.write(part);
+  res.end();
+  res.uncork();
+}
 
 /** An answer ready to send: its text with splice markers, or its bytes as they are. */
 interface GraphqlAnswer {

@@ -24,16 +24,19 @@ export interface Splices {
   readonly size: number;
   /**
    * Serializes `result` with `stringify`: with the recorded values in place, or, for
-   * splices made `asBytes`, with a marker where each goes, for {@link Splices.toBytes}.
+   * splices made `asBytes`, with a marker where each goes, for {@link Splices.toParts}.
    */
   serialize(result: { data?: unknown }, stringify: (result: unknown) => string): string;
-  /** A serialized response's bytes with the recorded values, as bytes, where its markers stand. */
-  toBytes(serialized: string): Buffer;
+  /**
+   * A serialized response's bytes with the recorded values, as bytes, where its markers
+   * stand: in parts, the recorded ones as the store gave them, to be written without a copy.
+   */
+  toParts(serialized: string): Buffer[];
 }
 
 /**
  * Splices for one response. `asBytes`: serialization leaves markers and the route puts
- * the points' bytes in with {@link Splices.toBytes}, so points read as bytes are never
+ * the points' bytes in with {@link Splices.toParts}, so points read as bytes are never
  * decoded to a string and encoded again (for a 10 MB answer, two copies and most of the
  * collector's work); without it (Yoga used on its own), the text goes into the string.
  */
@@ -53,7 +56,7 @@ export function createSplices(asBytes = false): Splices {
       if (asBytes) return stringify(result);
       return stringify(result).replace(MARKER, (_, i: string) => columnText(recorded[Number(i)]!.json));
     },
-    toBytes(serialized) {
+    toParts(serialized) {
       const parts: Buffer[] = [];
       let from = 0;
       for (const match of serialized.matchAll(MARKER)) {
@@ -61,7 +64,7 @@ export function createSplices(asBytes = false): Splices {
         from = match.index + match[0].length;
       }
       parts.push(Buffer.from(serialized.slice(from), 'utf8'));
-      return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+      return parts;
     },
   };
 }

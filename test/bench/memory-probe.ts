@@ -12,6 +12,9 @@
  * every second: it adds, for the 8-connection step, the most bytes held in ArrayBuffers
  * just before a collection and the most just after (what was garbage waiting for one,
  * and what was in use). The collections lower the peak, so that run's RSS is not the bench's.
+ *
+ * GRAPHQL=1 then takes the service through the bench's GraphQL 76x3650 steps (1 connection,
+ * then the peak at 8), after REST's on the same process, as `npm run bench` does.
  */
 import { readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,6 +28,7 @@ const builds = process.argv.length > 2 ? process.argv.slice(2) : ['dist/src/main
 const db = await ensureBenchDatabase(BENCH_SERVER_URL, (line) => process.stderr.write(`${line}\n`));
 const BUFFER_LOG = join(tmpdir(), `metrics-buffers-${process.pid}.log`);
 const sampling = process.env.BUFFERS === '1';
+const withGraphql = process.env.GRAPHQL === '1';
 const env = { ...benchServiceEnv(db), ...(sampling ? { NODE_OPTIONS: `--expose-gc --import ${new URL('buffer-sampler.mjs', import.meta.url).pathname}`, BUFFER_LOG } : {}) };
 const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
 for (const build of builds) {
@@ -46,6 +50,18 @@ for (const build of builds) {
     const result = await autocannon({ url: largest.url, headers: largest.headers, connections: 8, duration: 8 });
     const peak = sampler.stop();
     console.log(`${build}: RSS ${mb(started)} MB after start, ${mb(warmed)} after the 3x365 warm-up, ${mb(before)} after 1 connection, peak ${mb(peak)} at 8 connections (growth ${mb(peak - before)} MB; ${result.requests.total} answers, non-2xx ${result.non2xx})${sampling ? buffersSince(from) : ''}`);
+    if (withGraphql && !isFloor) {
+      // GraphQL's steps follow REST's on the same process, as in `npm run bench`.
+      const graphql = targetsFor(SHAPES.find((s) => s.name === '76x3650')!, db.lastDay, db.projectIds, ports, BENCH_KEY)[2]!;
+      const request = { url: graphql.url, method: graphql.method, headers: graphql.headers, body: graphql.body, duration: 8 };
+      await autocannon({ ...request, connections: 1 });
+      const graphqlBefore = service.rss();
+      const graphqlSampler = sampleRss(service);
+      const graphqlFrom = Date.now();
+      const answered = await autocannon({ ...request, connections: 8 });
+      const graphqlPeak = graphqlSampler.stop();
+      console.log(`${build}, graphql after it: RSS ${mb(graphqlBefore)} MB after 1 connection, peak ${mb(graphqlPeak)} at 8 connections (growth ${mb(graphqlPeak - graphqlBefore)} MB; ${answered.requests.total} answers, non-2xx ${answered.non2xx})${sampling ? buffersSince(graphqlFrom) : ''}`);
+    }
   } finally {
     await service.stop();
   }
