@@ -176,4 +176,22 @@ describe('the response cache bound', () => {
       await Promise.all([service.stop(), off.stop()]);
     }
   });
+
+  it('joins no copy of a large GraphQL answer for the cache when it is too large to keep', async () => {
+    // 1 MB keeps no entry over 64 KB (a sixteenth): a half-year of every issuer's points is about 560 KB.
+    const service = await startTestService(STORE_KINDS[0]!, { RESPONSE_CACHE_MB: '1' });
+    const cache = service.running.services.responseCache;
+    const offered: number[] = [];
+    const set = cache.set.bind(cache);
+    cache.set = (key, answer, ticket) => (offered.push(answer.body.length), set(key, answer, ticket));
+    try {
+      const res = await service.graphql('{ metric(name: etf_aum_change_pct, from: "2026-01-01", to: "2026-06-30") { series { slug points { date value } } } }');
+      const bytes = Buffer.from(await res.arrayBuffer());
+      expect(bytes.length).toBeGreaterThan(64 * 1024);
+      expect(res.headers.get('content-length')).toBe(String(bytes.length));
+      expect({ offered, entries: cache.stats.entries }).toEqual({ offered: [], entries: 0 });
+    } finally {
+      await service.stop();
+    }
+  });
 });

@@ -36,6 +36,8 @@ export interface ResponseCache {
   ticket(): number;
   /** Whether answers are kept at all now (the cache is on and writes are heard): when not, none need be assembled for it. */
   readonly keeping: boolean;
+  /** Whether an answer of `bytes` would be kept under `key` now: {@link keeping}, and not too large to keep (see MAX_ENTRY_SHARE). */
+  keeps(key: string, bytes: number): boolean;
   set(key: string, answer: CachedAnswer, ticket: number): void;
   /** Every entry is stale now; `listening` says whether writes will be heard from here on. */
   invalidate(listening: boolean): void;
@@ -50,8 +52,9 @@ export function createResponseCache(maxBytes: number): ResponseCache {
   let listening = false;
   /** Bumped by every invalidation: a read that began before it may hold older data. */
   let generation = 0;
+  const maxEntrySize = Math.floor(maxBytes * MAX_ENTRY_SHARE);
   const entries = maxBytes > 0
-    ? new LRUCache<string, CachedAnswer>({ maxSize: maxBytes, maxEntrySize: Math.floor(maxBytes * MAX_ENTRY_SHARE), sizeCalculation: (answer, key) => answer.body.length + key.length + 200 })
+    ? new LRUCache<string, CachedAnswer>({ maxSize: maxBytes, maxEntrySize, sizeCalculation: (answer, key) => entrySize(key, answer.body.length) })
     : undefined;
   return {
     get(key) {
@@ -64,6 +67,9 @@ export function createResponseCache(maxBytes: number): ResponseCache {
     ticket: () => generation,
     get keeping() {
       return entries !== undefined && listening;
+    },
+    keeps(key, bytes) {
+      return entries !== undefined && listening && entrySize(key, bytes) <= maxEntrySize;
     },
     set(key, answer, ticket) {
       if (entries !== undefined && listening && ticket === generation) entries.set(key, answer);
@@ -79,4 +85,11 @@ export function createResponseCache(maxBytes: number): ResponseCache {
       return { ...stats, entries: entries?.size ?? 0, bytes: entries?.calculatedSize ?? 0, maxBytes };
     },
   };
+}
+
+// Private
+
+/** What an entry counts against the cache's bytes: its body, its key and about 200 bytes of bookkeeping. */
+function entrySize(key: string, bodyBytes: number): number {
+  return bodyBytes + key.length + 200;
 }

@@ -81,8 +81,9 @@ export function createGraphqlRoute(services: Services): Route {
         const length = split.reduce((n, part) => n + part.length, 0);
         const parts = split.length > 1 && length < JOIN_BELOW_BYTES ? [Buffer.concat(split, length)] : split;
         // Only whole successes are kept; an answer with errors may depend on more than the
-        // data. Points never hold "errors", so the text around them tells.
-        if (key !== undefined && services.responseCache.keeping && answer.status === 200 && answer.contentType.includes('json') && !(answer.text ?? answer.bytes!).includes('"errors":')) {
+        // data. Points never hold "errors", so the text around them tells. The joined copy is
+        // made only for an answer the cache will keep: one too large for it would be dropped.
+        if (key !== undefined && services.responseCache.keeps(key, length) && answer.status === 200 && answer.contentType.includes('json') && !(answer.text ?? answer.bytes!).includes('"errors":')) {
           services.responseCache.set(key, { body: parts.length === 1 ? parts[0]! : Buffer.concat(parts, length), contentType: answer.contentType, cost: counting.total }, ticket);
         }
         res.statusCode = answer.status;
