@@ -40,7 +40,7 @@ const D = ENV_DEFAULTS;
 const envSchema = z.object({
   HOST: z.string().min(1).default(D.HOST),
   PORT: z.coerce.number().int().min(0).max(65535).default(D.PORT),
-  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/, hostname: /./, error: 'expected a postgres:// or postgresql:// URL, e.g. postgres://user:pass@db.example:5432/metrics' }).optional(),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(D.DATABASE_POOL_SIZE),
   DATABASE_READ_URLS: commaListOf(
     (url) => /^postgres(ql)?:\/\/[^/]/.test(url),

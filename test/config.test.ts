@@ -56,6 +56,15 @@ describe('configuration', () => {
     expect(message).not.toContain('secret');
   });
 
+  it('says DATABASE_URL must be a postgres:// URL, not "Invalid URL", without echoing the password', () => {
+    for (const bad of ['mysql://app:secret@db.example/metrics', 'db.example:5432/metrics', 'postgres:secret@db.example']) {
+      expect(() => loadConfig({ DATABASE_URL: bad }), bad).toThrow(
+        'DATABASE_URL: expected a postgres:// or postgresql:// URL, e.g. postgres://user:pass@db.example:5432/metrics',
+      );
+      expect(() => loadConfig({ DATABASE_URL: bad })).not.toThrow(/secret/);
+    }
+  });
+
   it('turns GraphiQL off only when asked, whatever NODE_ENV says', () => {
     expect(loadConfig({ NODE_ENV: 'production' }).graphiql).toBe(true);
     expect(loadConfig({ GRAPHIQL: 'off' }).graphiql).toBe(false);
