@@ -22,6 +22,11 @@ export interface CommandContext {
   catalog: Catalog;
   config: Config;
   output: CommandOutput;
+  /**
+   * The migrations this process applied when it opened the store, so `db:migrate` can say
+   * what it did; absent in a server, which applied them at its own start-up.
+   */
+  migrationsApplied?: readonly string[];
   /** Aborts when the person gives up (Ctrl-C, or the handing-off process went away). */
   signal: AbortSignal;
   /**

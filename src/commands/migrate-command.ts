@@ -2,14 +2,15 @@ import { z } from 'zod';
 import { syncCatalog } from '../db/sync-catalog.js';
 import type { Command } from './command.js';
 
-/** `db:migrate`: the migrations ran when the store was opened; this syncs the catalog and says so. */
+/** `db:migrate`: the migrations ran when the store was opened; this syncs the catalog and says what was applied. */
 export const migrateCommand: Command<Record<string, never>> = {
   name: 'db:migrate',
   argsSchema: z.record(z.string(), z.never()),
   whenLeft: 'the server still finishes it',
-  async run({ store, catalog, output }) {
+  async run({ store, catalog, output, migrationsApplied = [] }) {
     await syncCatalog(store, catalog);
-    output.err(`${store.description}: schema and catalog are up to date\n`);
+    const applied = migrationsApplied.length === 0 ? '' : ` applied ${migrationsApplied.length} migration${migrationsApplied.length === 1 ? '' : 's'} (${migrationsApplied.join(', ')});`;
+    output.err(`${store.description}:${applied} schema and catalog are up to date\n`);
     return 0;
   },
 };

@@ -56,10 +56,10 @@ export async function runCommand<Args>(command: Command<Args>, args: Args): Prom
 async function runHere<Args>(command: Command<Args>, args: Args, config: Config, output: CommandOutput, signal: AbortSignal): Promise<number> {
   const store = await openStore(config);
   try {
-    await migrate(store).catch((cause: Error) => {
+    const { applied } = await migrate(store).catch((cause: Error) => {
       throw new Error(`cannot prepare ${store.description}: ${cause.message}`, { cause });
     });
-    return await command.run({ store, catalog: CATALOG, config, output, signal }, args);
+    return await command.run({ store, catalog: CATALOG, config, output, signal, migrationsApplied: applied }, args);
   } finally {
     await store.close();
   }
