@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { generateApiKey, hashApiKey, KEY_CACHE_MS } from '../auth/api-keys.js';
 import { insertApiKey, listApiKeys, revokeApiKey } from '../db/api-key-queries.js';
+import type { Queryable } from '../db/store.js';
 import type { Command, CommandOutput } from './command.js';
 
 const keysArgs = z.discriminatedUnion('kind', [
@@ -28,7 +29,7 @@ export const keysCommand: Command<KeysArgs> = {
           await insertApiKey(store, args.name, hashApiKey(key), { ratePerMinute: args.ratePerMinute, burst: args.burst });
         } catch (cause) {
           if ((cause as { code?: unknown }).code !== UNIQUE_VIOLATION) throw cause;
-          output.err(`a key named ${args.name} already exists\n`);
+          output.err(`${await nameTaken(store, args.name)}\n`);
           return 1;
         }
         output.out(`${key}\n`);
@@ -67,4 +68,12 @@ function printTable(output: CommandOutput, keys: readonly { name: string; create
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const row of rows) output.out(`${row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')}\n`);
+}
+
+/** Why `name` cannot be given to a new key: a revoked key keeps its name, which `list` alone would not explain. */
+async function nameTaken(store: Queryable, name: string): Promise<string> {
+  const revokedAt = (await listApiKeys(store)).find((key) => key.name === name)?.revokedAt;
+  return revokedAt == null
+    ? `a key named ${name} already exists`
+    : `the name ${name} belongs to a key revoked at ${revokedAt} (a revoked key keeps its name); choose another name`;
 }
