@@ -1,4 +1,6 @@
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
+import { streamBody } from '../src/http/stream-body.js';
 import { openPostgres } from '../src/db/open-postgres.js';
 import { ClientGone } from '../src/http/client-gone.js';
 import { CancelledError } from '../src/db/store.js';
@@ -93,6 +95,38 @@ describe.skipIf(!postgres.available)('clients that leave in the middle of a stre
   }, 120_000);
 });
 
+describe('a client that stops reading a streamed answer', () => {
+  it('is given up after the stall limit, and its source is closed', async () => {
+    let produced = 0;
+    let closed = false;
+    async function* endless() {
+      try {
+        for (;;) {
+          produced += 1;
+          yield Buffer.alloc(1024 * 1024, 120);
+        }
+      } finally {
+        closed = true;
+      }
+    }
+    const server = createServer((req, res) => void streamBody(req, res, 'text/plain', endless(), 300));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
+    try {
+      // Asks, then reads nothing: the socket's buffers fill and the server waits for a drain.
+      socket.pause();
+      socket.write('GET / HTTP/1.1\r\nhost: x\r\n\r\n');
+      const started = Date.now();
+      while (!closed && Date.now() - started < 10_000) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect({ closed, withinSeconds: (Date.now() - started) / 1000 < 5 }).toEqual({ closed: true, withinSeconds: true });
+      expect(produced).toBeLessThan(200); // it stopped producing: far less than 10 s of a local socket
+    } finally {
+      socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
 describe.skipIf(!postgres.available)('a cancel that lands on the wrong statement', () => {
   let db: StoreUnderTest;
   beforeAll(async () => {
@@ -122,6 +156,25 @@ describe.skipIf(!postgres.available)('a cancel that lands on the wrong statement
     const raw = db.store.queryRaw('select pg_sleep(0.302), 8 as x', []);
     await cancelWhileRunning('pg_sleep(0.302)');
     expect((await raw).map((row) => String(row[1]))).toEqual(['8']);
+  });
+
+  it('streams every row to a reader slower in all than the statement timeout, each batch within it', async () => {
+    const slow = openPostgres({ url: db.url!, poolSize: 1, statementTimeoutSeconds: 1, connectTimeoutSeconds: 5 });
+    try {
+      let rows = 0;
+      let batches = 0;
+      const started = Date.now();
+      for await (const batch of slow.streamRaw('select g from generate_series(1, 100000) g', [], 20_000)) {
+        rows += batch.length;
+        batches += 1;
+        await new Promise((resolve) => setTimeout(resolve, 600));
+      }
+      expect({ rows, batches, slowerThanTheTimeout: Date.now() - started > 1_000 }).toEqual({ rows: 100_000, batches: 5, slowerThanTheTimeout: true });
+      // The connection came back: the one-connection pool answers at once.
+      expect(await slow.query<{ n: number }>('select 1 as n')).toEqual([{ n: 1 }]);
+    } finally {
+      await slow.close();
+    }
   });
 
   it('gives every row of a statement that follows, on the same connection, one that failed part-way through its rows', async () => {

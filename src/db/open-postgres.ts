@@ -53,20 +53,20 @@ export function openPostgres(options: PostgresOptions): Store {
     ...over(sql),
     streamRaw: async function* (text: string, params: readonly unknown[], batchRows: number, signal?: CancelSignal) {
       const cursor = Number.isFinite(batchRows);
-      // A cursor is never cancelled: when its reader leaves, the reader stops iterating and the
-      // driver closes the portal, which frees the connection within one batch (each is small and
-      // under the statement timeout). A cancel cannot be aimed at the cursor: it reaches the
-      // server after that close, when the connection already runs the next request's statement,
-      // and cancelled that one instead (503s after clients left in the middle of answers).
+      // A cursor is never cancelled: when its reader leaves, the reader stops asking and the
+      // transaction ends after the batch in hand, which frees the connection (each batch is
+      // small and under the statement timeout). A cancel cannot be aimed at the cursor: it
+      // reaches the server after that, when the connection already runs the next request's
+      // statement, and cancelled that one instead (503s after clients left mid-answer).
       if (cursor) {
         throwIfCancelled(signal);
         // Before its first batch, a cursor stopped by a cancel meant for another statement
         // (see runStatement) starts again; after it, rows have gone out.
         for (let delivered = false, again = true; ; again = false) {
           try {
-            for await (const rows of watchedBatches(unanswered, sql.unsafe(text, toParameters(params), { prepare: true }).raw().cursor(batchRows) as unknown as AsyncIterable<ColumnText[][]>)) {
+            for await (const rows of fetchedBatches(sql, unanswered, text, params, batchRows)) {
               delivered = true;
-              yield withoutHoles(rows);
+              yield rows;
             }
             return;
           } catch (error) {
@@ -252,7 +252,7 @@ function createUnansweredWatch(limitMs: number): UnansweredWatch {
     for (const entry of waiting) {
       if (entry.since > late) continue;
       waiting.delete(entry);
-      entry.fail(Object.assign(new Error(`no answer within ${limitMs / 1000} s`), { code: 'ETIMEDOUT', unanswered: true }));
+      entry.fail(Object.assign(new Error(`no answer within ${limitMs / 1000} s`), { code: 'ETIMEDOUT' }));
     }
   }, UNANSWERED_SWEEP_MS);
   sweep.unref();
@@ -273,36 +273,58 @@ function createUnansweredWatch(limitMs: number): UnansweredWatch {
 }
 
 /**
- * A cursor's batches, each under the watch over unanswered statements: a server that stops
- * answering in the middle of a streamed answer ends it as a failure after the limit, rather
- * than hold it (and its client) until the server answers again.
+ * A statement's rows, `batchRows` at a time, from a cursor declared in a read-only
+ * transaction: each FETCH is a statement of its own for PostgreSQL, under the statement
+ * timeout and the watch over unanswered statements by itself, and the reader's waits
+ * between batches are under neither. A cursor of the protocol's (an Execute with a row
+ * limit) was one statement from its first batch to its last: a reader slower than the
+ * statement timeout in all (a long export to a slow client) was cut off part-way. The
+ * cursor is planned for all its rows, as a statement is, not for the first tenth.
+ *
+ * The transaction runs in postgres.js' `begin` callback (its `reserve` never resolves
+ * on a connection it has to open), which fetches a batch each time the reader asks for
+ * one. A reader that leaves, or gives up on a batch the server left unanswered, stops
+ * asking: the transaction ends once the batch in hand comes, and frees its connection.
  */
-async function* watchedBatches<T>(unanswered: UnansweredWatch, batches: AsyncIterable<T>): AsyncGenerator<T> {
-  const iterator = batches[Symbol.asyncIterator]();
-  let open = true;
+async function* fetchedBatches(sql: postgres.Sql, unanswered: UnansweredWatch, text: string, params: readonly unknown[], batchRows: number): AsyncGenerator<ColumnText[][]> {
+  let asking: ((rows: ColumnText[][]) => void) | undefined;
+  let stopped = false;
+  let wake: ((more: boolean) => void) | undefined;
+  const nextAsk = () => new Promise<boolean>((resolve) => {
+    if (stopped) resolve(false);
+    else if (asking !== undefined) resolve(true);
+    else wake = resolve;
+  });
+  const transaction = sql.begin('read only', async (tx) => {
+    await tx.unsafe('set local cursor_tuple_fraction = 1');
+    await tx.unsafe(`declare batches no scroll cursor for ${text}`, toParameters(params), { prepare: true });
+    while (await nextAsk()) {
+      const rows = withoutHoles(await tx.unsafe(`fetch ${batchRows} from batches`).raw() as unknown as ColumnText[][]);
+      const reader = asking!;
+      asking = undefined;
+      const last = rows.length < batchRows;
+      reader(rows);
+      if (last) return;
+    }
+  }).then(() => null); // ended without a batch for the reader
+  transaction.catch(() => {}); // a failure reaches the reader through the race below, or nobody waits for it
   try {
     for (;;) {
-      // The driver gives a finished cursor's last `done` as it is, not in a promise.
-      const pending = Promise.resolve(iterator.next());
-      let next: IteratorResult<T>;
-      try {
-        next = await unanswered.watch(pending);
-      } catch (error) {
-        open = false;
-        // The driver holds the connection until it is told what to do after each batch: the
-        // batch that went unanswered is answered with a close when it comes, if it ever does.
-        if ((error as { unanswered?: unknown }).unanswered === true) pending.then(() => iterator.return?.(), () => {});
-        throw error;
-      }
-      if (next.done === true) {
-        open = false;
-        return;
-      }
-      yield next.value;
+      const batch = new Promise<ColumnText[][]>((resolve) => {
+        asking = resolve;
+        wake?.(true);
+        wake = undefined;
+      });
+      const rows = await unanswered.watch(Promise.race([batch, transaction]));
+      if (rows === null) return;
+      // Counted first: the reader empties the arrays it is given.
+      const last = rows.length < batchRows;
+      if (rows.length > 0) yield rows;
+      if (last) return;
     }
   } finally {
-    // The reader left early: the cursor is closed.
-    if (open) await iterator.return?.();
+    stopped = true;
+    wake?.(false);
   }
 }
 

@@ -7,13 +7,22 @@ import { chooseEncoding } from './negotiate.js';
 export type BodyChunk = string | Uint8Array;
 
 /**
+ * How long a streamed answer waits for its client to take what was written: a client that
+ * reads nothing for this long is given up, as if it had left. Its source holds a database
+ * connection and a transaction open (src/db/open-postgres.ts), so clients that stop
+ * reading must not hold them for good; a minute lets a slow link take a batch (up to about
+ * 1 MB) at 20 KB/s.
+ */
+export const STALLED_CLIENT_MS = 60_000;
+
+/**
  * Writes a 200 body of unknown length as it is produced, chunked, brotli- or
  * gzip-compressed when the client accepts it, waiting for the socket to drain so memory
  * stays bounded however long the body is. HEAD gets the headers alone. When the client
- * leaves, it stops reading `chunks` (which closes their source) and resolves quietly:
- * nobody waits for an answer.
+ * leaves, or takes nothing for `stalledAfterMs`, it stops reading `chunks` (which closes
+ * their source) and resolves quietly: nobody waits for an answer.
  */
-export async function streamBody(req: IncomingMessage, res: ServerResponse, contentType: string, chunks: AsyncIterable<BodyChunk>): Promise<void> {
+export async function streamBody(req: IncomingMessage, res: ServerResponse, contentType: string, chunks: AsyncIterable<BodyChunk>, stalledAfterMs = STALLED_CLIENT_MS): Promise<void> {
   const encoding = chooseEncoding(req.headers['accept-encoding']);
   res.statusCode = 200;
   res.setHeader('content-type', contentType);
@@ -36,7 +45,7 @@ export async function streamBody(req: IncomingMessage, res: ServerResponse, cont
   else res.once('close', () => gone.abort());
   try {
     for await (const chunk of chunks) {
-      if (!sink.write(chunk)) await once(sink, 'drain', { signal: gone.signal });
+      if (!sink.write(chunk)) await drained(sink, res, gone.signal, stalledAfterMs);
     }
     sink.end();
   } catch (error) {
@@ -49,4 +58,16 @@ export async function streamBody(req: IncomingMessage, res: ServerResponse, cont
     res.once('finish', resolve);
     res.once('close', resolve);
   });
+}
+
+// Private
+
+/** Waits for `sink` to drain; a client that takes nothing for `ms` has its connection closed, which ends the wait as its leaving does. */
+async function drained(sink: NodeJS.WritableStream, res: ServerResponse, gone: AbortSignal, ms: number): Promise<void> {
+  const stalled = setTimeout(() => res.destroy(), ms);
+  try {
+    await once(sink, 'drain', { signal: gone });
+  } finally {
+    clearTimeout(stalled);
+  }
 }
