@@ -315,6 +315,24 @@ for (const kind of STORE_KINDS) {
         expect(docs.headers.get('content-security-policy')).toBe("default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
       });
 
+      it('sends GraphiQL\'s page (about 9 MB of HTML) compressed when accepted, with a validator a browser revalidates to a bodiless 304', async () => {
+        const plain = await service.get('/graphql', { key: null, headers: { accept: 'text/html' } });
+        const html = await plain.text();
+        expect(html).toContain('<title>');
+        expect(plain.headers.get('content-encoding')).toBeNull();
+        expect(plain.headers.get('cache-control')).toBe('no-cache');
+        for (const encoding of ['br', 'gzip']) {
+          const packed = await service.get('/graphql', { key: null, headers: { accept: 'text/html', 'accept-encoding': encoding } });
+          expect(packed.headers.get('content-encoding')).toBe(encoding);
+          expect(Number(packed.headers.get('content-length'))).toBeLessThan(html.length / 3);
+          expect(packed.headers.get('etag')).toBe(plain.headers.get('etag'));
+          expect(await packed.text()).toBe(html);
+        }
+        const again = await service.get('/graphql', { key: null, headers: { accept: 'text/html', 'if-none-match': plain.headers.get('etag')! } });
+        expect(again.status).toBe(304);
+        expect(await again.text()).toBe('');
+      });
+
       it('opens a shared GraphiQL link (a GET with ?query= from a browser) as the page with that query, without a key, not as a 401', async () => {
         const query = '{ metrics { name } }';
         const link = await service.get(`/graphql?query=${encodeURIComponent(query)}`, { key: null, headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } });

@@ -9,6 +9,7 @@ import type { ClientGone } from '../http/client-gone.js';
 import { renderGraphqlError } from '../http/render-error.js';
 import type { Route } from '../http/route.js';
 import type { Services } from '../services.js';
+import { createGraphiqlPage } from './graphiql-page.js';
 import { createSplices, type Splices } from './splice.js';
 import { answerOf, createKnownOperations, executeKnown, type KnownOperation, type KnownOperations, type SeenDocument } from './known-operations.js';
 import { createGraphqlServer, maskGraphqlError, type GraphqlServerContext } from './yoga.js';
@@ -23,6 +24,7 @@ type GraphqlServer = ReturnType<typeof createGraphqlServer>;
 export function createGraphqlRoute(services: Services): Route {
   const yoga = createGraphqlServer(services);
   const operations = createKnownOperations();
+  const sendGraphiqlPage = createGraphiqlPage();
   return {
     path: '/graphql',
     // Only the page itself is public: with GRAPHIQL=off a browser's GET is an API call, keyed.
@@ -36,7 +38,7 @@ export function createGraphqlRoute(services: Services): Route {
         // The page runs inline scripts and workers from blobs, so only framing is restricted:
         // GraphiQL keeps the key in the browser, and a site framing it could make its user run queries.
         res.setHeader('content-security-policy', "frame-ancestors 'none'");
-        return sendFetchResponse(res, await yoga.fetch(toFetchRequest(req, Buffer.alloc(0))), head);
+        return sendGraphiqlPage(req, res, await yoga.fetch(toFetchRequest(req, Buffer.alloc(0))), head);
       }
       const directory = readyDirectory(services.state);
       // The body is read here first, so the 1 MB limit stays ours.
