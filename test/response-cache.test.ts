@@ -177,6 +177,24 @@ describe('the response cache bound', () => {
     }
   });
 
+  it('joins no copy of a whole REST answer for the cache when it is too large to keep', async () => {
+    // 1 MB keeps no entry over 64 KB (a sixteenth): a half-year of every issuer's points is about 500 KB, one answer under 30,000 points.
+    const service = await startTestService(STORE_KINDS[0]!, { RESPONSE_CACHE_MB: '1' });
+    const cache = service.running.services.responseCache;
+    const offered: number[] = [];
+    const set = cache.set.bind(cache);
+    cache.set = (key, answer, ticket) => (offered.push(answer.body.length), set(key, answer, ticket));
+    try {
+      const large = await service.get('/v1/metrics/etf-aum-change-pct?start_date=2026-01-01&end_date=2026-06-30');
+      expect((await large.arrayBuffer()).byteLength).toBeGreaterThan(64 * 1024);
+      const small = await service.get('/v1/metrics/price?project=ethereum&start_date=2026-06-01&end_date=2026-06-30');
+      const smallBytes = (await small.arrayBuffer()).byteLength;
+      expect({ offered, entries: cache.stats.entries }).toEqual({ offered: [smallBytes], entries: 1 });
+    } finally {
+      await service.stop();
+    }
+  });
+
   it('joins no copy of a large GraphQL answer for the cache when it is too large to keep', async () => {
     // 1 MB keeps no entry over 64 KB (a sixteenth): a half-year of every issuer's points is about 560 KB.
     const service = await startTestService(STORE_KINDS[0]!, { RESPONSE_CACHE_MB: '1' });

@@ -39,8 +39,10 @@ export function createMetricHandler(): (call: RouteCall) => Promise<void> {
     const ticket = services.responseCache.ticket();
     const projectsPerBatch = Math.max(1, Math.floor(POINTS_PER_BATCH / Math.max(1, prepared.span.buckets)));
     const answer = await readSeriesRows(services.reads, plan, 'rest', projectsPerBatch, signal);
-    // An answer is assembled in one buffer for the cache only when the cache keeps answers: a copy per request otherwise.
-    const keep = services.responseCache.keeping ? (fresh: CachedAnswer) => services.responseCache.set(cacheKey, fresh, ticket) : undefined;
+    // An answer is assembled in one buffer for the cache only when the cache keeps it: a copy per request otherwise.
+    const keep = services.responseCache.keeping
+      ? { keeps: (bytes: number) => services.responseCache.keeps(cacheKey, bytes), set: (fresh: CachedAnswer) => services.responseCache.set(cacheKey, fresh, ticket) }
+      : undefined;
     await sendSeriesBody(req, res, plan, answer, services.config.cacheMaxAgeSeconds, keep);
   };
 }

@@ -9,6 +9,16 @@ import { sendBytes } from '../http/send-json.js';
 import { streamBody, type BodyChunk } from '../http/stream-body.js';
 
 /**
+ * Where a whole answer may be kept (the response cache, for one request): `keeps` says
+ * whether it would keep an answer of that many bytes, so none is joined into a copy only to
+ * be dropped (the cache keeps nothing over a sixteenth of its size).
+ */
+export interface AnswerKeeper {
+  keeps(bytes: number): boolean;
+  set(answer: CachedAnswer): void;
+}
+
+/**
  * Writes the REST body `{"slug":[points],…}`. The ETag joins the dataset version (bumped
  * by every write) and the request, and Last-Modified is the newest write to the answer's
  * series; both come with the first row, so a matching `If-None-Match` (or a later
@@ -16,14 +26,17 @@ import { streamBody, type BodyChunk } from '../http/stream-body.js';
  * length (compressed above the threshold); batches stream chunked (compressed when
  * accepted), so memory stays bounded however large the answer is.
  */
-export async function sendSeriesBody(req: IncomingMessage, res: ServerResponse, plan: SeriesPlan, answer: SeriesRows, maxAgeSeconds: number, keep?: (answer: CachedAnswer) => void): Promise<void> {
+export async function sendSeriesBody(req: IncomingMessage, res: ServerResponse, plan: SeriesPlan, answer: SeriesRows, maxAgeSeconds: number, keep?: AnswerKeeper): Promise<void> {
   if ('whole' in answer) {
     const validators = validatorsOf(plan, answer.whole[0]);
     if (!writeValidators(req, res, validators, maxAgeSeconds)) return;
     const body: Buffer[] = [];
     for (const row of answer.whole) body.push(keyBytes(row, body.length === 0 ? 0 : 1), columnBytes(row.points));
     body.push(body.length === 0 ? EMPTY_OBJECT : CLOSING_BRACE);
-    keep?.({ body: Buffer.concat(body), contentType: 'application/json', ...validators, cost: 0 });
+    if (keep !== undefined) {
+      const length = body.reduce((n, part) => n + part.length, 0);
+      if (keep.keeps(length)) keep.set({ body: Buffer.concat(body, length), contentType: 'application/json', ...validators, cost: 0 });
+    }
     await sendBytes(req, res, body);
     return;
   }
