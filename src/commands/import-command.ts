@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { importFile, type ImportProgress, type ImportResult } from '../import/import-files.js';
 import type { Command, CommandOutput } from './command.js';
+import { counted } from '../counted.js';
 
 const importArgs = z.object({
   /** Absolute paths, so a server with another working folder reads the same files. */
@@ -42,11 +43,6 @@ export const importCommand: Command<ImportArgs> = {
 
 function describeProgress(p: ImportProgress): string {
   return `${p.file}: ${p.phase === 'validate' ? 'validated' : 'written'} ${counted(p.rows, 'row')}`;
-}
-
-/** `1 row`, `2 rows`, `0 points`. */
-function counted(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
 
 function report(output: CommandOutput, result: ImportResult): void {

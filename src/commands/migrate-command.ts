@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { syncCatalog } from '../db/sync-catalog.js';
 import type { Command } from './command.js';
+import { counted } from '../counted.js';
 
 /** `db:migrate`: the migrations ran when the store was opened; this syncs the catalog and says what was applied. */
 export const migrateCommand: Command<Record<string, never>> = {
@@ -9,7 +10,7 @@ export const migrateCommand: Command<Record<string, never>> = {
   whenLeft: 'the server still finishes it',
   async run({ store, catalog, output, migrationsApplied = [] }) {
     await syncCatalog(store, catalog);
-    const applied = migrationsApplied.length === 0 ? '' : ` applied ${migrationsApplied.length} migration${migrationsApplied.length === 1 ? '' : 's'} (${migrationsApplied.join(', ')});`;
+    const applied = migrationsApplied.length === 0 ? '' : ` applied ${counted(migrationsApplied.length, 'migration')} (${migrationsApplied.join(', ')});`;
     output.err(`${store.description}:${applied} schema and catalog are up to date\n`);
     return 0;
   },

@@ -19,6 +19,7 @@
  */
 import { ApiError } from '../api/api-error.js';
 import type { KeyIdentity } from '../auth/api-keys.js';
+import { counted } from '../counted.js';
 
 /** A bucket's shape: `perMinute` 0 means unlimited. */
 export interface RateLimitPolicy {
@@ -148,7 +149,7 @@ function rateLimitHeaders(outcome: RateLimitOutcome, policy: RateLimitPolicy): R
 
 function rateLimited(outcome: RateLimitOutcome, policy: RateLimitPolicy, cost: number): ApiError {
   const retryAfter = String(outcome.retryAfterSeconds);
-  const detail = `this request costs ${cost} unit${cost === 1 ? '' : 's'} and the key has ${outcome.remaining} left `
+  const detail = `this request costs ${counted(cost, 'unit')} and the key has ${outcome.remaining} left `
     + `(at most ${policy.burst}, refilled at ${policy.perMinute} a minute); retry in ${retryAfter} s`;
   return new ApiError('rate-limited', detail, {
     headers: {

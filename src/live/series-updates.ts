@@ -4,6 +4,7 @@ import { ApiError } from '../api/api-error.js';
 import { canonicalInstant } from '../dates.js';
 import type { ProjectDirectory } from '../db/project-directory.js';
 import type { CancelSignal, Store } from '../db/store.js';
+import { counted } from '../counted.js';
 
 /** "Data landed": one series was written, over a range of days, by a transaction that has committed. */
 export interface SeriesUpdate {
@@ -94,7 +95,7 @@ export function createSeriesUpdates(limits: SubscriptionLimits, logger: Logger):
   const refuseOverCaps = (caller: string) => {
     const mine = perKey.get(caller) ?? 0;
     if (mine >= limits.perKey) {
-      throw new ApiError('rate-limited', `this key already holds ${mine} open subscription${mine === 1 ? '' : 's'}, the most it may; close one first`, { headers: { 'retry-after': '1' } });
+      throw new ApiError('rate-limited', `this key already holds ${counted(mine, 'open subscription')}, the most it may; close one first`, { headers: { 'retry-after': '1' } });
     }
     if (subscribers.size >= limits.total) {
       throw new ApiError('unavailable', `the service holds ${subscribers.size} open subscriptions, the most it may; try again shortly`, { headers: { 'retry-after': '5' } });

@@ -2,6 +2,7 @@ import { ERROR_KINDS } from '../api/api-error.js';
 import { GRAPHQL_LIMITS } from '../graphql/armor.js';
 import type { RouteCall } from '../http/route.js';
 import type { Services } from '../services.js';
+import { counted } from '../counted.js';
 
 /** `GET /docs`: the human page for both APIs, every decision the REST contract leaves open, and the problem types; needs no key. */
 export function handleDocsPage({ res, services }: RouteCall): void {
@@ -19,7 +20,7 @@ const CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; for
 
 function renderDocs({ catalog, config }: Services): string {
   const metrics = catalog.metrics
-    .map((m) => `<li><code>GET /v1/metrics/${m.name}</code> — ${m.valueKind}${m.projectRequired ? ', <code>project</code> required' : ''}; ${m.projects.length} project${m.projects.length === 1 ? '' : 's'}</li>`)
+    .map((m) => `<li><code>GET /v1/metrics/${m.name}</code> — ${m.valueKind}${m.projectRequired ? ', <code>project</code> required' : ''}; ${counted(m.projects.length, 'project')}</li>`)
     .join('\n');
   const problems = Object.entries(ERROR_KINDS)
     .map(([kind, k]) => `<li id="problem-${kind}"><code>${k.status}</code> <b>${k.title}</b> — type <code>/docs#problem-${kind}</code>, GraphQL code <code>${k.graphqlCode}</code></li>`)
