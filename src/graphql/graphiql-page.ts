@@ -1,11 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { promisify } from 'node:util';
-import { brotliCompress, constants as zlib, gzip } from 'node:zlib';
 import { appendVary, chooseEncoding, matchesEtag, type Encoding } from '../http/negotiate.js';
-
-const brotli = promisify(brotliCompress);
-const gzipAsync = promisify(gzip);
+import { compress, weakEtagOf } from '../http/send-json.js';
 
 /**
  * Sends GraphiQL's page as Yoga renders it: about 9 MB of HTML (the editor's scripts are
@@ -20,7 +15,7 @@ export function createGraphiqlPage(): GraphiqlPage {
   let kept: { etag: string; plain: Buffer; compressed: Map<Encoding, Promise<Buffer>> } | undefined;
   return async (req, res, rendered, head) => {
     const plain = Buffer.from(await rendered.arrayBuffer());
-    const etag = `W/"${createHash('sha1').update(plain).digest('base64url')}"`;
+    const etag = weakEtagOf(plain);
     if (kept?.etag !== etag) kept = { etag, plain, compressed: new Map() };
     const page = kept;
     res.statusCode = rendered.status;
@@ -41,7 +36,8 @@ export function createGraphiqlPage(): GraphiqlPage {
     if (encoding !== undefined) {
       let compressed = page.compressed.get(encoding);
       if (compressed === undefined) {
-        compressed = compress(page.plain, encoding);
+        // Harder than an answer's: done once per page, in Node's thread pool (brotli takes the 9 MB page to about 1.9 MB, gzip to 2.4 MB).
+        compressed = compress(page.plain, encoding, 'once');
         page.compressed.set(encoding, compressed);
       }
       body = await compressed;
@@ -50,12 +46,4 @@ export function createGraphiqlPage(): GraphiqlPage {
     res.setHeader('content-length', body.length);
     res.end(head ? undefined : body);
   };
-}
-
-// Private
-
-/** Harder than an API answer's (brotli 4, gzip 6): done once per page, in Node's thread pool; brotli 6 takes the 9 MB page to about 1.9 MB, gzip 9 to 2.4 MB. */
-function compress(bytes: Buffer, encoding: Encoding): Promise<Buffer> {
-  if (encoding === 'gzip') return gzipAsync(bytes, { level: 9 });
-  return brotli(bytes, { params: { [zlib.BROTLI_PARAM_QUALITY]: 6, [zlib.BROTLI_PARAM_SIZE_HINT]: bytes.length } });
 }

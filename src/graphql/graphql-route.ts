@@ -7,6 +7,7 @@ import { readyDirectory } from '../api/unavailable.js';
 import { readBody, sendFetchResponse, toFetchRequest } from '../http/fetch-bridge.js';
 import type { ClientGone } from '../http/client-gone.js';
 import { renderGraphqlError } from '../http/render-error.js';
+import { writeParts } from '../http/send-json.js';
 import type { Route } from '../http/route.js';
 import type { Services } from '../services.js';
 import { createGraphiqlPage } from './graphiql-page.js';
@@ -105,14 +106,6 @@ export function createGraphqlRoute(services: Services): Route {
 
 /** Answers smaller than this are written as one buffer, larger ones in their parts. */
 const JOIN_BELOW_BYTES = 64 * 1024;
-
-/** A whole body in parts, in one corked write. */
-function writeParts(res: ServerResponse, parts: readonly Buffer[]): void {
-  res.cork();
-  for (const part of parts) res.write(part);
-  res.end();
-  res.uncork();
-}
 
 /** An answer ready to send: its text with splice markers, or its bytes as they are. */
 interface GraphqlAnswer {

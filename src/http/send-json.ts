@@ -19,7 +19,7 @@ export interface JsonResponseOptions {
  */
 export async function sendJson(req: IncomingMessage, res: ServerResponse, body: string, options: JsonResponseOptions = {}): Promise<void> {
   const bytes = Buffer.from(body, 'utf8');
-  const etag = `W/"${createHash('sha1').update(bytes).digest('base64url')}"`;
+  const etag = weakEtagOf(bytes);
   res.setHeader('etag', etag);
   res.setHeader('cache-control', options.maxAgeSeconds === undefined ? 'no-store' : `private, max-age=${options.maxAgeSeconds}`);
   res.setHeader('vary', appendVary(res.getHeader('vary'), 'Accept-Encoding'));
@@ -51,15 +51,28 @@ export async function sendBytes(req: IncomingMessage, res: ServerResponse, body:
     res.end();
     return;
   }
+  writeParts(res, payload);
+}
+
+/** A whole body given in parts, written as they are in one corked write (no copy into one buffer). */
+export function writeParts(res: ServerResponse, parts: readonly Buffer[]): void {
   res.cork();
-  for (const part of payload) res.write(part);
+  for (const part of parts) res.write(part);
   res.end();
   res.uncork();
 }
 
-// Private
+/** A weak ETag of a body's bytes. */
+export function weakEtagOf(bytes: Buffer): string {
+  return `W/"${createHash('sha1').update(bytes).digest('base64url')}"`;
+}
 
-function compress(bytes: Buffer, encoding: Encoding): Promise<Buffer> {
-  if (encoding === 'gzip') return gzipAsync(bytes, { level: 6 });
-  return brotli(bytes, { params: { [zlib.BROTLI_PARAM_QUALITY]: 4, [zlib.BROTLI_PARAM_SIZE_HINT]: bytes.length } });
+/** Compression levels: an answer's, made for each request, or `once` for a body compressed once and kept (harder, slower). */
+const LEVELS = { answer: { gzip: 6, brotli: 4 }, once: { gzip: 9, brotli: 6 } } as const;
+
+/** `bytes` compressed with `encoding`, at the levels for an answer or for a body compressed `once`. */
+export function compress(bytes: Buffer, encoding: Encoding, effort: keyof typeof LEVELS = 'answer'): Promise<Buffer> {
+  const levels = LEVELS[effort];
+  if (encoding === 'gzip') return gzipAsync(bytes, { level: levels.gzip });
+  return brotli(bytes, { params: { [zlib.BROTLI_PARAM_QUALITY]: levels.brotli, [zlib.BROTLI_PARAM_SIZE_HINT]: bytes.length } });
 }
