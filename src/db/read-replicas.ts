@@ -58,8 +58,6 @@ export function createReadRouter(primary: Store, options: ReplicaOptions, logger
    * lacks a write that subscribers were told of and the response cache now keeps.
    */
   let announced = '0/0';
-  /** A server that does not answer at all (frozen, a network that drops packets) is not waited for longer than this. */
-  const answerWithinMs = (options.connectTimeoutSeconds + options.statementTimeoutSeconds) * 1000;
   let next = 0;
   const pick = () => {
     const fit = replicas.filter((r) => r.inUse);
@@ -85,12 +83,13 @@ export function createReadRouter(primary: Store, options: ReplicaOptions, logger
     try {
       const head = await primaryHead;
       const mustReplay = announced;
-      const [state] = await answerWithin(answerWithinMs, replica.store.query<{ recovery: boolean; replay_lsn: string | null; unreplayed: string | null; replayed: number | null }>(
+      // A replica that does not answer fails this after the connect and statement timeouts, by its store's own watch.
+      const [state] = await replica.store.query<{ recovery: boolean; replay_lsn: string | null; unreplayed: string | null; replayed: number | null }>(
         `select pg_is_in_recovery() as recovery, pg_last_wal_replay_lsn()::text as replay_lsn,
            pg_wal_lsn_diff($1::pg_lsn, pg_last_wal_replay_lsn())::text as unreplayed,
            extract(epoch from pg_last_xact_replay_timestamp())::float8 as replayed`,
         [mustReplay],
-      ));
+      );
       if (!state!.recovery) return drop(replica, 'not a standby (pg_is_in_recovery() is false)');
       const lag = replayLag(head, heads, state!.replay_lsn, state!.replayed);
       replica.lagSeconds = Math.round(lag * 10) / 10;
