@@ -212,13 +212,12 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
   it('answers 503 within the timeouts while the server does not answer at all (a frozen host), then serves', async () => {
     const { service } = await startOn(pg.url, { CONNECT_TIMEOUT_SECONDS: '1', STATEMENT_TIMEOUT_SECONDS: '1' });
     await service.ready;
-    let thaw: NodeJS.Timeout | undefined;
+    let thaw: (() => Promise<void>) | undefined;
     try {
       // Connections open in the pool first: a statement sent down one waits on the frozen server.
       await Promise.all(Array.from({ length: 4 }, () => get(service.url, DATA_PATH).then((res) => res.arrayBuffer())));
-      await pg.freeze(true);
       // Thawed after 8 s whatever happens: without a bound of its own, a request waits for that.
-      thaw = setTimeout(() => void pg.freeze(false), 8_000);
+      thaw = await pg.freezeAtMost(8_000);
       const started = Date.now();
       const timed = async (res: Promise<Response>) => {
         const answer = await res;
@@ -234,11 +233,10 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
       await expectGraphqlUnavailable(gql.answer);
       expect(ready.answer.status).toBe(503);
       for (const { seconds } of [rest, gql, ready]) expect(seconds).toBeLessThan(4);
-      await pg.freeze(false);
+      await thaw();
       expect(await timeUntilServing(service.url)).toBeLessThan(5_000);
     } finally {
-      clearTimeout(thaw);
-      await pg.freeze(false);
+      await thaw?.();
       await service.close();
     }
   }, 30_000);
@@ -246,22 +244,20 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
   it('ends a streamed read whose server stops answering between batches, within the timeouts, and frees its connection once the server is back', async () => {
     // One connection: a cursor left waiting on it for good would leave the last query nothing to run on.
     const store = openPostgres({ url: pg.url, poolSize: 1, statementTimeoutSeconds: 1, connectTimeoutSeconds: 1 });
-    let thaw: NodeJS.Timeout | undefined;
+    let thaw: (() => Promise<void>) | undefined;
     try {
       const batches = store.streamRaw('select g from generate_series(1, 100000) g', [], 1_000)[Symbol.asyncIterator]();
       const first = await batches.next();
       expect((first.value as unknown[][]).length).toBe(1_000);
-      await pg.freeze(true);
-      thaw = setTimeout(() => void pg.freeze(false), 8_000);
+      thaw = await pg.freezeAtMost(8_000);
       const started = Date.now();
       const failure = await batches.next().then(() => undefined, (error: unknown) => error as { code?: string });
       expect({ code: failure?.code, withinTimeouts: (Date.now() - started) / 1000 < 4 }).toEqual({ code: 'ETIMEDOUT', withinTimeouts: true });
-      await pg.freeze(false);
+      await thaw();
       const rows = await store.query<{ n: number }>('select 1 as n');
       expect(rows).toEqual([{ n: 1 }]);
     } finally {
-      clearTimeout(thaw);
-      await pg.freeze(false);
+      await thaw?.();
       await store.close();
     }
   }, 30_000);

@@ -197,14 +197,13 @@ describe.skipIf(!RUNS)('reads from a streaming standby', { timeout: 120_000 }, (
       (day: string) => quick.get(`/v1/changes?since=${day}&limit=1`),
       (day: string) => quick.get(`/v1/export?metric=price&project=ethereum&start_date=${day}`),
     ];
-    let thaw: NodeJS.Timeout | undefined;
+    let thaw: (() => Promise<void>) | undefined;
     try {
       await until('the standby in rotation', (x) => x.replicas?.[0]?.inUse === true, 15_000, quick);
       // Every kind of read once on the standby first, so each has a connection open there.
       for (const read of reads) expect((await read('2026-06-01')).status).toBe(200);
-      await standby.freeze(true);
       // Thawed after 8 s whatever happens: without a bound of its own, a read waits for that.
-      thaw = setTimeout(() => void standby.freeze(false), 8_000);
+      thaw = await standby.freezeAtMost(8_000);
       const t0 = Date.now();
       const answers = await Promise.all(reads.map(async (read, i) => {
         const res = await read(`2026-06-0${2 + i}`);
@@ -217,8 +216,7 @@ describe.skipIf(!RUNS)('reads from a streaming standby', { timeout: 120_000 }, (
       }
       expect((await ready(quick)).replicas![0]!.inUse).toBe(false);
     } finally {
-      clearTimeout(thaw);
-      await standby.freeze(false);
+      await thaw?.();
       await quick.stop();
     }
     await until('the thawed standby back in rotation', (x) => x.replicas?.[0]?.inUse === true);

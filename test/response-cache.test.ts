@@ -177,13 +177,22 @@ describe('the response cache bound', () => {
     }
   });
 
-  it('joins no copy of a whole REST answer for the cache when it is too large to keep', async () => {
-    // 1 MB keeps no entry over 64 KB (a sixteenth): a half-year of every issuer's points is about 500 KB, one answer under 30,000 points.
+  /**
+   * A service with a 1 MB cache, which keeps no entry over 64 KB (a sixteenth), and the body
+   * sizes of every answer offered to it: a half-year of every issuer's points is 500-560 KB.
+   */
+  const withSmallCache = async () => {
     const service = await startTestService(STORE_KINDS[0]!, { RESPONSE_CACHE_MB: '1' });
     const cache = service.running.services.responseCache;
     const offered: number[] = [];
     const set = cache.set.bind(cache);
     cache.set = (key, answer, ticket) => (offered.push(answer.body.length), set(key, answer, ticket));
+    return { service, cache, offered };
+  };
+
+  it('joins no copy of a whole REST answer for the cache when it is too large to keep', async () => {
+    // One answer under 30,000 points: written whole, not streamed.
+    const { service, cache, offered } = await withSmallCache();
     try {
       const large = await service.get('/v1/metrics/etf-aum-change-pct?start_date=2026-01-01&end_date=2026-06-30');
       expect((await large.arrayBuffer()).byteLength).toBeGreaterThan(64 * 1024);
@@ -196,12 +205,7 @@ describe('the response cache bound', () => {
   });
 
   it('joins no copy of a large GraphQL answer for the cache when it is too large to keep', async () => {
-    // 1 MB keeps no entry over 64 KB (a sixteenth): a half-year of every issuer's points is about 560 KB.
-    const service = await startTestService(STORE_KINDS[0]!, { RESPONSE_CACHE_MB: '1' });
-    const cache = service.running.services.responseCache;
-    const offered: number[] = [];
-    const set = cache.set.bind(cache);
-    cache.set = (key, answer, ticket) => (offered.push(answer.body.length), set(key, answer, ticket));
+    const { service, cache, offered } = await withSmallCache();
     try {
       const res = await service.graphql('{ metric(name: etf_aum_change_pct, from: "2026-01-01", to: "2026-06-30") { series { slug points { date value } } } }');
       const bytes = Buffer.from(await res.arrayBuffer());

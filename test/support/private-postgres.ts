@@ -29,6 +29,12 @@ export interface PrivatePostgres {
   stop(mode?: 'fast' | 'immediate'): Promise<void>;
   /** SIGSTOP (`true`) or SIGCONT (`false`) to the server and its processes: a host that hangs, or a network that drops every packet. */
   freeze(frozen: boolean): Promise<void>;
+  /**
+   * Freezes it and thaws it after `ms` whatever happens, so code with no bound of its own
+   * waits that long and no longer (and a failing test leaves no frozen server); the function
+   * it gives thaws it at once.
+   */
+  freezeAtMost(ms: number): Promise<() => Promise<void>>;
   destroy(): Promise<void>;
 }
 
@@ -58,17 +64,27 @@ export async function createPrivatePostgres(standbyOf?: PrivatePostgres): Promis
   const stop = async (mode: 'fast' | 'immediate' = 'fast') => {
     await pg('pg_ctl', ['-D', data, '-m', mode, '-w', '-t', '30', 'stop']);
   };
+  const freeze = async (frozen: boolean) => {
+    const signal = frozen ? 'SIGSTOP' : 'SIGCONT';
+    const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    await run('pkill', [`--signal=${signal}`, '-P', String(postmaster)]).catch(() => {});
+    process.kill(postmaster, signal);
+  };
   await start();
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
     start,
     stop,
-    freeze: async (frozen) => {
-      const signal = frozen ? 'SIGSTOP' : 'SIGCONT';
-      const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
-      await run('pkill', [`--signal=${signal}`, '-P', String(postmaster)]).catch(() => {});
-      process.kill(postmaster, signal);
+    freeze,
+    freezeAtMost: async (ms) => {
+      // Armed first: a freeze that fails part-way is undone too.
+      const thaw = setTimeout(() => void freeze(false), ms);
+      await freeze(true);
+      return async () => {
+        clearTimeout(thaw);
+        await freeze(false);
+      };
     },
     destroy: async () => {
       await stop('immediate').catch(() => {});
