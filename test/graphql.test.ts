@@ -368,6 +368,23 @@ for (const kind of STORE_KINDS) {
         expect(body.data!.metrics.map((m) => m.name)).toEqual(CATALOG.metrics.map((m) => m.name));
       });
 
+      it('answers a HEAD with a query as its GET, without the body', async () => {
+        const path = `/graphql?query=${encodeURIComponent('{ metrics { name } }')}`;
+        const get = await service.get(path, { headers: { accept: 'application/json' } });
+        const getBody = await get.text();
+        const head = await service.get(path, { method: 'HEAD', headers: { accept: 'application/json' } });
+        expect(head.status).toBe(200);
+        expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
+        expect(head.headers.get('content-length')).toBe(String(Buffer.byteLength(getBody)));
+        expect(await head.text()).toBe('');
+        // Still an API call: a key is needed, and errors keep their status.
+        const keyless = await service.get(path, { method: 'HEAD', key: null, headers: { accept: 'application/json' } });
+        expect(keyless.status).toBe(401);
+        const mutation = await service.get(`/graphql?query=${encodeURIComponent('mutation { __typename }')}`, { method: 'HEAD' });
+        expect(mutation.status).toBe(405);
+        expect(await mutation.text()).toBe('');
+      });
+
       it('runs the operation named of a document of two queries, whichever of them ran first', async () => {
         const query = 'query Names { metrics { name } } query Type { __typename }';
         const run = async (operationName: string) => {

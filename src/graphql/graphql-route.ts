@@ -125,7 +125,10 @@ interface GraphqlAnswer {
  */
 async function answerWithYoga(yoga: GraphqlServer, operations: KnownOperations, req: IncomingMessage, res: ServerResponse, body: Buffer | undefined, context: GraphqlServerContext & { splices: Splices }, signal: ClientGone): Promise<GraphqlAnswer | 'streamed'> {
   const seen: SeenDocument = {};
-  const request = { method: req.method, url: req.url, headers: req.headers, socket: req.socket, body: body?.length === 0 ? ' ' : body };
+  // A HEAD is the GET it mirrors, answered without its body (the route leaves it out):
+  // Yoga itself allows only GET and POST and refused a HEAD with a query with its 405.
+  const method = req.method === 'HEAD' ? 'GET' : req.method;
+  const request = { method, url: req.url, headers: req.headers, socket: req.socket, body: body?.length === 0 ? ' ' : body };
   const response = await yoga.handleNodeRequestAndResponse(request, res, { ...context, seen });
   if (response.status === 415 || response.status === 406) throw mediaTypeRefusal(req, response);
   const contentType = response.headers.get('content-type') ?? '';
