@@ -239,6 +239,7 @@ for (const kind of STORE_KINDS) {
         file: csv,
         ok: false,
         errorCount: 1,
+        badHeader: true,
         errors: [{ line: 1, message: 'expected the header "metric,project,date,value" optionally followed by ",extra_json", found "metric,date,project,value"' }],
       });
     });
@@ -338,7 +339,9 @@ for (const kind of STORE_KINDS) {
       expect(code).toBe(1);
       expect(said.out).toMatch(new RegExp(`^imported 1 row from ${one} in .+: 1 point added, 0 revised, 0 removed\nimported 2 rows from ${two} in .+: 2 points added, 0 revised, 0 removed\n$`));
       expect(said.progress).toEqual(expect.arrayContaining([`${one}: validated 1 row`, `${one}: written 1 row`, `${two}: validated 2 rows`]));
-      expect(said.err).toBe(`${empty}:1: expected the header "metric,project,date,value" optionally followed by ",extra_json", found an empty file\n${empty}: not imported, 1 bad row; nothing from this file was written\n`);
+      expect(said.err).toBe(`${empty}:1: expected the header "metric,project,date,value" optionally followed by ",extra_json", found an empty file\n${empty}: not imported, no row can be read without that header; nothing from this file was written\n`);
+      // An empty file has no rows: nothing says it was validated as one.
+      expect(said.progress).toContain(`${empty}: validated 0 rows`);
     });
   });
 }

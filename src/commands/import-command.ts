@@ -53,6 +53,10 @@ function report(output: CommandOutput, result: ImportResult): void {
     return;
   }
   for (const e of result.errors) output.err(`${result.file}:${e.line}: ${e.message}\n`);
+  if (result.badHeader) {
+    output.err(`${result.file}: not imported, no row can be read without that header; nothing from this file was written\n`);
+    return;
+  }
   const unshown = result.errorCount - result.errors.length;
   const more = unshown > 0 ? ` (the first ${result.errors.length} shown, ${unshown} more)` : '';
   output.err(`${result.file}: not imported, ${counted(result.errorCount, 'bad row')}${more}; nothing from this file was written\n`);

@@ -28,11 +28,12 @@ export interface RowError {
 /**
  * What importing one file did. `rows` counts the file's records, including any that a
  * later record for the same project and day replaced. `errors` holds the first
- * MAX_REPORTED_ERRORS problems in file order; `errorCount` counts them all.
+ * MAX_REPORTED_ERRORS problems in file order; `errorCount` counts them all. `badHeader`
+ * says the one problem is a CSV header that is wrong or missing: no row could be read.
  */
 export type ImportResult =
   | { file: string; ok: true; rows: number; seconds: number; written: WriteCount }
-  | { file: string; ok: false; errors: RowError[]; errorCount: number };
+  | { file: string; ok: false; errors: RowError[]; errorCount: number; badHeader?: true };
 
 /** Problems kept per file; the rest are only counted. */
 export const MAX_REPORTED_ERRORS = 100;
@@ -53,7 +54,7 @@ export async function importFile(store: Store, catalog: Catalog, file: string, o
   const progress = progressReporter(file, options.onProgress, options.signal);
   try {
     const check = await validateFile(catalog, file, progress);
-    if (check.errorCount > 0) return { file, ok: false, errors: check.errors, errorCount: check.errorCount };
+    if (check.errorCount > 0) return { file, ok: false, errors: check.errors, errorCount: check.errorCount, ...(check.badHeader ? { badHeader: true } : {}) };
     const { rows, written } = await store.transaction((tx) => writeFile(tx, catalog, file, progress));
     return { file, ok: true, rows, seconds: (performance.now() - started) / 1000, written };
   } catch (cause) {
@@ -88,11 +89,19 @@ function progressReporter(file: string, onProgress: ImportOptions['onProgress'],
   };
 }
 
-async function validateFile(catalog: Catalog, file: string, report: Report): Promise<{ errors: RowError[]; errorCount: number }> {
+async function validateFile(catalog: Catalog, file: string, report: Report): Promise<{ errors: RowError[]; errorCount: number; badHeader: boolean }> {
   const errors: RowError[] = [];
   let errorCount = 0;
   let rows = 0;
+  let badHeader = false;
   for await (const parsed of readRows(file)) {
+    if ('header' in parsed) {
+      // The only thing such a file yields, and not a row.
+      badHeader = true;
+      errorCount += 1;
+      errors.push({ line: parsed.line, message: parsed.error });
+      continue;
+    }
     const message = 'error' in parsed ? parsed.error : errorOf(validateRow(catalog, parsed.record));
     if (message !== undefined) {
       errorCount += 1;
@@ -101,7 +110,7 @@ async function validateFile(catalog: Catalog, file: string, report: Report): Pro
     report('validate', ++rows);
   }
   report('validate', rows, true);
-  return { errors, errorCount };
+  return { errors, errorCount, badHeader };
 }
 
 async function writeFile(tx: Queryable, catalog: Catalog, file: string, report: Report): Promise<{ rows: number; written: WriteCount }> {

@@ -18,8 +18,12 @@ export interface RawRow {
   readonly extra: unknown;
 }
 
-/** A record read from line `line` (1-based, counting the header and blank lines), or why it could not be read. */
-export type ParsedLine = { line: number; record: RawRow } | { line: number; error: string };
+/**
+ * A record read from line `line` (1-based, counting the header and blank lines), or why it
+ * could not be read; `header` marks a CSV header that is wrong or missing, so no line of
+ * the file could be read (a problem with the file, not one bad row).
+ */
+export type ParsedLine = { line: number; record: RawRow } | { line: number; error: string; header?: true };
 
 /** The CSV header, in this order; `extra_json` may be left off. */
 const CSV_COLUMNS = ['metric', 'project', 'date', 'value', 'extra_json'] as const;
@@ -71,7 +75,7 @@ async function* csvRows(lines: AsyncIterable<string>): AsyncGenerator<ParsedLine
     if (line === 1) {
       width = headerWidth(text.replace(/^\uFEFF/, ''));
       if (width === 0) {
-        yield { line, error: `expected the header ${HEADER}, found "${clip(text)}"` };
+        yield { line, error: `expected the header ${HEADER}, found "${clip(text)}"`, header: true };
         return;
       }
       continue;
@@ -82,7 +86,7 @@ async function* csvRows(lines: AsyncIterable<string>): AsyncGenerator<ParsedLine
     else if (fields.length !== REQUIRED && fields.length !== width) yield { line, error: `expected ${expectedWidth(width)} columns, found ${fields.length}` };
     else yield toRecord(line, fields);
   }
-  if (line === 0) yield { line: 1, error: `expected the header ${HEADER}, found an empty file` };
+  if (line === 0) yield { line: 1, error: `expected the header ${HEADER}, found an empty file`, header: true };
 }
 
 /** The number of columns a correct header declares, 0 for a wrong header. */
