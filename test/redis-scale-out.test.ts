@@ -244,6 +244,29 @@ describe.skipIf(!REDIS_AVAILABLE || !POSTGRES.available)('two instances on one P
     expect(await (await instances[0]!.get('/docs', { key: null })).text()).toContain('The budget is shared by every instance of the service (it is kept in Redis)');
   });
 
+  it('keeps the buckets of another deployment on the same Redis apart, though its stored keys have the same row ids', async () => {
+    flush();
+    const other = await startTestService(STORE_KINDS[0]!, { REDIS_URL: redis.url, RATE_LIMIT_PER_MINUTE: '1', RATE_LIMIT_BURST: '10', RESPONSE_CACHE_MB: '0' });
+    try {
+      const ours = generateApiKey();
+      const theirs = generateApiKey();
+      await insertApiKey(instances[0]!.running.services.store, 'deployment-a', hashApiKey(ours), {});
+      await insertApiKey(other.running.services.store, 'deployment-b', hashApiKey(theirs), {});
+      const [[a], [b]] = await Promise.all([
+        instances[0]!.running.services.store.query<{ id: number }>(`select id from api_key where name = 'deployment-a'`),
+        other.running.services.store.query<{ id: number }>(`select id from api_key where name = 'deployment-b'`),
+      ]);
+      expect(Number(a!.id)).toBe(Number(b!.id));
+      const { ok, refused } = await burst(ours);
+      expect([ok, refused.length]).toEqual([10, 10]);
+      const res = await other.get(PATH, { key: theirs });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('ratelimit')).toBe('"default";r=9;t=60');
+    } finally {
+      await other.stop();
+    }
+  });
+
   it('fails open on each instance\'s own buckets while Redis is killed, without waiting on it, and shares again once it is back', async () => {
     const recoveries = logged(SHARED_AGAIN);
     await redis.kill();

@@ -27,7 +27,11 @@ export function hashApiKey(key: string): Buffer {
 
 /** Who a valid key belongs to: all the service keeps of a caller, never the key itself. */
 export interface KeyIdentity {
-  /** Stable per key: `db:<row id>` for a stored key, `env:<first 12 hex digits of its digest>` for one in `API_KEYS`. */
+  /**
+   * Stable per key: `db:` for a stored key, `env:` for one in `API_KEYS`, then the first 12
+   * hex digits of its digest. Not the row id: rate-limit buckets in a Redis that two
+   * deployments share are named by it, and their row ids repeat.
+   */
   id: string;
   name: string;
   /** The key's own RATE_LIMIT_PER_MINUTE, when it has one. */
@@ -73,7 +77,7 @@ export function createKeyVerifier(db: Queryable, plainKeys: readonly string[]): 
   const lookUp = async (key: string, digest: Buffer) => {
     const row = await findActiveKey(db, digest);
     return remember(key, row === undefined ? undefined : {
-      id: `db:${row.id}`,
+      id: `db:${digest.toString('hex').slice(0, 12)}`,
       name: row.name,
       ...(row.ratePerMinute === null ? {} : { ratePerMinute: row.ratePerMinute }),
       ...(row.burst === null ? {} : { burst: row.burst }),
