@@ -158,7 +158,7 @@ async function run(services: Services, route: Route, call: RouteCall): Promise<v
   const access: Access = typeof route.access === 'function' ? route.access(req, call.query) : route.access;
   if (access === 'keyed') {
     // A known key and an unlimited meter come at once; awaiting them anyway cost a few µs of every request.
-    const known = authenticate(services.keys, req.headers['x-api-key']);
+    const known = authenticate(services.keys, req.headers['x-api-key'], services.refusedKeys, req.socket);
     const caller = known instanceof Promise ? await known : known;
     call.caller = caller;
     const opened = services.rateLimiter.open(caller, (headers) => {

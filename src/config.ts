@@ -16,6 +16,7 @@ export const ENV_DEFAULTS = Object.freeze({
   CACHE_MAX_AGE_SECONDS: 60,
   RATE_LIMIT_PER_MINUTE: 600,
   RATE_LIMIT_BURST: 1200,
+  REFUSED_KEYS_PER_MINUTE: 60,
   SUBSCRIPTIONS_PER_KEY: 10,
   SUBSCRIPTIONS_MAX: 1000,
   RESPONSE_CACHE_MB: 64,
@@ -59,6 +60,7 @@ const envSchema = z.object({
   ).optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(D.RATE_LIMIT_PER_MINUTE),
   RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(D.RATE_LIMIT_BURST),
+  REFUSED_KEYS_PER_MINUTE: z.coerce.number().int().min(0).default(D.REFUSED_KEYS_PER_MINUTE),
   REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'expected a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379' }).optional(),
   SUBSCRIPTIONS_PER_KEY: z.coerce.number().int().min(0).default(D.SUBSCRIPTIONS_PER_KEY),
   SUBSCRIPTIONS_MAX: z.coerce.number().int().min(0).default(D.SUBSCRIPTIONS_MAX),
@@ -94,6 +96,8 @@ export type Config = Readonly<{
   rateLimitPerMinute: number;
   /** Most cost units a key can spend at once (its bucket's size). */
   rateLimitBurst: number;
+  /** Refused keys one client address may present a minute before keys that would need a lookup get a 429 instead; 0 turns the limit off. */
+  refusedKeysPerMinute: number;
   /** Where rate-limit buckets are shared by every instance and worker; unset: each process keeps its own. */
   redisUrl: string | undefined;
   /** Live subscriptions one key may hold open at once; 0 turns subscriptions off. */
@@ -149,6 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: Object.freeze(e.CORS_ORIGINS ?? []),
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     rateLimitBurst: e.RATE_LIMIT_BURST,
+    refusedKeysPerMinute: e.REFUSED_KEYS_PER_MINUTE,
     redisUrl: e.REDIS_URL,
     subscriptionsPerKey: e.SUBSCRIPTIONS_PER_KEY,
     subscriptionsMax: e.SUBSCRIPTIONS_MAX,

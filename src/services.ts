@@ -10,6 +10,7 @@ import { createAnswerBudget, GRAPHQL_ANSWER_BUDGET_BYTES, type AnswerBudget } fr
 import { createMemoryRateLimitStore } from './limits/memory-bucket-store.js';
 import type { createRedisRateLimitStore } from './limits/redis-bucket-store.js';
 import { createRateLimiter, type RateLimiter, type RateLimitStore } from './limits/rate-limiter.js';
+import { createRefusedKeyLimit, type RefusedKeyLimit } from './limits/refused-keys.js';
 import { createSeriesUpdates, type SeriesUpdates } from './live/series-updates.js';
 import { createServiceMetrics, type ServiceMetrics } from './ops/prometheus.js';
 
@@ -32,6 +33,8 @@ export interface Services {
   keys: KeyVerifier;
   /** One bucket per key, shared by REST and GraphQL. */
   rateLimiter: RateLimiter;
+  /** Refused keys per client address, in the rate limit's store. */
+  refusedKeys: RefusedKeyLimit;
   /** Live "data landed" events for GraphQL subscriptions. */
   seriesUpdates: SeriesUpdates;
   /** Bytes of large GraphQL answers being built at once. */
@@ -115,6 +118,7 @@ export function createServices(parts: ServiceParts): Services {
       { perMinute: parts.config.rateLimitPerMinute, burst: parts.config.rateLimitBurst },
       { store: redis ?? memory, now: () => clock().getTime() },
     ),
+    refusedKeys: createRefusedKeyLimit(config.refusedKeysPerMinute, redis ?? memory, () => clock().getTime()),
     // Nothing is counted when nothing can read it: the bench's REST path pays for no metrics.
     metrics: config.metrics === 'off' ? IGNORED_METRICS : createServiceMetrics({
       responseCache,

@@ -44,9 +44,11 @@ export interface KeyVerifier {
   /**
    * The identity of a configured or stored, unrevoked key, and undefined for any other
    * value: at once when the answer is known (a configured key, a recent lookup), else
-   * through a promise that rejects only when the store fails.
+   * through a promise that rejects only when the store fails. `beforeLookup` is called
+   * before the store is asked about a key this process has not seen accepted, and may
+   * throw to refuse it unchecked.
    */
-  verify(key: string | undefined): KeyIdentity | undefined | Promise<KeyIdentity | undefined>;
+  verify(key: string | undefined, beforeLookup?: () => void): KeyIdentity | undefined | Promise<KeyIdentity | undefined>;
   /** Drops every remembered lookup, so the next request with any key asks the store again. */
   forget(): void;
 }
@@ -86,13 +88,17 @@ export function createKeyVerifier(db: Queryable, plainKeys: readonly string[]): 
 
   return {
     // Not async: a busy key is answered from the cache without a promise to wait on.
-    verify(key) {
+    verify(key, beforeLookup) {
       if (key === undefined || key === '' || key.length > MAX_KEY_LENGTH) return undefined;
-      const cached = accepted.get(key) ?? refused.get(key);
-      if (cached !== undefined && cached.until > Date.now()) return cached.identity;
+      const known = accepted.get(key);
+      if (known !== undefined && known.until > Date.now()) return known.identity;
+      const cached = refused.get(key);
+      if (cached !== undefined && cached.until > Date.now()) return undefined;
       const digest = hashApiKey(key);
       const listed = configured.find((c) => timingSafeEqual(c.digest, digest));
       if (listed !== undefined) return remember(key, listed.identity);
+      // A key accepted before is looked up again when its entry expires, whoever sends it.
+      if (known === undefined) beforeLookup?.();
       return lookUp(key, digest);
     },
     forget() {

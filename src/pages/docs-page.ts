@@ -147,7 +147,9 @@ in the order written: <code>application/json</code> for curl's <code>*/*</code>,
 A request costs one unit per started 365 project-days it asks for (at least one; an open end counts as today, an open start as ten years before the end),
 and every authenticated request pays one unit up front. Every answer carries <code>RateLimit</code> and <code>RateLimit-Policy</code>
 (draft-ietf-httpapi-ratelimit-headers-10); a request over the budget gets 429 with <code>Retry-After</code>.
-${config.redisUrl === undefined ? '' : `The budget is shared by every instance of the service (it is kept in Redis). While Redis cannot be reached, each instance counts
+${config.refusedKeysPerMinute === 0 ? '' : `A client address that presents more than ${config.refusedKeysPerMinute} refused keys a minute gets 429 with <code>Retry-After</code>, instead of a lookup,
+for a key not seen accepted before, until its allowance refills; a key already in use keeps working.
+`}${config.redisUrl === undefined ? '' : `The budget is shared by every instance of the service (it is kept in Redis). While Redis cannot be reached, each instance counts
 on its own, so a key may get more than its budget for that time; requests are neither refused nor delayed because of it (a charge waits 250 ms for Redis at most).
 `}When the database is away or too slow (statement timeout ${config.statementTimeoutSeconds} s), requests get 503 with <code>Retry-After: 5</code>, never a hang or a trace.</p>
 
