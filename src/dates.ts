@@ -81,13 +81,17 @@ export function canonicalInstant(text: string): string | undefined {
   if (isIsoDate(text)) return `${text}T23:59:59.999999Z`;
   const m = RFC3339.exec(text);
   if (m === null || !isIsoDate(m[1]!) || Number(m[2]) > 23 || Number(m[3]) > 59 || Number(m[4]) > 60) return undefined;
-  const ms = Date.parse(text.toUpperCase().replace(' ', 'T'));
+  // A leap second (23:59:60 UTC, which RFC 3339 allows) is read as the start of the next
+  // second, as PostgreSQL reads :60; JavaScript's dates refuse it. Its fractions too (which
+  // PostgreSQL refuses): clocks that count no leap seconds wrote nothing in between.
+  const leap = m[4] === '60';
+  const ms = Date.parse(`${m[1]}T${m[2]}:${m[3]}:${leap ? '59' : m[4]}${m[5] === undefined || leap ? '' : `.${m[5]}`}${m[6]!.toUpperCase()}`) + (leap ? 1000 : 0);
   if (Number.isNaN(ms)) return undefined;
   const utc = new Date(ms).toISOString();
   // An offset can carry a day at either end of the calendar out of it (0001-01-01T00:00:00+01:00
   // is in year 0), which PostgreSQL refuses: such an instant is refused here, as a 400.
   if (!isIsoDate(utc.slice(0, 10))) return undefined;
-  const microseconds = (m[5] ?? '').padEnd(6, '0').slice(3, 6);
+  const microseconds = leap ? '000' : (m[5] ?? '').padEnd(6, '0').slice(3, 6);
   return `${utc.slice(0, -1)}${microseconds}Z`;
 }
 
