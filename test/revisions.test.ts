@@ -204,6 +204,22 @@ for (const kind of STORE_KINDS) {
       expect(catalog.metrics.find((m) => m.name === METRIC)!.projects.find((p) => p.slug === SLUG)!.updatedAt).toBe(newest.updatedAt);
     });
 
+    it('answers a series\' firstDate, lastDate and updatedAt as of the instant too, so nothing written later shows', async () => {
+      const feed = (await (await service.get(`/v1/changes?since=${encodeURIComponent(beforeAll_)}`)).json()) as { changes: { project: string; date: string; value: number | null; updatedAt: string }[] };
+      const coverage = async (asOf: string) => {
+        const res = await service.graphql(`query ($asOf: DateTime) { metric(name: staking_apy, projects: [${SLUG}], asOf: $asOf) { series { firstDate lastDate updatedAt } } }`, { asOf });
+        return ((await res.json()) as { data: { metric: { series: { firstDate: string | null; lastDate: string | null; updatedAt: string | null }[] } } }).data.metric.series[0]!;
+      };
+      const now = await coverage(steps.at(-1)!.after);
+      expect(now).toEqual({ firstDate: expect.any(String), lastDate: LATER, updatedAt: feed.changes.filter((c) => c.project === SLUG).at(-1)!.updatedAt });
+      // Before the later day was added: the seeded last day is the last, the revision of the added day the newest write.
+      expect(await coverage(steps[1]!.after)).toEqual({ firstDate: now.firstDate, lastDate: ADDED, updatedAt: feed.changes.find((c) => c.date === ADDED && c.value === 4.25)!.updatedAt });
+      const seededOnly = await coverage(beforeAll_);
+      expect(seededOnly.lastDate).toBe(SEEDED);
+      expect(seededOnly.updatedAt! <= beforeAll_).toBe(true);
+      expect(await coverage('2000-01-01')).toEqual({ firstDate: null, lastDate: null, updatedAt: null });
+    });
+
     it('keeps no revision for an identical re-import and leaves the ETag as it was', async () => {
       const history = async () => (await service.running.services.store.query<{ n: number }>('select count(*)::integer as n from point_history'))[0]!.n;
       const etag = async () => (await service.get(`/v1/metrics/${METRIC}?${RANGE}`)).headers.get('etag');

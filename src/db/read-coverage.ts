@@ -8,15 +8,49 @@ export interface CoverageRecord {
   updatedAt: string | null;
 }
 
-/** The stored date coverage and last write of the given projects: two index probes and a key lookup each. */
-export async function readCoverage(db: Queryable, projectIds: readonly number[], signal?: CancelSignal): Promise<CoverageRecord[]> {
+/**
+ * The stored date coverage and last write of the given projects: two index probes and a key lookup each.
+ * With `asOf` (canonical UTC text, see `canonicalInstant`), as they were at that instant, as an as-of read
+ * serves the points: a day written later is not covered, and a write made later is not the last one.
+ */
+export async function readCoverage(db: Queryable, projectIds: readonly number[], signal?: CancelSignal, asOf: string | null = null): Promise<CoverageRecord[]> {
+  if (asOf !== null) return db.query<CoverageRecord>(COVERAGE_AS_OF, [projectIds, asOf], signal);
   return db.query<CoverageRecord>(
     `select u.id as "projectId",
        (select min(pt.day) from point pt where pt.project_id = u.id)::text as first,
        (select max(pt.day) from point pt where pt.project_id = u.id)::text as last,
-       (select to_char(p.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') from project p where p.id = u.id) as "updatedAt"
+       (select ${isoInstant('p.updated_at')} from project p where p.id = u.id) as "updatedAt"
      from unnest($1::integer[]) as u (id)`,
     [projectIds],
     signal,
   );
 }
+
+// Private
+
+function isoInstant(value: string): string {
+  return `to_char(${value} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+}
+
+/**
+ * Coverage as of $2. Days: those whose value then was the current one (written by then) or
+ * one in the history whose span holds the instant, as series-sql.ts reads points as of it.
+ * Last write: the series' own when it was by then (the usual case, one key lookup), else the
+ * newest write time by then among the values (their writes) and the history (each span's
+ * start, and its end: the write that replaced or removed it).
+ */
+const COVERAGE_AS_OF = `select u.id as "projectId", c.first, c.last,
+    (select case when p.updated_at <= $2::text::timestamptz then ${isoInstant('p.updated_at')} else ${isoInstant(`greatest(
+        (select max(pt.written_at) from point pt where pt.project_id = u.id and pt.written_at <= $2::text::timestamptz),
+        (select max(h.valid_from) from point_history h where h.project_id = u.id and h.valid_from <= $2::text::timestamptz),
+        (select max(h.valid_to) from point_history h where h.project_id = u.id and h.valid_to <= $2::text::timestamptz))`)} end
+     from project p where p.id = u.id) as "updatedAt"
+  from unnest($1::integer[]) as u (id)
+  cross join lateral (
+    select min(s.day)::text as first, max(s.day)::text as last
+    from (
+      select pt.day from point pt where pt.project_id = u.id and pt.written_at <= $2::text::timestamptz
+      union all
+      select h.day from point_history h where h.project_id = u.id and h.valid_from <= $2::text::timestamptz and h.valid_to > $2::text::timestamptz
+    ) s
+  ) c`;

@@ -39,20 +39,20 @@ export function addSeries(builder: Builder, refs: { DataPoint: DataPointRef; enu
       firstDate: t.field({
         type: 'Date',
         nullable: true,
-        description: 'The first day with data in the whole series (ignores the range), for setting a chart axis; null when there is none.',
-        resolve: async (s, _args, ctx) => (await ctx.loaders.coverage.load({ metric: s.plan.metric.name, slug: s.project.slug })).first,
+        description: 'The first day with data in the whole series (ignores the range; with `asOf`, as of that instant), for setting a chart axis; null when there is none.',
+        resolve: async (s, _args, ctx) => (await ctx.loaders.coverage.load({ metric: s.plan.metric.name, slug: s.project.slug, asOf: s.plan.asOf })).first,
       }),
       lastDate: t.field({
         type: 'Date',
         nullable: true,
-        description: 'The last day with data in the whole series (ignores the range); null when there is none.',
-        resolve: async (s, _args, ctx) => (await ctx.loaders.coverage.load({ metric: s.plan.metric.name, slug: s.project.slug })).last,
+        description: 'The last day with data in the whole series (ignores the range; with `asOf`, as of that instant); null when there is none.',
+        resolve: async (s, _args, ctx) => (await ctx.loaders.coverage.load({ metric: s.plan.metric.name, slug: s.project.slug, asOf: s.plan.asOf })).last,
       }),
       updatedAt: t.field({
         type: 'DateTime',
         nullable: true,
-        description: 'When any point of the whole series was last written (imported, synced, revised); null when none ever was.',
-        resolve: async (s, _args, ctx) => (await ctx.loaders.coverage.load({ metric: s.plan.metric.name, slug: s.project.slug })).updatedAt,
+        description: 'When any point of the whole series was last written (imported, synced, revised; with `asOf`, the last write by that instant); null when none ever was.',
+        resolve: async (s, _args, ctx) => (await ctx.loaders.coverage.load({ metric: s.plan.metric.name, slug: s.project.slug, asOf: s.plan.asOf })).updatedAt,
       }),
     }),
   });

@@ -71,7 +71,7 @@ never ∞, NaN, or a number made from a gap. With a transform, and on a filled b
 an <code>If-Modified-Since</code> not earlier than it gives 304.</li>
 <li><code>as_of=&lt;RFC 3339 instant&gt;</code> or <code>as_of=YYYY-MM-DD</code> (the end of that UTC day): the values as they were served at that instant,
 for backtests that must not see later corrections. A point first written later is absent; a value revised or removed later shows what was served then.
-Every option above applies to that view. GraphQL: <code>metric(asOf: DateTime)</code>, and each point's <code>revisedAt</code> tells when its served value was written.
+Every option above applies to that view. GraphQL: <code>metric(asOf: DateTime)</code>, and each point's <code>revisedAt</code> tells when its served value was written; a series' <code>firstDate</code>, <code>lastDate</code> and <code>updatedAt</code> are as of that instant too.
 Without <code>as_of</code> the answer is today's data.</li>
 <li>Cost: one unit per 365 points asked for per project, or per 3,650 days read (the range and any warm-up), whichever is more: a yearly view of ten years is cheap,
 a daily view of everything is not.</li>

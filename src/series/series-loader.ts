@@ -40,7 +40,14 @@ export interface Coverage {
 export interface SeriesLoaders {
   /** A project's points: the JSON text of an array of DataPoint objects, as the database's bytes. */
   points: DataLoader<PointsKey, ColumnText, string>;
-  coverage: DataLoader<{ metric: string; slug: string }, Coverage, string>;
+  coverage: DataLoader<CoverageKey, Coverage, string>;
+}
+
+/** A series whose coverage is asked for; with `asOf`, as it was at that instant (as the plan's points are read). */
+export interface CoverageKey {
+  metric: string;
+  slug: string;
+  asOf?: string | null;
 }
 
 /**
@@ -51,7 +58,7 @@ export interface SeriesLoaders {
 export function createSeriesLoaders(db: Queryable & Pick<Store, 'queryRaw'>, directory: ProjectDirectory, signal?: CancelSignal): SeriesLoaders {
   return {
     points: new DataLoader((keys) => loadPointsBatch(db, keys, signal), { cacheKeyFn: (k) => `${statementKey(k)}\u0000${k.project.id}` }),
-    coverage: new DataLoader((keys) => loadCoverageBatch(db, directory, keys, signal), { cacheKeyFn: (k) => `${k.metric}\u0000${k.slug}` }),
+    coverage: new DataLoader((keys) => loadCoverageBatch(db, directory, keys, signal), { cacheKeyFn: (k) => `${k.metric}\u0000${k.slug}\u0000${k.asOf ?? ''}` }),
   };
 }
 
@@ -78,15 +85,14 @@ async function loadPointsBatch(db: Pick<Store, 'queryRaw'>, keys: readonly Point
   return keys.map((k) => points.get(`${statementKey(k)}\u0000${k.project.id}`) ?? '[]');
 }
 
-async function loadCoverageBatch(
-  db: Queryable,
-  directory: ProjectDirectory,
-  keys: readonly { metric: string; slug: string }[],
-  signal?: CancelSignal,
-): Promise<Coverage[]> {
+async function loadCoverageBatch(db: Queryable, directory: ProjectDirectory, keys: readonly CoverageKey[], signal?: CancelSignal): Promise<Coverage[]> {
   const ids = keys.map((k) => directory.idOf(k.metric, k.slug));
-  const known = [...new Set(ids.filter((id): id is number => id !== undefined))];
-  const rows = known.length === 0 ? [] : await guardUnavailable(() => readCoverage(db, known, signal));
-  const byId = new Map(rows.map((r) => [r.projectId, { first: r.first, last: r.last, updatedAt: r.updatedAt }]));
-  return ids.map((id) => (id === undefined ? undefined : byId.get(id)) ?? { first: null, last: null, updatedAt: null });
+  // One statement per instant asked for (nearly always one: now, or a request's asOf).
+  const byInstant = new Map<string | null, Map<number, Coverage>>();
+  await Promise.all([...new Set(keys.map((k) => k.asOf ?? null))].map(async (asOf) => {
+    const known = [...new Set(ids.filter((id, i): id is number => id !== undefined && (keys[i]!.asOf ?? null) === asOf))];
+    const rows = known.length === 0 ? [] : await guardUnavailable(() => readCoverage(db, known, signal, asOf));
+    byInstant.set(asOf, new Map(rows.map((r) => [r.projectId, { first: r.first, last: r.last, updatedAt: r.updatedAt }])));
+  }));
+  return ids.map((id, i) => (id === undefined ? undefined : byInstant.get(keys[i]!.asOf ?? null)?.get(id)) ?? { first: null, last: null, updatedAt: null });
 }
