@@ -97,4 +97,14 @@ export function canonicalInstant(text: string): string | undefined {
 
 /** The message for a value `canonicalInstant` refused; a date alone means the `start` (`since`) or `end` (`as_of`) of its UTC day. */
 export const INSTANT_EXPECTED = (text: string, dateMeans: 'start' | 'end' = 'end'): string =>
-  `expected an RFC 3339 instant such as 2026-06-30T12:00:00Z (in UTC, within the years 0001-9999), or a date YYYY-MM-DD meaning the ${dateMeans} of that UTC day; got ${JSON.stringify(text.slice(0, 64))}`;
+  `expected an RFC 3339 instant such as 2026-06-30T12:00:00Z (in UTC, within the years 0001-9999), or a date YYYY-MM-DD meaning the ${dateMeans} of that UTC day; got ${JSON.stringify(text.slice(0, 64))}`
+  + (plusReadAsSpace(text) ? ' (a + in a URL query is read as a space: write it as %2B)' : '');
+
+/**
+ * An instant whose offset lost its `+` to a space (`2026-06-30T12:00:00 05:30`): what a
+ * URL query makes of an offset written without encoding. Said in the refusal, since the
+ * value echoed back otherwise looks like the one typed.
+ */
+function plusReadAsSpace(text: string): boolean {
+  return /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)? \d{2}:\d{2}$/.test(text);
+}

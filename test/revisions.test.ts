@@ -232,6 +232,18 @@ for (const kind of STORE_KINDS) {
       expect(await etag()).toBe(tagBefore);
     });
 
+    it('says an offset\'s + sent raw in the URL arrived as a space, for as_of and the changes feed\'s since', async () => {
+      // Not encoded, the + of "+05:30" is a space by the rules of URL queries.
+      for (const path of [`/v1/metrics/${METRIC}?${RANGE}&as_of=2026-07-01T12:00:00+05:30`, '/v1/changes?since=2026-07-01T12:00:00.5+05:30']) {
+        const res = await service.get(path);
+        expect(res.status, path).toBe(400);
+        const problem = (await res.json()) as { errors: { message: string }[] };
+        expect(problem.errors[0]!.message, path).toMatch(/got "2026-07-01T12:00:00(\.5)? 05:30" \(a \+ in a URL query is read as a space: write it as %2B\)$/);
+      }
+      const res = await service.get(`/v1/metrics/${METRIC}?${RANGE}&as_of=2026-07-01T12:00:00%2B05:30`);
+      expect(res.status).toBe(200);
+    });
+
     it('refuses a malformed as_of with a problem naming it', async () => {
       // The last two are instants an offset moves out of the years 0001 to 9999 (PostgreSQL's): they were 500s.
       for (const bad of ['yesterday', '2026-02-30', '2026-06-30T25:00:00Z', '2026-06-30T12:00:00', '1719748800', '0001-01-01T00:30:00+01:00', '9999-12-31T23:00:00-05:00']) {
