@@ -30,6 +30,9 @@ export function openPostgres(options: PostgresOptions): Store {
     connection: {
       application_name: 'metrics-service',
       statement_timeout: Math.round(options.statementTimeoutSeconds * 1000),
+      // Dates leave as PostgreSQL's text (`day::text`), whose form is the session's DateStyle:
+      // a server or database set to another ('SQL, DMY') made every answer's dates 30/06/2026.
+      datestyle: 'ISO, YMD',
     },
   });
   const unanswered = createUnansweredWatch((options.connectTimeoutSeconds + options.statementTimeoutSeconds) * 1000);
