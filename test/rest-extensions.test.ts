@@ -92,6 +92,15 @@ for (const kind of STORE_KINDS) {
       }
     });
 
+    it('marks a refused option value it shortens, and never cuts a character in two', async () => {
+      const refused = async (query: string) => ((await (await svc.get(`/v1/metrics/price?project=ethereum&${query}`)).json()) as { errors: { message: string }[] }).errors[0]!.message;
+      expect(await refused(`interval=${'w'.repeat(100)}`)).toMatch(new RegExp(`got "${'w'.repeat(64)}…"$`));
+      expect(await refused(`transform=moving_average&window=${'9'.repeat(100)}`)).toMatch(new RegExp(`got "${'9'.repeat(64)}…"$`));
+      // 'a' and 40 emoji: 64 UTF-16 units end inside the 32nd emoji.
+      expect(await refused(`fill=a${encodeURIComponent('😀'.repeat(40))}`)).toMatch(new RegExp(`got "a${'😀'.repeat(31)}…"$`, 'u'));
+      expect(await refused('aggregation=median')).toMatch(/got "median"$/);
+    });
+
     it('changes the ETag with the options', async () => {
       const a = await svc.get(`/v1/metrics/price?project=ethereum&${RANGE}&interval=week`);
       const b = await svc.get(`/v1/metrics/price?project=ethereum&${RANGE}&interval=month`);

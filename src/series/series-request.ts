@@ -75,14 +75,14 @@ const MAX_NAMED_PROJECTS = 5;
 /** One of a list of names, refused with the list itself so the caller sees what is allowed. */
 function oneOf<const T extends readonly string[]>(names: T) {
   return z.string().refine((v): v is T[number] => (names as readonly string[]).includes(v), {
-    error: (issue) => `expected one of ${names.join(', ')}, got ${JSON.stringify(String(issue.input).slice(0, 64))}`,
+    error: (issue) => `expected one of ${names.join(', ')}, got ${JSON.stringify(truncate(String(issue.input)))}`,
   });
 }
 
 const windowSchema = z.union([z.number(), z.string()]).transform((v, ctx) => {
   const n = typeof v === 'number' ? v : /^\d{1,5}$/.test(v) ? Number(v) : Number.NaN;
   if (Number.isInteger(n) && n >= 1 && n <= MAX_WINDOW) return n;
-  ctx.addIssue({ code: 'custom', message: `expected a whole number of buckets from 1 to ${MAX_WINDOW}, got ${JSON.stringify(String(v).slice(0, 64))}` });
+  ctx.addIssue({ code: 'custom', message: `expected a whole number of buckets from 1 to ${MAX_WINDOW}, got ${JSON.stringify(truncate(String(v)))}` });
   return z.NEVER;
 });
 
@@ -163,7 +163,12 @@ function resolveSlugs(metric: MetricDefinition, projects: readonly string[] | un
   return distinct;
 }
 
-/** Keeps hostile inputs from bloating error bodies. */
+/**
+ * Keeps hostile inputs from bloating error bodies. A shortened value is marked, so it is not
+ * taken for the one sent, and cut between characters: half of an emoji's surrogate pair
+ * would come back as an unpaired escape.
+ */
 function truncate(text: string): string {
-  return text.length > 64 ? `${text.slice(0, 64)}…` : text;
+  if (text.length <= 64) return text;
+  return `${text.slice(0, /[\uD800-\uDBFF]/.test(text[63]!) ? 63 : 64)}…`;
 }
