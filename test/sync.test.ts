@@ -161,6 +161,26 @@ for (const kind of STORE_KINDS) {
       expect(again.out.join('')).toMatch(/, 0 written \(0 added, 0 revised, 0 removed\) in 0 series\n$/);
     });
 
+    it('removes in one run the last days the upstream removed, however many more than the overlap', async () => {
+      const store = upstream.running.services.store;
+      const projectId = async (db: Store) => (await db.query<{ id: number }>(`select p.id from project p join metric m on m.id = p.metric_id where m.name = 'staking-apy' and p.slug = 'solana'`))[0]!.id;
+      const days = async (db: Store) => (await db.query<{ day: string; value: string }>('select day::text, value::text from point where project_id = $1 order by day', [await projectId(db)]));
+      const syncSolana = () => sync(mirrorStore.store, { from: upstream.url, metrics: ['staking-apy'], projects: ['solana'] });
+      expect((await syncSolana()).code).toBe(0);
+      expect(await days(mirrorStore.store)).toEqual(await days(store));
+      await store.query(`delete from point where project_id = $1 and day > (select max(day) from point where project_id = $1) - 20`, [await projectId(store)]);
+      const run = await syncSolana();
+      expect(run.code).toBe(0);
+      expect(run.out.join('')).toMatch(/, 20 written \(0 added, 0 revised, 20 removed\) in 1 series\n$/);
+      expect(await days(mirrorStore.store)).toEqual(await days(store));
+      expect((await syncSolana()).out.join('')).toMatch(/, 0 written \(0 added, 0 revised, 0 removed\) in 0 series\n$/);
+      // A series the upstream emptied is emptied here in one run too.
+      await store.query('delete from point where project_id = $1', [await projectId(store)]);
+      expect((await syncSolana()).code).toBe(0);
+      expect(await days(mirrorStore.store)).toEqual([]);
+      expect((await syncSolana()).out.join('')).toMatch(/, 0 written \(0 added, 0 revised, 0 removed\) in 0 series\n$/);
+    });
+
     it('writes nothing of a series with a bad value, names it, and syncs the rest', async () => {
       const store = upstream.running.services.store;
       const [project] = await store.query<{ id: number }>(`select p.id from project p join metric m on m.id = p.metric_id where m.name = 'transaction-fail-total' and p.slug = 'ethereum'`);

@@ -42,10 +42,11 @@ export interface MirrorPlan {
 
 /**
  * Compares the upstream catalog (`GET /v1/metrics`, with each project's stored coverage)
- * with the local one and the local store: one task per series both know, from the local
- * last stored day minus the overlap (or the upstream's first day for an empty series, or
- * `since`) to the later of the upstream's and the local last day, so trailing days the
- * upstream removed are removed here too. Metrics and slugs only the upstream knows are
+ * with the local one and the local store: one task per series both know, from the earlier
+ * of the local and the upstream's last day minus the overlap (or the upstream's first day
+ * for an empty series, the local first day for one the upstream emptied, or `since`) to
+ * the later of the two last days, so trailing days the upstream removed are removed here
+ * too, however many. Metrics and slugs only the upstream knows are
  * reported and left out.
  */
 export async function planMirror(db: Queryable, catalog: Catalog, client: UpstreamClient, options: MirrorOptions, signal: AbortSignal): Promise<MirrorPlan> {
@@ -73,8 +74,7 @@ export async function planMirror(db: Queryable, catalog: Catalog, client: Upstre
       // Up to the later of the two last days: days stored here after the upstream's last
       // day are days the upstream removed, and the write removes what it was not sent.
       const to = project.lastDate === null || (mine.last !== null && mine.last > project.lastDate) ? mine.last! : project.lastDate;
-      const resume = mine.last === null ? project.firstDate! : fromEpochDay(toEpochDay(mine.last) - options.overlapDays);
-      const from = options.since ?? (project.firstDate !== null && resume < project.firstDate ? project.firstDate : resume);
+      const from = options.since ?? resumeDay(mine, project, options.overlapDays);
       if (from > to) continue;
       tasks.push({ metric: metric.name, slug: project.slug, projectId: mine.id, from, to });
     }
@@ -114,6 +114,21 @@ export async function mirrorSeries(store: Store, catalog: Catalog, client: Upstr
 }
 
 // Private
+
+/**
+ * The first day a series is fetched from: the overlap before the earlier of the two last
+ * days, so every day stored here after the upstream's last day is in the range and removed
+ * in this run (from the local last day alone, a run removed only the overlap's days of a
+ * longer tail, and each run after removed the next ones). A series the upstream no longer
+ * has is fetched from its first day here: all of it goes. Never before the upstream's first day.
+ */
+function resumeDay(mine: LocalSeries, project: { firstDate: string | null; lastDate: string | null }, overlapDays: number): string {
+  if (mine.last === null) return project.firstDate!;
+  if (project.lastDate === null) return mine.first!;
+  const last = mine.last < project.lastDate ? mine.last : project.lastDate;
+  const resume = fromEpochDay(toEpochDay(last) - overlapDays);
+  return project.firstDate !== null && resume < project.firstDate ? project.firstDate : resume;
+}
 
 function unmatchedNames(upstream: UpstreamCatalog, options: MirrorOptions): string[] {
   const metrics = upstream.metrics.filter((m) => options.metrics === undefined || options.metrics.includes(m.name));
@@ -159,13 +174,21 @@ function readUpstreamCatalog(body: string, baseUrl: string): UpstreamCatalog {
   throw new UpstreamError(`${where} ${why}; is it the /v1 API of a metrics service?`);
 }
 
-/** Each project's row id and last stored day: one index probe per project. */
-async function localLastDays(db: Queryable): Promise<Map<string, { id: number; last: string | null }>> {
-  const rows = await db.query<{ id: number; name: string; slug: string; last: string | null }>(
-    `select p.id, m.name, p.slug, (select max(day) from point where project_id = p.id)::text as last
+/** A series as stored here: its project row and its first and last stored days (null when empty). */
+interface LocalSeries {
+  id: number;
+  first: string | null;
+  last: string | null;
+}
+
+/** Each project's row id and first and last stored days: two index probes per project. */
+async function localLastDays(db: Queryable): Promise<Map<string, LocalSeries>> {
+  const rows = await db.query<{ id: number; name: string; slug: string; first: string | null; last: string | null }>(
+    `select p.id, m.name, p.slug, (select min(day) from point where project_id = p.id)::text as first,
+       (select max(day) from point where project_id = p.id)::text as last
      from project p join metric m on m.id = p.metric_id`,
   );
-  return new Map(rows.map((r) => [`${r.name}/${r.slug}`, { id: r.id, last: r.last }]));
+  return new Map(rows.map((r) => [`${r.name}/${r.slug}`, { id: r.id, first: r.first, last: r.last }]));
 }
 
 /**
