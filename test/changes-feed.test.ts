@@ -223,6 +223,8 @@ for (const kind of STORE_KINDS) {
         ['since=2026-01-01&limit=abc', /limit: expected a whole number/],
         ['cursor=not-a-cursor', /cursor: not a cursor this feed handed out/],
         [`cursor=${Buffer.from('{"v":1,"since":"x","x":"1","s":"1"}').toString('base64url')}`, /cursor: not a cursor/],
+        // A position past PostgreSQL's bigint (19 digits, but above 9223372036854775807) was a 500.
+        [`cursor=${Buffer.from('{"v":1,"since":"2026-01-01T00:00:00.000000Z","s":"9223372036854775808"}').toString('base64url')}`, /cursor: not a cursor this feed handed out/],
         [`since=2026-02-01&cursor=${cursor}`, /cursor: this cursor continues the feed since 2026-01-01T00:00:00.000000Z/],
         ['since=2026-01-01&until=2026-02-01', /unknown parameter "until"/],
       ];

@@ -75,10 +75,14 @@ function sinceInstant(text: string): string | undefined {
   return isIsoDate(text) ? `${text}T00:00:00.000000Z` : canonicalInstant(text);
 }
 
+/** PostgreSQL's largest bigint, the highest sequence a change can have. */
+const MAX_SEQ = 9_223_372_036_854_775_807n;
+
 const CURSOR_SCHEMA = z.object({
   v: z.literal(1),
   since: z.string().refine((text) => canonicalInstant(text) === text),
-  s: z.string().regex(/^\d{1,19}$/),
+  // A sequence is a bigint: a larger number (still 19 digits) would reach the query and fail there as a 500.
+  s: z.string().regex(/^\d{1,19}$/).refine((text) => BigInt(text) <= MAX_SEQ),
 });
 
 function decodeCursor(text: string): FeedPosition | undefined {
