@@ -244,6 +244,32 @@ for (const kind of STORE_KINDS) {
       expect(res.status).toBe(200);
     });
 
+    it('stamps a value corrected by hand in SQL with its write time: as_of finds one value either side, and the point can be removed later', async () => {
+      const other = CATALOG.byName.get(METRIC)!.projects[1]!;
+      const store = service.running.services.store;
+      const path = join(dir, 'by-hand.csv');
+      await writeFile(path, `metric,project,date,value\n${METRIC},${other},${LATER},2\n`);
+      expect((await importFile(store, CATALOG, path)).ok).toBe(true);
+      const imported = await dbNow();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      // An operator's fix, outside the import's write path: it sets the value only.
+      await store.query(`update point set value = 3 where day = $1 and project_id = (select p.id from project p join metric m on m.id = p.metric_id where m.name = $2 and p.slug = $3)`, [LATER, METRIC, other]);
+      const corrected = await dbNow();
+      const valueAsOf = async (asOf: string) => {
+        const res = await service.get(`/v1/metrics/${METRIC}?project=${other}&start_date=${LATER}&end_date=${LATER}&as_of=${encodeURIComponent(asOf)}`);
+        return ((await res.json()) as Record<string, { value: number }[]>)[other]!.map((p) => p.value);
+      };
+      expect(await valueAsOf(imported)).toEqual([2]);
+      expect(await valueAsOf(corrected)).toEqual([3]);
+      // Removing it moves the hand-set value to the history; it was refused there as a duplicate key.
+      await writeFile(path, `metric,project,date,value\n${METRIC},${other},${LATER},\n`);
+      const removed = await importFile(store, CATALOG, path);
+      expect(removed.ok && removed.written).toEqual({ added: 0, revised: 0, removed: 1 });
+      expect(await valueAsOf(imported)).toEqual([2]);
+      expect(await valueAsOf(corrected)).toEqual([3]);
+      expect(await valueAsOf(await dbNow())).toEqual([]);
+    });
+
     it('refuses a malformed as_of with a problem naming it', async () => {
       // The last two are instants an offset moves out of the years 0001 to 9999 (PostgreSQL's): they were 500s.
       for (const bad of ['yesterday', '2026-02-30', '2026-06-30T25:00:00Z', '2026-06-30T12:00:00', '1719748800', '0001-01-01T00:30:00+01:00', '9999-12-31T23:00:00-05:00']) {
