@@ -5,6 +5,7 @@ import { migrate, pendingMigrations } from '../src/db/migrate.js';
 import { openPostgres } from '../src/db/open-postgres.js';
 import { seriesStatement, type PointLayout } from '../src/db/series-sql.js';
 import type { SeriesOptions } from '../src/series/series-options.js';
+import { syncCatalog } from '../src/db/sync-catalog.js';
 import { seedDatabase } from '../src/seed/seed-database.js';
 import { STORE_KINDS, type StoreUnderTest } from './support/stores.js';
 
@@ -27,6 +28,25 @@ for (const kind of STORE_KINDS) {
       expect(await pendingMigrations(db.store)).toEqual([]);
       const recorded = await db.store.query<{ version: string }>('select version from schema_migration order by version');
       expect(recorded.map((r) => r.version)).toEqual(first.applied);
+    });
+
+    it('repairs points updated by hand before 0010 stamped every update, so they can be removed and read as of any instant', async () => {
+      await migrate(db.store);
+      await syncCatalog(db.store, CATALOG);
+      const point = `project_id = (select id from project order by id limit 1) and day = '2020-01-01'`;
+      // The store as 0009 left it: an import's write, then a value corrected by hand in a later transaction.
+      await db.store.exec(`drop trigger point_update_stamped on point; drop function stamp_point_update();
+        delete from schema_migration where version = '0010_stamp_every_update.sql'`);
+      await db.store.exec(`insert into point (project_id, day, value) values ((select id from project order by id limit 1), '2020-01-01', 1)`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await db.store.exec(`update point set value = 2 where ${point}`);
+      const [{ updated }] = await db.store.query<{ updated: string }>(`select valid_to::text as updated from point_history where ${point}`) as [{ updated: string }];
+      const changes = await db.store.query('select seq from point_change');
+      expect(await migrate(db.store)).toEqual({ applied: ['0010_stamp_every_update.sql'] });
+      expect(await db.store.query(`select value::text, written_at::text from point where ${point}`)).toEqual([{ value: '2', written_at: updated }]);
+      expect(await db.store.query('select seq from point_change')).toEqual(changes); // the repair is no write
+      await db.store.exec(`delete from point where ${point}`); // refused on point_history's key before
+      expect(await db.store.query(`select value::text from point_history where ${point} order by valid_from`)).toEqual([{ value: '1' }, { value: '2' }]);
     });
 
     const DAILY: SeriesOptions = { interval: 'day', aggregation: 'avg', fill: 'none', transform: null, window: null };

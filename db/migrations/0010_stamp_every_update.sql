@@ -17,3 +17,13 @@ $$;
 
 create trigger point_update_stamped before update on point
   for each row when (new.written_at = old.written_at) execute function stamp_point_update();
+
+-- Points already updated by hand before this migration: such a point claims the start of
+-- the history row its update wrote, which ended when the update was made. That end is the
+-- update's write time, so it is the point's. The update triggers stay out of this repair:
+-- it changes no value, so it is no write (no revision, no change, no event).
+alter table point disable trigger point_updated;
+update point p set written_at = h.valid_to
+from point_history h
+where h.project_id = p.project_id and h.day = p.day and h.valid_from = p.written_at;
+alter table point enable trigger point_updated;
