@@ -181,6 +181,20 @@ for (const kind of STORE_KINDS) {
       expect((await syncSolana()).out.join('')).toMatch(/, 0 written \(0 added, 0 revised, 0 removed\) in 0 series\n$/);
     });
 
+    it('copies days the upstream has before the first day stored here: history it back-filled, or a series begun here', async () => {
+      const store = upstream.running.services.store;
+      const projectId = async (db: Store) => (await db.query<{ id: number }>(`select p.id from project p join metric m on m.id = p.metric_id where m.name = 'staking-apy' and p.slug = 'near'`))[0]!.id;
+      const days = async (db: Store) => (await db.query<{ day: string; value: string }>('select day::text, value::text from point where project_id = $1 order by day', [await projectId(db)]));
+      const syncNear = () => sync(mirrorStore.store, { from: upstream.url, metrics: ['staking-apy'], projects: ['near'] });
+      expect((await syncNear()).code).toBe(0);
+      await store.query(`insert into point (project_id, day, value) values ($1, '2019-03-01', 4.5), ($1, '2019-03-02', 4.75)`, [await projectId(store)]);
+      const run = await syncNear();
+      expect(run.code).toBe(0);
+      expect(run.out.join('')).toMatch(/, 2 written \(2 added, 0 revised, 0 removed\) in 1 series\n$/);
+      expect(await days(mirrorStore.store)).toEqual(await days(store));
+      expect((await syncNear()).out.join('')).toMatch(/, 0 written \(0 added, 0 revised, 0 removed\) in 0 series\n$/);
+    });
+
     it('writes nothing of a series with a bad value, names it, and syncs the rest', async () => {
       const store = upstream.running.services.store;
       const [project] = await store.query<{ id: number }>(`select p.id from project p join metric m on m.id = p.metric_id where m.name = 'transaction-fail-total' and p.slug = 'ethereum'`);

@@ -44,7 +44,8 @@ export interface MirrorPlan {
  * Compares the upstream catalog (`GET /v1/metrics`, with each project's stored coverage)
  * with the local one and the local store: one task per series both know, from the earlier
  * of the local and the upstream's last day minus the overlap (or the upstream's first day
- * for an empty series, the local first day for one the upstream emptied, or `since`) to
+ * for an empty series or one with days before the local first day, the local first day
+ * for one the upstream emptied, or `since`) to
  * the later of the two last days, so trailing days the upstream removed are removed here
  * too, however many. Metrics and slugs only the upstream knows are
  * reported and left out.
@@ -120,11 +121,15 @@ export async function mirrorSeries(store: Store, catalog: Catalog, client: Upstr
  * days, so every day stored here after the upstream's last day is in the range and removed
  * in this run (from the local last day alone, a run removed only the overlap's days of a
  * longer tail, and each run after removed the next ones). A series the upstream no longer
- * has is fetched from its first day here: all of it goes. Never before the upstream's first day.
+ * has is fetched from its first day here: all of it goes. Days the upstream has before the
+ * first day stored here (history it back-filled, or a series this store began on its own)
+ * are fetched from the upstream's first day: a range from the last day never reached them,
+ * on any run. Never before the upstream's first day.
  */
 function resumeDay(mine: LocalSeries, project: { firstDate: string | null; lastDate: string | null }, overlapDays: number): string {
   if (mine.last === null) return project.firstDate!;
   if (project.lastDate === null) return mine.first!;
+  if (project.firstDate !== null && project.firstDate < mine.first!) return project.firstDate;
   const last = mine.last < project.lastDate ? mine.last : project.lastDate;
   const resume = fromEpochDay(toEpochDay(last) - overlapDays);
   return project.firstDate !== null && resume < project.firstDate ? project.firstDate : resume;
