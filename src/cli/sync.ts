@@ -17,7 +17,8 @@ series by series, each all or nothing, through the same checks as an import.
   --key KEY           its API key (or set UPSTREAM_API_KEY, which keeps it out of ps)
   --metric a,b        only these metrics
   --project x,y       only these projects
-  --since YYYY-MM-DD  fetch every series from this day (default: each series' last stored day)
+  --since YYYY-MM-DD  fetch every series from this day (default: each series' last stored day,
+                      or the upstream's if earlier; all of it when the upstream has earlier days)
   --overlap-days N    days before the last stored day fetched again for late revisions (default 7)
 A second run fetches only what is new; a series with a bad value is reported and skipped.`;
 

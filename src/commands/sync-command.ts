@@ -19,8 +19,8 @@ export type SyncArgs = z.infer<typeof syncArgs>;
 /**
  * `sync --from URL --key KEY`: mirrors another instance's `/v1` API into this store,
  * series by series, each in one transaction through the import's checks and write path.
- * Incremental: a series is fetched from its last stored day minus the overlap, so a second
- * run writes only what changed upstream. A series with a bad value is reported (metric,
+ * Incremental: a series is fetched from its last stored day (or the upstream's, if earlier)
+ * minus the overlap, so a second run writes only what changed upstream. A series with a bad value is reported (metric,
  * project, date) and nothing of it is written; the others go on. An upstream that stays
  * unavailable after the retries stops the run; everything written until then stays.
  */
