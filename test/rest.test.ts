@@ -353,6 +353,10 @@ for (const kind of STORE_KINDS) {
           expect(html, decision).toContain(decision);
         }
         for (const metric of CATALOG.metrics) expect(html).toContain(`/v1/metrics/${metric.name}`);
+        // A statement timeout is promised only where there is one: the embedded store runs each query to its end.
+        if (kind.name === 'postgres') expect(html).toContain('(statement timeout 5 s), requests get 503');
+        else expect(html).toContain('each query runs to its end, without a statement timeout');
+        expect(html.includes('statement timeout 5 s')).toBe(kind.name === 'postgres');
       });
 
       it('reports health and readiness without a key', async () => {

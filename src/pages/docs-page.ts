@@ -18,7 +18,7 @@ export function handleDocsPage({ res, services }: RouteCall): void {
 /** The page is static HTML with one inline style sheet: no script runs in it, and no other site frames it. */
 const CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-function renderDocs({ catalog, config }: Services): string {
+function renderDocs({ catalog, config, store }: Services): string {
   const metrics = catalog.metrics
     .map((m) => `<li><code>GET /v1/metrics/${m.name}</code> — ${m.valueKind}${m.projectRequired ? ', <code>project</code> required' : ''}; ${counted(m.projects.length, 'project')}</li>`)
     .join('\n');
@@ -151,7 +151,9 @@ ${config.refusedKeysPerMinute === 0 ? '' : `A client address that presents more 
 for a key not seen accepted before, until its allowance refills; a key already in use keeps working.
 `}${config.redisUrl === undefined ? '' : `The budget is shared by every instance of the service (it is kept in Redis). While Redis cannot be reached, each instance counts
 on its own, so a key may get more than its budget for that time; requests are neither refused nor delayed because of it (a charge waits 250 ms for Redis at most).
-`}When the database is away or too slow (statement timeout ${config.statementTimeoutSeconds} s), requests get 503 with <code>Retry-After: 5</code>, never a hang or a trace.</p>
+`}${store.kind === 'postgres'
+    ? `When the database is away or too slow (statement timeout ${config.statementTimeoutSeconds} s), requests get 503 with <code>Retry-After: 5</code>, never a hang or a trace.`
+    : 'This instance serves an embedded database in its own thread: each query runs to its end, without a statement timeout, and the others wait for it.'}</p>
 
 <h2 id="problems">Errors</h2>
 <p>On <code>/v1</code> every error is <code>application/problem+json</code> (RFC 9457) with <code>type</code>, <code>title</code>, <code>status</code>, <code>detail</code>,
