@@ -20,6 +20,7 @@ import { handleExploreAsset, handleExplorePage } from './pages/explore-page.js';
 import { createMetricHandler } from './rest/metric-route.js';
 import { handleOpenApi } from './rest/openapi-route.js';
 import type { Services } from './services.js';
+import { clipped } from './clipped.js';
 
 /** The whole HTTP service, independent of any socket: `main.ts` listens, tests call it in-process. */
 export interface App {
@@ -175,7 +176,7 @@ async function run(services: Services, route: Route, call: RouteCall): Promise<v
 
 function notFound(call: RouteCall): never {
   const path = (call.req.url ?? '/').split('?')[0]!;
-  throw new ApiError('not-found', `nothing is served at ${path.length > 64 ? `${path.slice(0, 64)}…` : path}`);
+  throw new ApiError('not-found', `nothing is served at ${clipped(path)}`);
 }
 
 function safeDecode(segment: string): string {

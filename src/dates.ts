@@ -1,3 +1,5 @@
+import { clipped } from './clipped.js';
+
 /**
  * Calendar dates as `YYYY-MM-DD` text and as whole days since 1970-01-01 (UTC). The
  * conversions are integer arithmetic on the proleptic Gregorian calendar (H. Hinnant's
@@ -97,7 +99,7 @@ export function canonicalInstant(text: string): string | undefined {
 
 /** The message for a value `canonicalInstant` refused; a date alone means the `start` (`since`) or `end` (`as_of`) of its UTC day. */
 export const INSTANT_EXPECTED = (text: string, dateMeans: 'start' | 'end' = 'end'): string =>
-  `expected an RFC 3339 instant such as 2026-06-30T12:00:00Z (in UTC, within the years 0001-9999), or a date YYYY-MM-DD meaning the ${dateMeans} of that UTC day; got ${JSON.stringify(text.slice(0, 64))}`
+  `expected an RFC 3339 instant such as 2026-06-30T12:00:00Z (in UTC, within the years 0001-9999), or a date YYYY-MM-DD meaning the ${dateMeans} of that UTC day; got ${JSON.stringify(clipped(text))}`
   + (plusReadAsSpace(text) ? ' (a + in a URL query is read as a space: write it as %2B)' : '');
 
 /**

@@ -99,6 +99,12 @@ for (const kind of STORE_KINDS) {
       // 'a' and 40 emoji: 64 UTF-16 units end inside the 32nd emoji.
       expect(await refused(`fill=a${encodeURIComponent('😀'.repeat(40))}`)).toMatch(new RegExp(`got "a${'😀'.repeat(31)}…"$`, 'u'));
       expect(await refused('aggregation=median')).toMatch(/got "median"$/);
+      // Every value echoed back is shortened the same way: as_of, the feed's limit, an export's format, a metric's name.
+      const problem = async (path: string) => ((await (await svc.get(path)).json()) as { detail: string; errors?: { message: string }[] });
+      expect((await problem(`/v1/metrics/price?project=ethereum&as_of=${'x'.repeat(100)}`)).errors![0]!.message).toMatch(new RegExp(`got "${'x'.repeat(64)}…"$`));
+      expect((await problem(`/v1/changes?limit=${'7'.repeat(100)}`)).errors![0]!.message).toMatch(new RegExp(`got "${'7'.repeat(64)}…"$`));
+      expect((await problem(`/v1/export?format=${'c'.repeat(100)}`)).errors![0]!.message).toMatch(new RegExp(`got "${'c'.repeat(64)}…"$`));
+      expect((await problem(`/v1/metrics/${'m'.repeat(100)}`)).detail).toContain(`unknown metric "${'m'.repeat(64)}…"`);
     });
 
     it('changes the ETag with the options', async () => {

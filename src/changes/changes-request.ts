@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ApiError, type ParamError } from '../api/api-error.js';
 import { canonicalInstant, INSTANT_EXPECTED, isIsoDate } from '../dates.js';
+import { clipped } from '../clipped.js';
 
 /** Rows per page unless the caller asks otherwise, and the most one page may hold. */
 export const DEFAULT_CHANGES_LIMIT = 1000;
@@ -43,7 +44,7 @@ export function validateChangesRequest(input: ChangesRequestInput, params: Chang
   }
   const limit = input.limit === undefined ? DEFAULT_CHANGES_LIMIT : pageSize(input.limit);
   if (limit === undefined) {
-    errors.push({ param: params.limit, message: `expected a whole number from 1 to ${MAX_CHANGES_LIMIT}, got ${JSON.stringify(String(input.limit).slice(0, 64))}` });
+    errors.push({ param: params.limit, message: `expected a whole number from 1 to ${MAX_CHANGES_LIMIT}, got ${JSON.stringify(clipped(String(input.limit)))}` });
   }
   const resumed = input.cursor === undefined ? undefined : decodeCursor(input.cursor);
   if (input.cursor !== undefined && resumed === undefined) {

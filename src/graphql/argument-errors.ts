@@ -11,6 +11,7 @@ import {
   type ValidationRule,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { clipped } from '../clipped.js';
 
 /**
  * A literal argument of the wrong type (`from: 123`, `name: "token_price_usd"`, `window: "7"`)
@@ -52,7 +53,7 @@ function argumentError(context: ValidationContext, error: GraphQLError): GraphQL
   const own = error.extensions.code !== undefined;
   const message = own || value === undefined || type === null || type === undefined
     ? `${placeOf(context)}: ${error.message.replace(/\s*Did you mean [^?]*\?$/, '')}`
-    : `${placeOf(context)} expects ${expectation(type)}, got ${clip(print(value))}.`;
+    : `${placeOf(context)} expects ${expectation(type)}, got ${clipped(print(value))}.`;
   return new GraphQLError(message, { nodes: error.nodes, extensions: { code: 'BAD_USER_INPUT' } });
 }
 
@@ -79,8 +80,3 @@ const BUILT_IN: Readonly<Record<string, string>> = {
   Boolean: 'true or false',
   ID: 'an ID (a string or a whole number)',
 };
-
-/** A literal as the document wrote it, cut short: it can be a long list. */
-function clip(text: string): string {
-  return text.length > 64 ? `${text.slice(0, 63)}…` : text;
-}

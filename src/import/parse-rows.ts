@@ -1,6 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { extname } from 'node:path';
 import { createInterface } from 'node:readline';
+import { clipped } from '../clipped.js';
 
 /** The file formats the importer reads, chosen by file extension. */
 export type RowFormat = 'csv' | 'ndjson';
@@ -75,7 +76,7 @@ async function* csvRows(lines: AsyncIterable<string>): AsyncGenerator<ParsedLine
     if (line === 1) {
       width = headerWidth(text.replace(/^\uFEFF/, ''));
       if (width === 0) {
-        yield { line, error: `expected the header ${HEADER}, found "${clip(text)}"`, header: true };
+        yield { line, error: `expected the header ${HEADER}, found "${clipped(text)}"`, header: true };
         return;
       }
       continue;
@@ -162,7 +163,7 @@ async function* ndjsonRows(lines: AsyncIterable<string>): AsyncGenerator<ParsedL
     }
     const unknown = Object.keys(parsed).filter((key) => !NDJSON_KEYS.has(key));
     if (unknown.length > 0) {
-      yield { line, error: `unexpected field ${unknown.map((k) => `"${clip(k)}"`).join(', ')}: expected only ${[...NDJSON_KEYS].join(', ')}` };
+      yield { line, error: `unexpected field ${unknown.map((k) => `"${clipped(k)}"`).join(', ')}: expected only ${[...NDJSON_KEYS].join(', ')}` };
       continue;
     }
     const o = parsed as Record<string, unknown>;
@@ -201,8 +202,4 @@ function topLevelValueToken(text: string): string | undefined {
     else if (ch === '}' || ch === ']') depth -= 1;
   }
   return found;
-}
-
-function clip(text: string): string {
-  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
 }

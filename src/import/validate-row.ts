@@ -1,6 +1,7 @@
 import type { Catalog, MetricDefinition } from '../catalog/load-catalog.js';
 import { isIsoDate } from '../dates.js';
 import type { RawRow } from './parse-rows.js';
+import { clipped } from '../clipped.js';
 
 /** A record that passed every check, in the form the point table stores. */
 export interface NormalizedRow {
@@ -27,7 +28,7 @@ export type RowCheck = { ok: true; row: NormalizedRow } | { ok: false; error: st
 export function validateRow(catalog: Catalog, raw: RawRow): RowCheck {
   if (typeof raw.metric !== 'string') return fail(`expected "metric" to be text, found ${describe(raw.metric)}`);
   const metric = catalog.byName.get(raw.metric);
-  if (metric === undefined) return fail(`unknown metric "${clip(raw.metric)}"`);
+  if (metric === undefined) return fail(`unknown metric "${clipped(raw.metric)}"`);
   if (typeof raw.project !== 'string') return fail(`expected "project" to be text, found ${describe(raw.project)}`);
   if (!slugsOf(metric).has(raw.project)) return fail(unknownSlug(metric, raw.project));
   if (typeof raw.date !== 'string' || !isIsoDate(raw.date)) {
@@ -68,7 +69,7 @@ function slugsOf(metric: MetricDefinition): ReadonlySet<string> {
 }
 
 function unknownSlug(metric: MetricDefinition, slug: string): string {
-  const message = `project "${clip(slug)}" is not allowed for metric "${metric.name}"`;
+  const message = `project "${clipped(slug)}" is not allowed for metric "${metric.name}"`;
   const sameLetters = metric.projects.find((s) => s.toLowerCase() === slug.toLowerCase());
   return sameLetters === undefined ? message : `${message} (slugs are case-sensitive: did you mean "${sameLetters}"?)`;
 }
@@ -118,14 +119,10 @@ function extraText(metric: MetricDefinition, extra: unknown): { text: string | n
 function describe(value: unknown): string {
   if (value === undefined) return 'nothing';
   if (value === null) return 'null';
-  if (typeof value === 'string') return `"${clip(value)}"`;
+  if (typeof value === 'string') return `"${clipped(value)}"`;
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object') return 'an object';
-  return `${typeof value} ${clip(String(value))}`;
-}
-
-function clip(text: string): string {
-  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
+  return `${typeof value} ${clipped(String(value))}`;
 }
 
 function fail(error: string): RowCheck {

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { ApiError } from '../api/api-error.js';
 import type { RouteCall } from '../http/route.js';
 import { PACKAGE_ROOT } from '../package-root.js';
+import { clipped } from '../clipped.js';
 
 /**
  * `GET /explore` and its assets: the chart explorer, static files that need no key and
@@ -16,7 +17,7 @@ export function handleExplorePage(call: RouteCall): void {
 /** `GET /explore/<asset>`. */
 export function handleExploreAsset(call: RouteCall): void {
   const asset = ASSETS.get(call.param);
-  if (asset === undefined) throw new ApiError('not-found', `nothing is served at /explore/${call.param.slice(0, 64)}`);
+  if (asset === undefined) throw new ApiError('not-found', `nothing is served at /explore/${clipped(call.param)}`);
   send(call, asset);
 }
 

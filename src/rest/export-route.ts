@@ -12,6 +12,7 @@ import type { ExportLayout } from '../db/series-sql.js';
 import type { CancelSignal, Store } from '../db/store.js';
 import { POINTS_PER_BATCH } from './metric-route.js';
 import { EXTENSION_PARAMS, readParameters, REST_PARAMS } from './parse-query.js';
+import { clipped } from '../clipped.js';
 
 /** The formats of an export and how each is served. */
 const FORMATS = {
@@ -63,7 +64,7 @@ export async function handleExport({ req, res, services, query, signal, meter }:
 function choice<const T extends readonly string[]>(param: string, value: string | undefined, allowed: T): T[number] {
   if (value === undefined) return allowed[0]!;
   if (allowed.includes(value)) return value;
-  throw badRequest([{ param, message: `expected one of ${allowed.join(', ')}, got ${JSON.stringify(value.slice(0, 64))}` }]);
+  throw badRequest([{ param, message: `expected one of ${allowed.join(', ')}, got ${JSON.stringify(clipped(value))}` }]);
 }
 
 /** One validated series request per listed metric; every problem with any of them in one 400. */
@@ -72,7 +73,7 @@ function exportRequests(metrics: ReadonlyMap<string, MetricDefinition>, params: 
   if (names === undefined || names === '') throw badRequest([{ param: 'metric', message: `name one metric or several joined with commas; known: ${[...metrics.keys()].join(', ')}` }]);
   const unknown = [...new Set(names.split(','))].filter((name) => !metrics.has(name));
   if (unknown.length > 0) {
-    throw badRequest(unknown.slice(0, 5).map((name) => ({ param: 'metric', message: `unknown metric ${JSON.stringify(name.slice(0, 64))}; GET /v1/metrics lists them` })));
+    throw badRequest(unknown.slice(0, 5).map((name) => ({ param: 'metric', message: `unknown metric ${JSON.stringify(clipped(name))}; GET /v1/metrics lists them` })));
   }
   const project = params.get('project');
   const requests: SeriesRequest[] = [];

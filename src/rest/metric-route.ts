@@ -6,6 +6,7 @@ import type { RouteCall } from '../http/route.js';
 import { readSeriesRows } from '../series/read-series.js';
 import { createRequestPreparer } from './prepared-requests.js';
 import { sendCachedAnswer, sendSeriesBody } from './send-series.js';
+import { clipped } from '../clipped.js';
 
 /**
  * Points fetched per round trip (about 40 bytes each as JSON, so about 1.2 MB of bytes
@@ -27,7 +28,7 @@ export function createMetricHandler(): (call: RouteCall) => Promise<void> {
   const prepare = createRequestPreparer();
   return async ({ req, res, services, param, query, signal, meter }) => {
     const metric = services.catalog.byName.get(param);
-    if (metric === undefined) throw new ApiError('not-found', `unknown metric ${JSON.stringify(param.slice(0, 64))}; GET /v1/metrics lists them`);
+    if (metric === undefined) throw new ApiError('not-found', `unknown metric ${JSON.stringify(clipped(param))}; GET /v1/metrics lists them`);
     const prepared = prepare(metric, query, todayEpochDay(services.clock()));
     const charged = meter.charge(prepared.cost);
     if (charged !== undefined) await charged;

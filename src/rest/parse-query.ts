@@ -1,6 +1,8 @@
 import { ApiError, type ParamError } from '../api/api-error.js';
 import type { MetricDefinition } from '../catalog/load-catalog.js';
 import type { SeriesRequestField, SeriesRequestInput } from '../series/series-request.js';
+import { clipped } from '../clipped.js';
+import { counted } from '../counted.js';
 
 /** The REST parameter behind each field of the shared request: interface-v1.md's three, then the extensions. */
 export const REST_PARAMS: Readonly<Record<SeriesRequestField, string>> = {
@@ -49,7 +51,7 @@ export function readParameters(rawQuery: string, known: readonly string[]): Map<
   const seen = new Map<string, string>();
   for (const [name, value] of new URLSearchParams(rawQuery)) {
     if (!known.includes(name)) {
-      errors.push({ param: shorten(name), message: `unknown parameter ${JSON.stringify(shorten(name))}; expected ${known.join(', ')}` });
+      errors.push({ param: clipped(name), message: `unknown parameter ${JSON.stringify(clipped(name))}; expected ${known.join(', ')}` });
     } else if (seen.has(name)) {
       errors.push({ param: name, message: `${name} may be given once${name === 'project' || name === 'metric' ? '; join several with commas' : ''}` });
     } else {
@@ -76,9 +78,5 @@ const MAX_REPORTED_ERRORS = 5;
 function capped(errors: ParamError[]): ParamError[] {
   if (errors.length <= MAX_REPORTED_ERRORS) return errors;
   const rest = errors.length - MAX_REPORTED_ERRORS;
-  return [...errors.slice(0, MAX_REPORTED_ERRORS), { param: 'query', message: `and ${rest} more problem${rest > 1 ? 's' : ''} with the parameters` }];
-}
-
-function shorten(text: string): string {
-  return text.length > 64 ? `${text.slice(0, 64)}…` : text;
+  return [...errors.slice(0, MAX_REPORTED_ERRORS), { param: 'query', message: `and ${counted(rest, 'more problem')} with the parameters` }];
 }

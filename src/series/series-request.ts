@@ -3,6 +3,7 @@ import type { MetricDefinition } from '../catalog/load-catalog.js';
 import { ApiError, type ParamError } from '../api/api-error.js';
 import { canonicalInstant, INSTANT_EXPECTED, isIsoDate } from '../dates.js';
 import { AGGREGATIONS, DEFAULT_WINDOW, FILLS, INTERVALS, MAX_WINDOW, TRANSFORMS, type SeriesOptions } from './series-options.js';
+import { clipped } from '../clipped.js';
 
 /**
  * A series request as an adapter read it, before any check. The metric is already known
@@ -75,14 +76,14 @@ const MAX_NAMED_PROJECTS = 5;
 /** One of a list of names, refused with the list itself so the caller sees what is allowed. */
 function oneOf<const T extends readonly string[]>(names: T) {
   return z.string().refine((v): v is T[number] => (names as readonly string[]).includes(v), {
-    error: (issue) => `expected one of ${names.join(', ')}, got ${JSON.stringify(truncate(String(issue.input)))}`,
+    error: (issue) => `expected one of ${names.join(', ')}, got ${JSON.stringify(clipped(String(issue.input)))}`,
   });
 }
 
 const windowSchema = z.union([z.number(), z.string()]).transform((v, ctx) => {
   const n = typeof v === 'number' ? v : /^\d{1,5}$/.test(v) ? Number(v) : Number.NaN;
   if (Number.isInteger(n) && n >= 1 && n <= MAX_WINDOW) return n;
-  ctx.addIssue({ code: 'custom', message: `expected a whole number of buckets from 1 to ${MAX_WINDOW}, got ${JSON.stringify(truncate(String(v)))}` });
+  ctx.addIssue({ code: 'custom', message: `expected a whole number of buckets from 1 to ${MAX_WINDOW}, got ${JSON.stringify(clipped(String(v)))}` });
   return z.NEVER;
 });
 
@@ -153,7 +154,7 @@ function resolveSlugs(metric: MetricDefinition, projects: readonly string[] | un
       ctx.addIssue({
         code: 'custom',
         path: ['projects'],
-        message: `${JSON.stringify(truncate(slug))} is not a project of ${metric.name}${hint}; ${allowed()}`,
+        message: `${JSON.stringify(clipped(slug))} is not a project of ${metric.name}${hint}; ${allowed()}`,
       });
     }
   }
@@ -161,14 +162,4 @@ function resolveSlugs(metric: MetricDefinition, projects: readonly string[] | un
     ctx.addIssue({ code: 'custom', path: ['projects'], message: `and ${offending.length - MAX_NAMED_PROJECTS} more that are not projects of ${metric.name}` });
   }
   return distinct;
-}
-
-/**
- * Keeps hostile inputs from bloating error bodies. A shortened value is marked, so it is not
- * taken for the one sent, and cut between characters: half of an emoji's surrogate pair
- * would come back as an unpaired escape.
- */
-function truncate(text: string): string {
-  if (text.length <= 64) return text;
-  return `${text.slice(0, /[\uD800-\uDBFF]/.test(text[63]!) ? 63 : 64)}…`;
 }
