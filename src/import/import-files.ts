@@ -95,19 +95,14 @@ async function validateFile(catalog: Catalog, file: string, report: Report): Pro
   let rows = 0;
   let badHeader = false;
   for await (const parsed of readRows(file)) {
-    if ('header' in parsed) {
-      // The only thing such a file yields, and not a row.
-      badHeader = true;
-      errorCount += 1;
-      errors.push({ line: parsed.line, message: parsed.error });
-      continue;
-    }
     const message = 'error' in parsed ? parsed.error : errorOf(validateRow(catalog, parsed.record));
     if (message !== undefined) {
       errorCount += 1;
       if (errors.length < MAX_REPORTED_ERRORS) errors.push({ line: parsed.line, message });
     }
-    report('validate', ++rows);
+    // A wrong or missing CSV header is the only thing such a file yields, and not a row.
+    if ('header' in parsed) badHeader = true;
+    else report('validate', ++rows);
   }
   report('validate', rows, true);
   return { errors, errorCount, badHeader };
