@@ -13,7 +13,7 @@
  * once a count says so, so an address over its limit costs no round trip either.
  */
 import { ApiError } from '../api/api-error.js';
-import type { RateLimitPolicy, RateLimitStore } from './rate-limiter.js';
+import type { RateLimitOutcome, RateLimitPolicy, RateLimitStore } from './rate-limiter.js';
 
 export interface RefusedKeyLimit {
   /** Throws the 429 ApiError while `address` is over its refused keys. */
@@ -44,14 +44,13 @@ export function createRefusedKeyLimit(perMinute: number, store: RateLimitStore, 
     },
     refused(address) {
       const outcome = store.take(`refused-keys:${address}`, 1, now(), policy);
-      if (!(outcome instanceof Promise)) {
-        if (!outcome.allowed) block(address, outcome.retryAfterSeconds);
-        return;
-      }
-      // Counted after the 401 has gone: the next request from the address is checked against it.
-      outcome.then((counted) => {
-        if (!counted.allowed) block(address, counted.retryAfterSeconds);
-      }, () => {}); // a store that cannot count (Redis down) falls back by itself; nothing more to do here
+      const counted = ({ allowed, retryAfterSeconds }: RateLimitOutcome) => {
+        if (!allowed) block(address, retryAfterSeconds);
+      };
+      // Through Redis, counted after the 401 has gone: the next request from the address is checked against it.
+      // A store that cannot count (Redis down) falls back by itself; nothing more to do here.
+      if (outcome instanceof Promise) outcome.then(counted, () => {});
+      else counted(outcome);
     },
   };
 }
