@@ -87,12 +87,13 @@ async function loadPointsBatch(db: Pick<Store, 'queryRaw'>, keys: readonly Point
 
 async function loadCoverageBatch(db: Queryable, directory: ProjectDirectory, keys: readonly CoverageKey[], signal?: CancelSignal): Promise<Coverage[]> {
   const ids = keys.map((k) => directory.idOf(k.metric, k.slug));
+  const instants = keys.map((k) => k.asOf ?? null);
   // One statement per instant asked for (nearly always one: now, or a request's asOf).
   const byInstant = new Map<string | null, Map<number, Coverage>>();
-  await Promise.all([...new Set(keys.map((k) => k.asOf ?? null))].map(async (asOf) => {
-    const known = [...new Set(ids.filter((id, i): id is number => id !== undefined && (keys[i]!.asOf ?? null) === asOf))];
+  await Promise.all([...new Set(instants)].map(async (asOf) => {
+    const known = [...new Set(ids.filter((id, i): id is number => id !== undefined && instants[i] === asOf))];
     const rows = known.length === 0 ? [] : await guardUnavailable(() => readCoverage(db, known, signal, asOf));
     byInstant.set(asOf, new Map(rows.map((r) => [r.projectId, { first: r.first, last: r.last, updatedAt: r.updatedAt }])));
   }));
-  return ids.map((id, i) => (id === undefined ? undefined : byInstant.get(keys[i]!.asOf ?? null)?.get(id)) ?? { first: null, last: null, updatedAt: null });
+  return ids.map((id, i) => (id === undefined ? undefined : byInstant.get(instants[i] ?? null)?.get(id)) ?? { first: null, last: null, updatedAt: null });
 }
