@@ -55,7 +55,7 @@ export async function planMirror(db: Queryable, catalog: Catalog, client: Upstre
   await syncCatalog(db, catalog); // a store no server has prepared yet gets its project rows
   const notices: string[] = [];
   const wanted = (list: readonly string[] | undefined, item: string) => list === undefined || list.includes(item);
-  const last = await localLastDays(db);
+  const stored = await localSeries(db);
   const tasks: SeriesTask[] = [];
   for (const metric of upstream.metrics) {
     if (!wanted(options.metrics, metric.name)) continue;
@@ -70,7 +70,7 @@ export async function planMirror(db: Queryable, catalog: Catalog, client: Upstre
         notices.push(`upstream project ${metric.name}/${project.slug} is not in the local catalog: skipped`);
         continue;
       }
-      const mine = last.get(`${metric.name}/${project.slug}`)!;
+      const mine = stored.get(`${metric.name}/${project.slug}`)!;
       if (mine.last === null && (project.firstDate === null || project.lastDate === null)) continue;
       // Up to the later of the two last days: days stored here after the upstream's last
       // day are days the upstream removed, and the write removes what it was not sent.
@@ -187,7 +187,7 @@ interface LocalSeries {
 }
 
 /** Each project's row id and first and last stored days: two index probes per project. */
-async function localLastDays(db: Queryable): Promise<Map<string, LocalSeries>> {
+async function localSeries(db: Queryable): Promise<Map<string, LocalSeries>> {
   const rows = await db.query<{ id: number; name: string; slug: string; first: string | null; last: string | null }>(
     `select p.id, m.name, p.slug, (select min(day) from point where project_id = p.id)::text as first,
        (select max(day) from point where project_id = p.id)::text as last
