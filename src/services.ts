@@ -11,6 +11,7 @@ import { createMemoryRateLimitStore } from './limits/memory-bucket-store.js';
 import type { createRedisRateLimitStore } from './limits/redis-bucket-store.js';
 import { createRateLimiter, type RateLimiter, type RateLimitStore } from './limits/rate-limiter.js';
 import { createRefusedKeyLimit, type RefusedKeyLimit } from './limits/refused-keys.js';
+import { createStoredSpans, type StoredSpans } from './limits/stored-spans.js';
 import { createSeriesUpdates, type SeriesUpdates } from './live/series-updates.js';
 import { createServiceMetrics, type ServiceMetrics } from './ops/prometheus.js';
 
@@ -37,6 +38,8 @@ export interface Services {
   refusedKeys: RefusedKeyLimit;
   /** Live "data landed" events for GraphQL subscriptions. */
   seriesUpdates: SeriesUpdates;
+  /** Every series' first and last stored day, read again after writes: requests are priced by what they read. */
+  storedSpans: StoredSpans;
   /** Bytes of large GraphQL answers being built at once. */
   answerBudget: AnswerBudget;
   /** Hot answers, dropped whenever a write is announced. */
@@ -91,7 +94,12 @@ export function createServices(parts: ServiceParts): Services {
   const clock = parts.clock ?? (() => new Date());
   const seriesUpdates = createSeriesUpdates({ perKey: parts.config.subscriptionsPerKey, total: parts.config.subscriptionsMax }, parts.logger);
   const responseCache = createResponseCache(Math.floor(parts.config.responseCacheMb * 2 ** 20));
-  seriesUpdates.observe((listening) => responseCache.invalidate(listening));
+  const storedSpans = createStoredSpans(parts.store, parts.logger);
+  seriesUpdates.observe((listening, update) => {
+    responseCache.invalidate(listening);
+    storedSpans.listening(listening);
+    if (update !== undefined) storedSpans.written(update.name, update.slug);
+  });
   const { config } = parts;
   const replicas = config.databaseReadUrls.length === 0 || parts.store.kind !== 'postgres' ? undefined : createReadRouter(parts.store, {
     urls: config.databaseReadUrls,
@@ -111,6 +119,7 @@ export function createServices(parts: ServiceParts): Services {
     clock,
     seriesUpdates,
     responseCache,
+    storedSpans,
     answerBudget: createAnswerBudget(GRAPHQL_ANSWER_BUDGET_BYTES),
     state,
     keys: createKeyVerifier(parts.store, parts.config.apiKeys),

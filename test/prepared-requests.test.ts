@@ -4,6 +4,8 @@ import { CATALOG, parseCatalog } from '../src/catalog/load-catalog.js';
 import type { ProjectDirectory } from '../src/db/project-directory.js';
 import { toEpochDay } from '../src/dates.js';
 import type { Store } from '../src/db/store.js';
+import type { StoredSpan } from '../src/limits/request-cost.js';
+import type { StoredSpans } from '../src/limits/stored-spans.js';
 import { createRequestPreparer } from '../src/rest/prepared-requests.js';
 import { readSeriesRows } from '../src/series/read-series.js';
 import catalogJson from '../src/catalog/catalog.json' with { type: 'json' };
@@ -13,6 +15,25 @@ const [first, second] = metric.projects;
 const day = toEpochDay('2026-03-10');
 const directory = (offset: number): ProjectDirectory => ({ idOf: (_m, slug) => metric.projects.indexOf(slug) + offset, projectOf: () => undefined });
 
+/** Stored spans that a test sets by hand, each change a new generation as a read that changed them. */
+function fakeSpans(): StoredSpans & { set(slug: string, span: StoredSpan): void } {
+  const spans = new Map<string, StoredSpan>();
+  let generation = 0;
+  return {
+    of: (m, slug) => (m === metric.name ? spans.get(slug) : undefined),
+    get generation() {
+      return generation;
+    },
+    listening: () => {},
+    written: () => {},
+    settled: async () => {},
+    set(slug, span) {
+      spans.set(slug, span);
+      generation += 1;
+    },
+  };
+}
+
 describe('prepared metric requests', () => {
   it('prepares a repeated query once and plans it once per directory', () => {
     const prepare = createRequestPreparer();
@@ -21,8 +42,9 @@ describe('prepared metric requests', () => {
     expect(prepare(metric, query, day)).toBe(once);
     expect(once.key).toBe(`${metric.name}?${query}`);
     expect(once.request.slugs).toEqual([second, first]);
-    expect(once.span).toEqual({ days: 31, warmUpDays: 0, buckets: 31 });
-    expect(once.cost).toBe(1);
+    const spans = fakeSpans();
+    expect(once.price(spans)).toBe(once.price(spans));
+    expect(once.price(spans)).toEqual({ cost: 1, span: { days: 31, warmUpDays: 0, buckets: 31 } });
     const one = directory(1);
     expect(once.plan(one)).toBe(once.plan(one));
     expect(once.plan(one).projects).toEqual([{ slug: second, id: 2 }, { slug: first, id: 1 }]);
@@ -32,8 +54,21 @@ describe('prepared metric requests', () => {
   it('prices an omitted end date from the day it is asked on', () => {
     const prepare = createRequestPreparer();
     const query = `project=${first}&start_date=2026-03-01`;
-    expect(prepare(metric, query, day).span.days).toBe(10);
-    expect(prepare(metric, query, day + 1).span.days).toBe(11);
+    expect(prepare(metric, query, day).price(fakeSpans()).span.days).toBe(10);
+    expect(prepare(metric, query, day + 1).price(fakeSpans()).span.days).toBe(11);
+  });
+
+  it('prices a kept query again once its series\' stored days change', () => {
+    const prepare = createRequestPreparer();
+    const spans = fakeSpans();
+    const prepared = prepare(metric, `project=${first}`, day);
+    const before = prepared.price(spans);
+    expect(before.cost).toBe(Math.ceil((day - toEpochDay('2016-03-10') + 1) / 365)); // the assumed ten years, both ends counted: 11
+    spans.set(first!, { first: toEpochDay('1996-03-11'), last: toEpochDay('2026-03-10') });
+    const after = prepared.price(spans);
+    expect(after).not.toBe(before);
+    expect(after.cost).toBe(Math.ceil((toEpochDay('2026-03-10') - toEpochDay('1996-03-11') + 1) / 365));
+    expect(prepared.price(spans)).toBe(after);
   });
 
   it('refuses a bad query every time it comes', () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../src/api/api-error.js';
-import { ASSUMED_HISTORY_YEARS, requestCost, requestedSpan } from '../src/limits/request-cost.js';
+import { ASSUMED_HISTORY_YEARS, priceRequest, requestCost, requestedSpan } from '../src/limits/request-cost.js';
+import { removePoints, upsertPoints } from '../src/db/write-points.js';
 import type { SeriesOptions } from '../src/series/series-options.js';
 import { hashApiKey } from '../src/auth/api-keys.js';
 import { CATALOG } from '../src/catalog/load-catalog.js';
@@ -9,7 +10,7 @@ import { toEpochDay } from '../src/dates.js';
 import { insertApiKey } from '../src/db/api-key-queries.js';
 import { createMemoryRateLimitStore } from '../src/limits/memory-bucket-store.js';
 import { createRateLimiter, type RateLimitMeter, type RateLimitPolicy } from '../src/limits/rate-limiter.js';
-import { startTestService, TEST_LAST_DAY, type TestService } from './support/service.js';
+import { heard, startTestService, TEST_LAST_DAY, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 
 /** One unit a second, five at most. */
@@ -228,6 +229,40 @@ describe('request cost', () => {
     expect(cost(1, '2025-07-01', '2026-06-30', { interval: 'week' })).toBe(1);
   });
 
+  describe('with the days each series holds', () => {
+    const span = (first: string, last: string) => ({ first: toEpochDay(first), last: toEpochDay(last) });
+    const priced = (stored: (ReturnType<typeof span> | undefined)[], from: string | null, to: string | null, options: Partial<SeriesOptions> = {}) =>
+      priceRequest({ slugs: stored.map((_, i) => `p${i}`), from, to, options: { ...DAILY, ...options } }, toEpochDay(TODAY), stored);
+
+    it('costs what it always did while every series lies within the assumed ten years', () => {
+      const recent = span('2023-07-01', TODAY);
+      expect(priced([recent, recent, undefined], null, null).cost).toBe(cost(3, null, null));
+      expect(priced([recent], '2026-06-01', null, { interval: 'month', transform: 'moving_average', window: 3 }).cost)
+        .toBe(cost(1, '2026-06-01', null, { interval: 'month', transform: 'moving_average', window: 3 }));
+    });
+
+    it('prices an omitted start at a series\' first stored day when it lies further back, series by series', () => {
+      // 1950-07-01 .. 2026-06-30: 27,759 days, both ends counted (19 leap days).
+      const old = span('1950-07-01', TODAY);
+      expect(toEpochDay(TODAY) - toEpochDay('1950-07-01') + 1).toBe(27_759);
+      expect(priced([old], null, null)).toEqual({ cost: Math.ceil(27_759 / 365), span: { days: 27_759, warmUpDays: 0, buckets: 27_759 } });
+      // One old series and two recent ones: the assumed span for each recent one, what the old one reads for it.
+      const recent = span('2024-01-01', TODAY);
+      expect(priced([recent, old, recent], null, null).cost).toBe(Math.ceil(27_759 / 365 + 2 * (3_653 / 365)));
+      // A start given is read from there, not from the first stored day.
+      expect(priced([old], '2000-01-01', null).cost).toBe(Math.ceil((toEpochDay(TODAY) - toEpochDay('2000-01-01') + 1) / 365));
+      // A yearly view reads the days at a tenth: 77 buckets, 27,759 days.
+      expect(priced([old], null, null, { interval: 'year' }).cost).toBe(Math.ceil(27_759 / 3650));
+    });
+
+    it('prices days stored after today (a mistyped year) when the range reaches them', () => {
+      const ahead = span('2025-07-01', '2036-06-30');
+      const days = toEpochDay('2036-06-30') - toEpochDay('2026-06-01') + 1;
+      expect(priced([ahead], '2026-06-01', null)).toEqual({ cost: Math.ceil(days / 365), span: { days, warmUpDays: 0, buckets: days } });
+      expect(priced([ahead], '2026-06-01', TODAY).cost).toBe(1);
+    });
+  });
+
   it('adds the days a moving average or a change reads before the range', () => {
     expect(cost(10, '2026-06-01', '2026-06-30', { interval: 'month', transform: 'moving_average', window: 120 })).toBe(Math.ceil((10 * (30 + 3621)) / 3650));
     expect(cost(1, '2026-06-30', '2026-06-30', { transform: 'change' })).toBe(1);
@@ -394,6 +429,40 @@ for (const kind of STORE_KINDS) {
       const bigCost = requestCost({ slugs: allIssuers }, requestedSpan({ from: null, to: null, options: { interval: 'day', aggregation: 'avg', fill: 'none', transform: null, window: null } }, toEpochDay(today)));
       expect(bigCost).toBeGreaterThan(700);
       expect(remaining(big.ratelimit)).toBe(1_999 - bigCost);
+    });
+
+    it('prices a series by the days it holds once they reach beyond ten years, in both APIs, and again once they are removed', async () => {
+      const key = await storedKey('rl-stored-days', { burst: 10_000 });
+      const { store, state, storedSpans } = service.running.services;
+      const projectId = state.directory!.idOf('transaction-fail-total', 'solana')!;
+      const ancient = '1936-07-01';
+      const ahead = '2031-06-30';
+      const rest = '/v1/metrics/transaction-fail-total?project=solana&start_date=2026-06-01&fill=null';
+      const gql = '{ metric(name: transaction_fail_total, projects: [solana], fill: NULL) { series { points { date } } } }';
+      const charged = async (send: () => Promise<Response>) => {
+        const res = await send();
+        await res.arrayBuffer();
+        expect(res.status).toBe(200);
+        return remaining(res.headers.get('ratelimit'));
+      };
+      await storedSpans.settled();
+      const assumed = Math.ceil(3_653 / 365); // ten years to the test's today, both ends counted
+      // June of the test's year is one unit over REST; GraphQL's field has no start, so the assumed ten years.
+      let left = 10_000 - 1;
+      expect(await charged(() => service.get(rest, { key }))).toBe(left);
+      expect(await charged(() => service.graphql(gql, undefined, key))).toBe((left -= assumed));
+
+      await heard(service, () => upsertPoints(store, [{ projectId, day: ancient, value: '1', extra: null }, { projectId, day: ahead, value: '2', extra: null }]));
+      await storedSpans.settled();
+      const fromJune = toEpochDay(ahead) - toEpochDay('2026-06-01') + 1;
+      const whole = toEpochDay(ahead) - toEpochDay(ancient) + 1;
+      expect(await charged(() => service.get(rest, { key }))).toBe((left -= Math.ceil(fromJune / 365)));
+      expect(await charged(() => service.graphql(gql, undefined, key))).toBe((left -= Math.ceil(whole / 365)));
+
+      await heard(service, () => removePoints(store, [{ projectId, day: ancient }, { projectId, day: ahead }]));
+      await storedSpans.settled();
+      expect(await charged(() => service.get(rest, { key }))).toBe((left -= 1));
+      expect(await charged(() => service.graphql(gql, undefined, key))).toBe((left -= assumed));
     });
 
     it('leaves every other key\'s budget alone', async () => {

@@ -26,6 +26,29 @@ export async function readCoverage(db: Queryable, projectIds: readonly number[],
   );
 }
 
+/** One series' first and last stored day; both null when it has no points. */
+export interface StoredSpanRecord {
+  metric: string;
+  slug: string;
+  first: string | null;
+  last: string | null;
+}
+
+/**
+ * The first and last stored day of the named series, or of every series when `only` is
+ * undefined: two index probes a series, for pricing requests by what they will read.
+ */
+export async function readStoredSpans(db: Queryable, only?: readonly { metric: string; slug: string }[]): Promise<StoredSpanRecord[]> {
+  return db.query<StoredSpanRecord>(
+    `select m.name as metric, p.slug,
+       (select min(pt.day) from point pt where pt.project_id = p.id)::text as first,
+       (select max(pt.day) from point pt where pt.project_id = p.id)::text as last
+     from project p join metric m on m.id = p.metric_id
+     where $1::text[] is null or (m.name, p.slug) in (select * from unnest($1::text[], $2::text[]))`,
+    [only?.map((s) => s.metric) ?? null, only?.map((s) => s.slug) ?? null],
+  );
+}
+
 // Private
 
 function isoInstant(value: string): string {
@@ -54,3 +77,4 @@ const COVERAGE_AS_OF = `select u.id as "projectId", c.first, c.last,
       select h.day from point_history h where h.project_id = u.id and h.valid_from <= $2::text::timestamptz and h.valid_to > $2::text::timestamptz
     ) s
   ) c`;
+

@@ -1,6 +1,6 @@
 import { todayEpochDay } from '../dates.js';
 import { SMALL_ANSWER_BYTES } from '../limits/answer-budget.js';
-import { requestCost, requestedSpan } from '../limits/request-cost.js';
+import { priceRequest } from '../limits/request-cost.js';
 import type { SeriesRequest } from '../series/series-request.js';
 import type { GraphqlContext } from './builder.js';
 
@@ -12,9 +12,10 @@ const POINT_BYTES = 40;
  * and options would be charged, and reserves the memory a large answer will take. Every
  * field that reads points goes through here before it reads them.
  */
-export async function chargeSeries(ctx: GraphqlContext, request: Pick<SeriesRequest, 'slugs' | 'from' | 'to' | 'options'>): Promise<void> {
-  const span = requestedSpan(request, todayEpochDay(ctx.services.clock()));
-  await ctx.meter.charge(requestCost(request, span));
+export async function chargeSeries(ctx: GraphqlContext, request: Pick<SeriesRequest, 'metric' | 'slugs' | 'from' | 'to' | 'options'>): Promise<void> {
+  const { storedSpans, clock } = ctx.services;
+  const { cost, span } = priceRequest(request, todayEpochDay(clock()), request.slugs.map((slug) => storedSpans.of(request.metric.name, slug)));
+  await ctx.meter.charge(cost);
   const bytes = request.slugs.length * span.buckets * POINT_BYTES;
   if (bytes >= SMALL_ANSWER_BYTES) await ctx.reserveAnswer(bytes);
 }

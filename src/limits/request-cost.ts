@@ -3,8 +3,9 @@ import { bucketStart, shiftBucket, type Interval } from '../series/series-option
 import type { SeriesRequest } from '../series/series-request.js';
 
 /**
- * How far back an omitted (or earlier) start date is assumed to reach: a cheap stand-in
- * for the first stored day, so pricing a request never needs a query.
+ * How far back an omitted (or earlier) start date is assumed to reach at least: every
+ * request is priced for this much history, and a series whose stored days reach further
+ * for what it holds ({@link priceRequest}).
  */
 export const ASSUMED_HISTORY_YEARS = 10;
 
@@ -29,11 +30,52 @@ export interface RequestedSpan {
  * rounded up over all projects and never less than one:
  * `cost = max(1, ceil(projects × max(buckets / 365, (days + warm-up) / 3650)))`.
  * A daily request costs what it always did (a project-year is one unit); a yearly view of
- * ten years costs one unit per project; a daily view of everything costs ten.
+ * ten years costs one unit per project; a daily view of everything costs ten. This is the
+ * price for the assumed span; {@link priceRequest} adds what series stored beyond it read.
  */
 export function requestCost(request: Pick<SeriesRequest, 'slugs'>, span: RequestedSpan): number {
-  const perProject = Math.max(span.buckets / POINTS_PER_UNIT, (span.days + span.warmUpDays) / DAYS_READ_PER_UNIT);
-  return Math.max(1, Math.ceil(request.slugs.length * perProject));
+  return Math.max(1, Math.ceil(request.slugs.length * unitsPerProject(span)));
+}
+
+/** A series' first and last stored day, as days since 1970-01-01. */
+export interface StoredSpan {
+  first: number;
+  last: number;
+}
+
+/** A request's price given its series' stored days, and the span it is sized by. */
+export interface PricedRequest {
+  /** What it costs against the caller's rate limit. */
+  cost: number;
+  /** The widest span per project: the assumed one, or what a series' stored days make it read. */
+  span: RequestedSpan;
+}
+
+/**
+ * {@link requestCost} with what each series holds: an omitted start reads from a series'
+ * first stored day and an omitted end to its last, which may lie further back than the
+ * {@link ASSUMED_HISTORY_YEARS} a price assumes, or after today (a mistyped year). Each
+ * series is priced at the assumed span, or at what the statement reads of it (the range
+ * asked, clipped to its stored days) when that costs more: a request never reads more
+ * than it paid for, and one over series within the last ten years costs what it always did.
+ *
+ * @param stored each slug's stored span, in the order of `request.slugs`; undefined for a series without points.
+ */
+export function priceRequest(request: Pick<SeriesRequest, 'slugs' | 'from' | 'to' | 'options'>, today: number, stored: readonly (StoredSpan | undefined)[]): PricedRequest {
+  const [first, last] = assumedRange(request, today);
+  const assumed = spanBetween(first, last, request.options);
+  const perProject = unitsPerProject(assumed);
+  let beyondAssumed = 0;
+  let span = assumed;
+  for (const series of stored) {
+    // A series within the assumed range reads no more than it (a few warm-up days aside).
+    if (series === undefined || (series.first >= first && series.last <= last)) continue;
+    const read = readSpan(request, series);
+    beyondAssumed += Math.max(0, unitsPerProject(read) - perProject);
+    span = { days: Math.max(span.days, read.days), warmUpDays: Math.max(span.warmUpDays, read.warmUpDays), buckets: Math.max(span.buckets, read.buckets) };
+  }
+  // Written so that without a series beyond the assumed span the sum is requestCost's product, to the last bit.
+  return { cost: Math.max(1, Math.ceil(request.slugs.length * perProject + beyondAssumed)), span };
 }
 
 /**
@@ -45,11 +87,35 @@ export function requestCost(request: Pick<SeriesRequest, 'slugs'>, span: Request
  * @param today the current UTC day (days since 1970-01-01); passed in so the function stays pure.
  */
 export function requestedSpan(request: Pick<SeriesRequest, 'from' | 'to' | 'options'>, today: number): RequestedSpan {
+  const [first, last] = assumedRange(request, today);
+  return spanBetween(first, last, request.options);
+}
+
+// Private
+
+/** The first and last day {@link requestedSpan} assumes a request reads. */
+function assumedRange(request: Pick<SeriesRequest, 'from' | 'to'>, today: number): [number, number] {
   const last = Math.min(request.to === null ? today : toEpochDay(request.to), today);
   const earliest = yearsBefore(last, ASSUMED_HISTORY_YEARS);
-  const first = Math.max(request.from === null ? earliest : toEpochDay(request.from), earliest);
+  return [Math.max(request.from === null ? earliest : toEpochDay(request.from), earliest), last];
+}
+
+/** Units per project: one per 365 points or per 3,650 days read, whichever is more. */
+function unitsPerProject(span: RequestedSpan): number {
+  return Math.max(span.buckets / POINTS_PER_UNIT, (span.days + span.warmUpDays) / DAYS_READ_PER_UNIT);
+}
+
+/** What the series statement reads of a series: the range asked, clipped to the days it holds (src/db/series-sql.ts). */
+function readSpan(request: Pick<SeriesRequest, 'from' | 'to' | 'options'>, stored: StoredSpan): RequestedSpan {
+  const first = request.from === null ? stored.first : Math.max(toEpochDay(request.from), stored.first);
+  const last = request.to === null ? stored.last : Math.min(toEpochDay(request.to), stored.last);
+  return spanBetween(first, last, request.options);
+}
+
+/** Days, warm-up days and buckets from `first` to `last` (both counted); nothing when `last` is before `first`. */
+function spanBetween(first: number, last: number, options: SeriesRequest['options']): RequestedSpan {
   if (last < first) return { days: 0, warmUpDays: 0, buckets: 0 };
-  const { interval, transform, window } = request.options;
+  const { interval, transform, window } = options;
   const firstBucket = bucketStart(first, interval);
   const warmUpBuckets = transform === 'moving_average' ? (window ?? 1) - 1 : transform === 'change' || transform === 'percent_change' ? 1 : 0;
   return {
@@ -58,8 +124,6 @@ export function requestedSpan(request: Pick<SeriesRequest, 'from' | 'to' | 'opti
     buckets: bucketsBetween(firstBucket, bucketStart(last, interval), interval),
   };
 }
-
-// Private
 
 /** Buckets from the one starting on `first` to the one starting on `last`, both counted. */
 function bucketsBetween(first: number, last: number, interval: Interval): number {

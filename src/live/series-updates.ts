@@ -52,10 +52,11 @@ export interface SeriesUpdates {
   subscribe(caller: string, filter: SeriesUpdateFilter, signal: CancelSignal, stillAllowed?: KeyCheck): AsyncIterable<SeriesUpdate>;
   publish(update: SeriesUpdate): void;
   /**
-   * Calls `observer` for every write announced, whoever subscribes, and with `listening`
-   * true each time listening (re)starts and false when it stops: caches drop what they hold.
+   * Calls `observer` for every write announced, whoever subscribes (with the update when
+   * its notification could be read), and with `listening` true each time listening
+   * (re)starts and false when it stops: caches drop what they hold.
    */
-  observe(observer: (listening: boolean) => void): void;
+  observe(observer: (listening: boolean, update?: SeriesUpdate) => void): void;
   /** Subscriptions open now. */
   readonly open: number;
   /** Write announcements heard since start. */
@@ -82,9 +83,9 @@ const QUEUE_LIMIT = 1000;
 
 export function createSeriesUpdates(limits: SubscriptionLimits, logger: Logger): SeriesUpdates {
   const subscribers = new Set<Subscriber>();
-  const observers: ((listening: boolean) => void)[] = [];
-  const tell = (listening: boolean) => {
-    for (const observer of observers) observer(listening);
+  const observers: ((listening: boolean, update?: SeriesUpdate) => void)[] = [];
+  const tell = (listening: boolean, update?: SeriesUpdate) => {
+    for (const observer of observers) observer(listening, update);
   };
   const perKey = new Map<string, number>();
   let stopListening: (() => Promise<void>) | undefined;
@@ -112,8 +113,8 @@ export function createSeriesUpdates(limits: SubscriptionLimits, logger: Logger):
       let delivered = Promise.resolve();
       stopListening = await store.listen('series_updated', (payload) => {
         heard += 1;
-        tell(true);
         const update = parseNotification(payload, directory);
+        tell(true, update);
         if (update === undefined) logger.warn({ payload: payload.slice(0, 200) }, 'ignored a series_updated notification it could not read');
         if (beforeDelivery === undefined) {
           if (update !== undefined) publish(update);
@@ -123,7 +124,7 @@ export function createSeriesUpdates(limits: SubscriptionLimits, logger: Logger):
           tell(true); // answers kept while a replica still showed the old data go too
           if (update !== undefined) publish(update);
         });
-      }, tell);
+      }, (listening) => tell(listening));
     },
     subscribe(caller, filter, signal, stillAllowed) {
       if (closed) throw new ApiError('unavailable', 'the service is shutting down; subscribe again shortly', { headers: { 'retry-after': '1' } });

@@ -144,7 +144,8 @@ in the order written: <code>application/json</code> for curl's <code>*/*</code>,
 
 <h2 id="limits">Limits</h2>
 <p>Each key has a budget: a token bucket shared by REST and GraphQL, ${config.rateLimitBurst} units deep, refilled at ${config.rateLimitPerMinute} a minute unless the key has its own.
-A request costs one unit per started 365 project-days it asks for (at least one; an open end counts as today, an open start as ten years before the end),
+A request costs one unit per started 365 project-days it asks for (at least one; an open end counts as today, an open start as ten years before the end;
+a series stored further back, or past today, costs what the request reads of it: the range asked, clipped to the days it holds),
 and every authenticated request pays one unit up front. Every answer carries <code>RateLimit</code> and <code>RateLimit-Policy</code>
 (draft-ietf-httpapi-ratelimit-headers-10); a request over the budget gets 429 with <code>Retry-After</code>.
 ${config.refusedKeysPerMinute === 0 ? '' : `A client address that presents more than ${config.refusedKeysPerMinute} refused keys a minute gets 429 with <code>Retry-After</code>, instead of a lookup,

@@ -30,7 +30,8 @@ export function createMetricHandler(): (call: RouteCall) => Promise<void> {
     const metric = services.catalog.byName.get(param);
     if (metric === undefined) throw new ApiError('not-found', `unknown metric ${JSON.stringify(clipped(param))}; GET /v1/metrics lists them`);
     const prepared = prepare(metric, query, todayEpochDay(services.clock()));
-    const charged = meter.charge(prepared.cost);
+    const { cost, span } = prepared.price(services.storedSpans);
+    const charged = meter.charge(cost);
     if (charged !== undefined) await charged;
     const plan = prepared.plan(readyDirectory(services.state));
     // Charged first: a kept answer costs what reading it did.
@@ -38,7 +39,7 @@ export function createMetricHandler(): (call: RouteCall) => Promise<void> {
     const kept = services.responseCache.get(cacheKey);
     if (kept !== undefined) return sendCachedAnswer(req, res, kept, services.config.cacheMaxAgeSeconds);
     const ticket = services.responseCache.ticket();
-    const projectsPerBatch = Math.max(1, Math.floor(POINTS_PER_BATCH / Math.max(1, prepared.span.buckets)));
+    const projectsPerBatch = Math.max(1, Math.floor(POINTS_PER_BATCH / Math.max(1, span.buckets)));
     const answer = await readSeriesRows(services.reads, plan, 'rest', projectsPerBatch, signal);
     // An answer is assembled in one buffer for the cache only when the cache keeps it: a copy per request otherwise.
     const keep = services.responseCache.keeping

@@ -1,23 +1,23 @@
 import type { MetricDefinition } from '../catalog/load-catalog.js';
 import type { ProjectDirectory } from '../db/project-directory.js';
-import { requestCost, requestedSpan, type RequestedSpan } from '../limits/request-cost.js';
+import { priceRequest, type PricedRequest } from '../limits/request-cost.js';
+import type { StoredSpans } from '../limits/stored-spans.js';
 import { planSeries, type SeriesPlan } from '../series/series-plan.js';
 import { validateSeriesRequest, type SeriesRequest } from '../series/series-request.js';
 import { parseMetricQuery, REST_PARAMS } from './parse-query.js';
 
-/** A metric request parsed, validated and priced, ready to be planned. */
+/** A metric request parsed and validated, ready to be priced and planned. */
 export interface PreparedRequest {
   /** `<metric>?<raw query>`: what the request is kept under here and in the response cache. */
   key: string;
   request: SeriesRequest;
-  span: RequestedSpan;
-  /** What it costs against the caller's rate limit. */
-  cost: number;
+  /** What it costs against the caller's rate limit and the span it is sized by, given what its series hold (the same while their stored days are). */
+  price(spans: StoredSpans): PricedRequest;
   /** The request's plan with the given directory's project ids (the same plan while the directory is). */
   plan(directory: ProjectDirectory): SeriesPlan;
 }
 
-/** Prepares a metric request from its raw query string: parse → validate → price, or a 400 ApiError. */
+/** Prepares a metric request from its raw query string: parse → validate, or a 400 ApiError. */
 export type PrepareRequest = (metric: MetricDefinition, query: string, today: number) => PreparedRequest;
 
 /** Queries longer than this are prepared afresh each time, so a stream of huge URLs cannot fill the memo. */
@@ -28,8 +28,9 @@ const MAX_KEPT = 1000;
 /**
  * {@link PrepareRequest} with the successful outcomes kept per metric and raw query string.
  * Clients and dashboards repeat the same URLs, and the steps are pure given the metric,
- * the query and the day (an omitted or later end date means today), and a plan only on
- * the project directory, so a repeated request skips them: they were about 15 µs and
+ * the query and the day (an omitted or later end date means today), a price only on the
+ * series' stored days and a plan only on the project directory, so a repeated request
+ * skips them: they were about 15 µs and
  * most of the garbage of the 3x365 bench request (docs/benchmarks.md). The memo starts
  * again when the day changes; a refused request is checked afresh every time, and what
  * is kept is never changed by its users.
@@ -59,13 +60,18 @@ export function createRequestPreparer(): PrepareRequest {
 
 function prepare(key: string, metric: MetricDefinition, query: string, today: number): PreparedRequest {
   const request = validateSeriesRequest(parseMetricQuery(metric, query), REST_PARAMS);
-  const span = requestedSpan(request, today);
+  let priced: { spans: StoredSpans; generation: number; price: PricedRequest } | undefined;
   let planned: { directory: ProjectDirectory; plan: SeriesPlan } | undefined;
   return {
     key,
     request,
-    span,
-    cost: requestCost(request, span),
+    price: (spans) => {
+      if (priced?.spans !== spans || priced.generation !== spans.generation) {
+        const price = priceRequest(request, today, request.slugs.map((slug) => spans.of(metric.name, slug)));
+        priced = { spans, generation: spans.generation, price };
+      }
+      return priced.price;
+    },
     plan: (directory) => {
       if (planned?.directory !== directory) planned = { directory, plan: planSeries(request, directory) };
       return planned.plan;
