@@ -171,9 +171,11 @@ for (const kind of STORE_KINDS) {
         ['from: 123', 'Argument "from" of "metric": Date expects a real calendar date as YYYY-MM-DD, got 123'],
         ['from: ETF', 'Argument "from" of "metric": Date expects a real calendar date as YYYY-MM-DD, got ETF'],
         ['asOf: 123', 'Argument "asOf" of "metric": DateTime expects an RFC 3339 time with a zone, e.g. 2026-06-30T12:00:00Z (in UTC, within the years 0001-9999), or a date YYYY-MM-DD, got 123'],
-        ['name: "etf_aum_change_pct"', 'Argument "name" of "metric" expects a value of the enum MetricName, written as a name without quotes, got "etf_aum_change_pct".'],
-        ['projects: ["blackrock"]', 'Argument "projects" of "metric" expects a value of the enum Project, written as a name without quotes, got "blackrock".'],
-        ['interval: "week"', 'Argument "interval" of "metric" expects a value of the enum Interval, written as a name without quotes, got "week".'],
+        ['name: "etf_aum_change_pct"', 'Argument "name" of "metric" expects a value of the enum MetricName, written as a name without quotes, got "etf_aum_change_pct". Write it as etf_aum_change_pct.'],
+        ['projects: ["blackrock"]', 'Argument "projects" of "metric" expects a value of the enum Project, written as a name without quotes, got "blackrock". Write it as blackrock.'],
+        ['interval: "week"', 'Argument "interval" of "metric" expects a value of the enum Interval, written as a name without quotes, got "week". The closest: WEEK.'],
+        ['name: etf_aum_change', 'Argument "name" of "metric" expects a value of the enum MetricName, written as a name without quotes, got etf_aum_change. The closest: etf_aum_change_pct.'],
+        ['fill: nothing', 'Argument "fill" of "metric" expects a value of the enum Fill, written as a name without quotes, got nothing. Its values: NONE, NULL, ZERO, PREVIOUS.'],
         ['window: "7"', 'Argument "window" of "metric" expects an Int (a whole number from -2147483648 to 2147483647), got "7".'],
       ])('refuses the literal %s as the client\'s input, saying what the argument expects and what it got', async (argument, message) => {
         const name = argument.startsWith('name:') ? '' : 'name: etf_aum_change_pct, ';
@@ -182,6 +184,14 @@ for (const kind of STORE_KINDS) {
         expect(status).toBe(400);
         expect(body.data ?? { metric: null }).toEqual({ metric: null });
         expect(body.errors).toEqual([expect.objectContaining({ message, extensions: { code: 'BAD_USER_INPUT' } })]);
+      });
+
+      it('names the first values of a long enum and how many more there are when a mistyped one comes close to none', async () => {
+        const { status, body } = await ask(`{ metric(name: etf_aum_change_pct, projects: [${'x'.repeat(70)}]) { name } }`);
+
+        expect(status).toBe(400);
+        expect(body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+        expect(body.errors?.[0]?.message).toMatch(/, got x{64}…\. Its values: \w+(, \w+){7}, and \d+ more \(the schema lists them all\)\.$/);
       });
 
       it('refuses a Date variable given as a number, saying what it got', async () => {

@@ -1,4 +1,5 @@
 import { GraphQLError, Kind, print, type ValueNode } from 'graphql';
+import { clipped } from '../clipped.js';
 import { canonicalInstant, isIsoDate } from '../dates.js';
 import type { Builder } from './builder.js';
 
@@ -53,7 +54,7 @@ function refuseLiteral(expects: string, ast: ValueNode): never {
   throw refusal(expects, print(ast), ast);
 }
 
-/** The client's error: what the scalar expects and what it was given (cut short: it is the client's text). */
+/** The client's error: what the scalar expects and what it was given (shortened as every echoed value is: it is the client's text). */
 function refusal(expects: string, given: string | undefined, node?: ValueNode): GraphQLError {
-  return new GraphQLError(`${expects}, got ${given?.slice(0, 64)}`, { nodes: node, extensions: { code: 'BAD_USER_INPUT' } });
+  return new GraphQLError(`${expects}, got ${given === undefined ? 'nothing' : clipped(given)}`, { nodes: node, extensions: { code: 'BAD_USER_INPUT' } });
 }
