@@ -85,6 +85,7 @@ for (const kind of STORE_KINDS) {
       const res = await service.get(`/v1/changes?since=${encodeURIComponent(start)}`);
       const text = await res.text();
       expect(text).toContain('"value":0.1234567890123');
+      expect(text).not.toContain('"extra"'); // a metric without extra fields: entries as they always were
       const { changes } = JSON.parse(text) as FeedPage;
       expect(changes.map(({ project, date, value }) => [project, date, value])).toEqual([
         [SLUGS[0], '2026-07-01', 1.5],
@@ -236,6 +237,32 @@ for (const kind of STORE_KINDS) {
       }
       const anonymous = await service.get('/v1/changes?since=2026-01-01', { key: null });
       expect(anonymous.status).toBe(401);
+    });
+
+    it('carries the extra fields written with a value, so a revision of an extra field alone shows what changed', async () => {
+      const since = await dbNow();
+      const [{ id }] = await service.running.services.store.query<{ id: number }>(
+        `select p.id from project p join metric m on m.id = p.metric_id where m.name = 'etf-num-products' and p.slug = 'blackrock'`);
+      const store = service.running.services.store;
+      await upsertPoints(store, [{ projectId: id!, day: '2026-10-01', value: '5', extra: '{"spot": 2, "futures": 1, "leveraged": 2}' }]);
+      await upsertPoints(store, [{ projectId: id!, day: '2026-10-01', value: '5', extra: '{"spot": 3, "futures": 1, "leveraged": 1}' }]);
+      await removePoints(store, [{ projectId: id!, day: '2026-10-01' }]);
+
+      const text = await (await service.get(`/v1/changes?since=${encodeURIComponent(since)}`)).text();
+      const entries = [...text.matchAll(/\{"metric":"etf-num-products"[^{}]*(?:\{[^{}]*\}[^{}]*)?\}/g)].map((m) => m[0].replace(/"updatedAt":"[^"]+"/, '"updatedAt":"…"'));
+      expect(entries).toEqual([
+        '{"metric":"etf-num-products","project":"blackrock","date":"2026-10-01","value":5,"extra":{"spot": 2, "futures": 1, "leveraged": 2},"updatedAt":"…"}',
+        '{"metric":"etf-num-products","project":"blackrock","date":"2026-10-01","value":5,"extra":{"spot": 3, "futures": 1, "leveraged": 1},"updatedAt":"…"}',
+        '{"metric":"etf-num-products","project":"blackrock","date":"2026-10-01","value":null,"updatedAt":"…"}',
+      ]);
+
+      const res = await service.graphql(`{ changes(since: "${since}") { changes { name value extra } } }`);
+      const body = (await res.json()) as { data: { changes: { changes: { name: string; value: number | null; extra: unknown }[] } } };
+      expect(body.data.changes.changes).toEqual([
+        { name: 'etf_num_products', value: 5, extra: { spot: 2, futures: 1, leveraged: 2 } },
+        { name: 'etf_num_products', value: 5, extra: { spot: 3, futures: 1, leveraged: 1 } },
+        { name: 'etf_num_products', value: null, extra: null },
+      ]);
     });
 
     it('gives GraphQL the digits REST gives, also of a value a double cannot hold', async () => {

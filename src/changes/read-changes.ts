@@ -8,6 +8,8 @@ export interface Change {
   date: string;
   /** The value written, as PostgreSQL's numeric text (exact); null when the write removed the point. */
   value: string | null;
+  /** The extra fields written with it, as PostgreSQL's JSON text; null when it has none (and for a removal). */
+  extra: string | null;
   /** When the writing transaction wrote it: ISO 8601 UTC with microseconds. */
   updatedAt: string;
 }
@@ -34,16 +36,20 @@ export async function readChanges(db: Queryable, request: ChangesRequest): Promi
   const last = page.at(-1);
   const after: FeedPosition = last === undefined ? position : { since: position.since, seq: last.seq };
   return {
-    changes: page.map((row) => ({ metric: row.metric, project: row.slug, date: row.day, value: row.value, updatedAt: row.written_at })),
+    changes: page.map((row) => ({ metric: row.metric, project: row.slug, date: row.day, value: row.value, extra: row.extra, updatedAt: row.written_at })),
     next: rows.length > limit ? encodeCursor(after) : undefined,
     cursor: encodeCursor(after),
   };
 }
 
-/** A page as REST serves it: the numeric text goes into the JSON as it is, exact. */
+/**
+ * A page as REST serves it: the numeric and JSON text go into the answer as they are,
+ * exact. `extra` is there only for a write that carried extra fields, so an entry of a
+ * metric without them reads as it always did.
+ */
 export function changesPageJson(page: ChangesPage): string {
   const changes = page.changes.map((c) =>
-    `{"metric":${JSON.stringify(c.metric)},"project":${JSON.stringify(c.project)},"date":"${c.date}","value":${c.value ?? 'null'},"updatedAt":"${c.updatedAt}"}`);
+    `{"metric":${JSON.stringify(c.metric)},"project":${JSON.stringify(c.project)},"date":"${c.date}","value":${c.value ?? 'null'}${c.extra === null ? '' : `,"extra":${c.extra}`},"updatedAt":"${c.updatedAt}"}`);
   return `{"changes":[${changes.join(',')}]${page.next === undefined ? '' : `,"next":"${page.next}"`},"cursor":"${page.cursor}"}`;
 }
 
@@ -55,6 +61,7 @@ interface ChangeRow {
   slug: string;
   day: string;
   value: string | null;
+  extra: string | null;
   written_at: string;
 }
 
@@ -66,7 +73,7 @@ interface ChangeRow {
  */
 const CHANGES_SQL = `
 select pc.seq::text as seq, m.name as metric, p.slug, pc.day::text as day,
-  trim_scale(pc.value)::text as value,
+  trim_scale(pc.value)::text as value, pc.extra::text as extra,
   to_char(pc.written_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as written_at
 from point_change pc
 join project p on p.id = pc.project_id

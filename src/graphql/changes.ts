@@ -19,6 +19,7 @@ export function addChangesQuery(builder: Builder, refs: { enums: Enums }) {
       slug: t.string({ description: 'The project\'s slug as REST writes it.', resolve: (c) => c.project }),
       date: t.field({ type: 'Date', description: 'The day written.', resolve: (c) => c.date }),
       value: t.float({ nullable: true, description: 'The value written; null when the write removed the point.', resolve: (c, _args, ctx, info) => (c.value === null ? null : exactNumber(ctx.splices, info, c.value)) }),
+      extra: t.field({ type: 'JSON', nullable: true, description: 'The extra fields written with the value (metrics that have them); null when it has none, and for a removal.', resolve: (c) => (c.extra === null ? null : JSON.parse(c.extra)) }),
       updatedAt: t.field({ type: 'DateTime', description: 'When the write happened (when its transaction took its turn to write), in UTC with microseconds, e.g. 2026-06-30T12:00:00.123456Z, as in GET /v1/changes.', resolve: (c) => c.updatedAt }),
     }),
   });

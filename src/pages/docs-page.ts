@@ -88,8 +88,9 @@ one without them stores those points without their extra fields. Memory stays fl
 
 <h2 id="changes">Changes feed</h2>
 <p><code>GET /v1/changes?since=&lt;RFC 3339 instant&gt;&amp;limit=N</code> (limit 1–10,000, default 1,000) lists every write of a point since that instant
-(a date alone: the start of that UTC day) as <code>{"changes":[{"metric","project","date","value","updatedAt"}], "next"?, "cursor"}</code>:
-one entry per write, so a value written twice appears twice; a removed point has <code>value</code> null; <code>updatedAt</code> is the write's time, UTC with microseconds.
+(a date alone: the start of that UTC day) as <code>{"changes":[{"metric","project","date","value","extra"?,"updatedAt"}], "next"?, "cursor"}</code>:
+one entry per write, so a value written twice appears twice; a removed point has <code>value</code> null; <code>extra</code> holds the extra fields written with the value, when it has some
+(a revision of an extra field alone is an entry with the same value and the new <code>extra</code>); <code>updatedAt</code> is the write's time, UTC with microseconds.
 Entries are in commit order (writers take turns, so that is write order too). <code>next</code> is present while more entries wait; pass it as <code>?cursor=</code> for the next page.
 <code>cursor</code> is always present: keep it and ask again later to get only what landed since. Following cursors skips nothing and repeats nothing, even while writes land
 between pages: a write is numbered while its writer holds the turn, so one that commits later always comes later.

@@ -134,6 +134,7 @@ export function changesOperation(catalog: Catalog): Record<string, unknown> {
                       project: { enum: catalog.allProjects },
                       date: { $ref: '#/components/schemas/Date' },
                       value: { type: ['number', 'null'], description: 'The value written; null: the point was removed.' },
+                      extra: { type: 'object', description: 'The extra fields written with the value, for metrics that have them; absent when it has none, and for a removal.' },
                       updatedAt: { type: 'string', format: 'date-time', description: 'When it was written, UTC with microseconds.' },
                     },
                   },
