@@ -241,12 +241,13 @@ for (const kind of STORE_KINDS) {
 
     it('carries the extra fields written with a value, so a revision of an extra field alone shows what changed', async () => {
       const since = await dbNow();
-      const [{ id }] = await service.running.services.store.query<{ id: number }>(
+      const [project] = await service.running.services.store.query<{ id: number }>(
         `select p.id from project p join metric m on m.id = p.metric_id where m.name = 'etf-num-products' and p.slug = 'blackrock'`);
+      const id = project!.id;
       const store = service.running.services.store;
-      await upsertPoints(store, [{ projectId: id!, day: '2026-10-01', value: '5', extra: '{"spot": 2, "futures": 1, "leveraged": 2}' }]);
-      await upsertPoints(store, [{ projectId: id!, day: '2026-10-01', value: '5', extra: '{"spot": 3, "futures": 1, "leveraged": 1}' }]);
-      await removePoints(store, [{ projectId: id!, day: '2026-10-01' }]);
+      await upsertPoints(store, [{ projectId: id, day: '2026-10-01', value: '5', extra: '{"spot": 2, "futures": 1, "leveraged": 2}' }]);
+      await upsertPoints(store, [{ projectId: id, day: '2026-10-01', value: '5', extra: '{"spot": 3, "futures": 1, "leveraged": 1}' }]);
+      await removePoints(store, [{ projectId: id, day: '2026-10-01' }]);
 
       const text = await (await service.get(`/v1/changes?since=${encodeURIComponent(since)}`)).text();
       const entries = [...text.matchAll(/\{"metric":"etf-num-products"[^{}]*(?:\{[^{}]*\}[^{}]*)?\}/g)].map((m) => m[0].replace(/"updatedAt":"[^"]+"/, '"updatedAt":"…"'));

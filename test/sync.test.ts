@@ -195,6 +195,39 @@ for (const kind of STORE_KINDS) {
       expect((await syncNear()).out.join('')).toMatch(/, 0 written \(0 added, 0 revised, 0 removed\) in 0 series\n$/);
     });
 
+    it('copies revisions and removals upstream of days older than the overlap through the upstream\'s changes feed, from the second run on', async () => {
+      const store = upstream.running.services.store;
+      const scope = { from: upstream.url, metrics: ['token-price-usd', 'etf-num-products'] };
+      const idOf = async (metric: string, slug: string) => (await store.query<{ id: number }>(`select p.id from project p join metric m on m.id = p.metric_id where m.name = $1 and p.slug = $2`, [metric, slug]))[0]!.id;
+      const first = await sync(mirrorStore.store, scope);
+      expect(first.code).toBe(0);
+      expect(first.err.join('')).toContain('changes feed: position kept; from the next run on, every revision upstream is copied, however old the day\n');
+
+      // Two months before the last day: far outside the 7 days each series is fetched again.
+      const ethereum = await idOf('token-price-usd', 'ethereum');
+      const blackrock = await idOf('etf-num-products', 'blackrock');
+      await store.query(`update point set value = 4321.123456789012345678 where project_id = $1 and day = '2026-05-01'`, [ethereum]);
+      await store.query(`delete from point where project_id = $1 and day = '2026-05-02'`, [ethereum]);
+      await store.query(`insert into point (project_id, day, value) values ($1, '2016-05-03', 17.5)`, [ethereum]);
+      await store.query(`update point set extra = jsonb_set(coalesce(extra, '{}'), '{spot}', '99') where project_id = $1 and day = '2026-04-30'`, [blackrock]);
+
+      const second = await sync(mirrorStore.store, scope);
+      expect(second.code, second.err.join('')).toBe(0);
+      expect(second.err.join('')).toContain('changes feed: 4 entries since the last run, 4 points written\n');
+      expect(second.out.join('')).toMatch(/, 4 written \(1 added, 2 revised, 1 removed\) in 2 series\n$/);
+      for (const path of ['/v1/metrics/token-price-usd?project=ethereum', '/v1/metrics/etf-num-products?project=blackrock']) {
+        const mirrored = await (await mirror.get(path)).text();
+        expect(mirrored, path).toBe(await (await upstream.get(path)).text());
+      }
+      expect(await (await mirror.get('/v1/metrics/token-price-usd?project=ethereum&start_date=2026-05-01&end_date=2026-05-02')).text())
+        .toBe('{"ethereum":[{"date":"2026-05-01","value":4321.123456789012345678}]}');
+      expect(await (await mirror.get('/v1/metrics/etf-num-products?project=blackrock&start_date=2026-04-30&end_date=2026-04-30')).text()).toContain('"spot": 99');
+
+      const third = await sync(mirrorStore.store, scope);
+      expect(third.err.join('')).toContain('changes feed: 0 entries since the last run, 0 points written\n');
+      expect(third.out.join('')).toMatch(/, 0 written \(0 added, 0 revised, 0 removed\) in 0 series\n$/);
+    });
+
     it('writes nothing of a series with a bad value, names it, and syncs the rest', async () => {
       const store = upstream.running.services.store;
       const [project] = await store.query<{ id: number }>(`select p.id from project p join metric m on m.id = p.metric_id where m.name = 'transaction-fail-total' and p.slug = 'ethereum'`);

@@ -20,6 +20,8 @@ series by series, each all or nothing, through the same checks as an import.
   --since YYYY-MM-DD  fetch every series from this day (default: each series' last stored day,
                       or the upstream's if earlier; all of it when the upstream has earlier days)
   --overlap-days N    days before the last stored day fetched again for late revisions (default 7)
+Each run first applies the upstream's changes feed from where the last one left it, so every
+revision upstream arrives, however old its day; the first run only notes where the feed ends.
 A second run fetches only what is new; a series with a bad value is reported and skipped.`;
 
 process.exitCode = await main(process.argv.slice(2));

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { isIsoDate } from '../dates.js';
+import { followChanges, type FeedOutcome } from '../sync/follow-changes.js';
 import { mirrorSeries, planMirror, type SeriesOutcome } from '../sync/mirror-series.js';
 import { createUpstreamClient, UpstreamError } from '../sync/upstream-client.js';
+import { counted } from '../counted.js';
 import type { Command } from './command.js';
 
 const syncArgs = z.object({
@@ -19,8 +21,10 @@ export type SyncArgs = z.infer<typeof syncArgs>;
 /**
  * `sync --from URL --key KEY`: mirrors another instance's `/v1` API into this store,
  * series by series, each in one transaction through the import's checks and write path.
- * Incremental: a series is fetched from its last stored day (or the upstream's, if earlier)
- * minus the overlap, so a second run writes only what changed upstream. A series with a bad value is reported (metric,
+ * Incremental: first the upstream's changes feed from where the last run left it (every
+ * revision and removal since, however old the day; follow-changes.ts), then each series
+ * from its last stored day (or the upstream's, if earlier) minus the overlap, so a second
+ * run writes only what changed upstream. A series with a bad value is reported (metric,
  * project, date) and nothing of it is written; the others go on. An upstream that stays
  * unavailable after the retries stops the run; everything written until then stays.
  */
@@ -44,7 +48,25 @@ export const syncCommand: Command<SyncArgs> = {
       return 1;
     }
     for (const notice of plan.notices) output.err(`${notice}\n`);
-    const totals = { fetched: 0, added: 0, revised: 0, removed: 0, changedSeries: 0, failed: 0 };
+    const totals = { fetched: 0, added: 0, revised: 0, removed: 0, changedSeries: new Set<number>(), failed: 0 };
+    let feed: FeedOutcome;
+    try {
+      feed = await followChanges(store, catalog, client, { metrics: args.metrics, projects: args.projects }, signal, (entries) => output.progress(`following the upstream's changes feed: ${entries} entries applied`));
+    } catch (error) {
+      output.progress('');
+      output.err(`${describe(error)}\nstopped while following the upstream's changes feed; what was applied stays, and the next run resumes from it\n`);
+      return 1;
+    }
+    output.progress('');
+    output.err(`${feedLine(feed)}\n`);
+    if (feed.kind === 'followed') {
+      totals.fetched += feed.entries;
+      totals.added += feed.written.added;
+      totals.revised += feed.written.revised;
+      totals.removed += feed.written.removed;
+      for (const id of feed.series) totals.changedSeries.add(id);
+      for (const refusal of feed.refused) output.err(`${refusal}; that entry of the changes feed was not applied\n`);
+    }
     for (const [index, task] of plan.tasks.entries()) {
       output.progress(`syncing ${index + 1}/${plan.tasks.length} series (${task.metric}/${task.slug}), ${totals.added + totals.revised + totals.removed} points written`);
       let outcome: SeriesOutcome;
@@ -66,7 +88,7 @@ export const syncCommand: Command<SyncArgs> = {
       totals.added += added;
       totals.revised += revised;
       totals.removed += removed;
-      if (added + revised + removed > 0) totals.changedSeries += 1;
+      if (added + revised + removed > 0) totals.changedSeries.add(task.projectId);
     }
     output.progress('');
     const seconds = (Date.now() - started) / 1000;
@@ -74,14 +96,29 @@ export const syncCommand: Command<SyncArgs> = {
     output.out(
       `synced ${plan.tasks.length - totals.failed} of ${plan.tasks.length} series from ${args.from} in ${seconds.toFixed(1)} s: `
         + `${totals.fetched} points checked (${Math.round(totals.fetched / Math.max(seconds, 0.001))}/s), ${written} written `
-        + `(${totals.added} added, ${totals.revised} revised, ${totals.removed} removed) in ${totals.changedSeries} series`
-        + `${client.retries > 0 ? `, ${client.retries} retries` : ''}${totals.failed > 0 ? `, ${totals.failed} refused` : ''}\n`,
+        + `(${totals.added} added, ${totals.revised} revised, ${totals.removed} removed) in ${totals.changedSeries.size} series`
+        + `${client.retries > 0 ? `, ${client.retries} retries` : ''}${totals.failed > 0 ? `, ${totals.failed} refused` : ''}`
+        + `${feed.kind === 'followed' && feed.refused.length > 0 ? `, ${counted(feed.refused.length, 'changes feed entry', 'changes feed entries')} refused` : ''}\n`,
     );
-    return totals.failed > 0 ? 1 : 0;
+    return totals.failed > 0 || (feed.kind === 'followed' && feed.refused.length > 0) ? 1 : 0;
   },
 };
 
 // Private
+
+/** What following the changes feed did, in one line. */
+function feedLine(feed: FeedOutcome): string {
+  switch (feed.kind) {
+    case 'started':
+      return 'changes feed: position kept; from the next run on, every revision upstream is copied, however old the day';
+    case 'followed':
+      return `changes feed: ${feed.entries} entries since the last run, ${feed.written.added + feed.written.revised + feed.written.removed} points written`;
+    case 'unavailable':
+      return `changes feed: not offered (${feed.reason}); only each series' last days are compared, so older revisions upstream need --since`;
+    case 'restarted':
+      return `changes feed: the position kept was refused (${feed.reason}); kept the feed's end again: revisions upstream before now may need --since`;
+  }
+}
 
 function describe(error: unknown): string {
   if (error instanceof UpstreamError) return error.message;
