@@ -47,7 +47,8 @@ const FIRST_LOOK_BACK_MS = 24 * 3600 * 1000;
  * the range copy that follows brings everything before it.
  */
 export async function followChanges(store: Store, catalog: Catalog, client: UpstreamClient, scope: SyncScope, signal: AbortSignal, progress: (entries: number) => void): Promise<FeedOutcome> {
-  const key = `${client.baseUrl} metrics=${scope.metrics?.join(',') ?? '*'} projects=${scope.projects?.join(',') ?? '*'}`;
+  const names = (list: readonly string[] | undefined) => (list === undefined ? '*' : [...new Set(list)].sort().join(','));
+  const key = `${client.baseUrl} metrics=${names(scope.metrics)} projects=${names(scope.projects)}`;
   const saved = await readSyncCursor(store, key);
   const get = async (query: string) => {
     try {
