@@ -228,6 +228,32 @@ for (const kind of STORE_KINDS) {
       expect(third.out.join('')).toMatch(/, 0 written \(0 added, 0 revised, 0 removed\) in 0 series\n$/);
     });
 
+    it('syncs by range alone from an upstream without a changes feed, and takes the feed\'s end again when the upstream refuses the position kept', async () => {
+      const noFeed = await startStub(upstream.url, [{ path: /^\/v1\/changes\?/, status: 404 }]);
+      try {
+        const run = await sync(mirrorStore.store, { from: noFeed.url, metrics: ['price'] });
+        expect(run.code, run.err.join('')).toBe(0);
+        expect(run.err.join('')).toContain(`changes feed: not offered (${noFeed.url}/v1/changes answered 404: upstream broke); only each series' last days are compared, so older revisions upstream need --since\n`);
+        expect(run.out.join('')).toMatch(/^synced \d+ of \d+ series /);
+      } finally {
+        noFeed.server.close();
+      }
+      const scope = { from: upstream.url, metrics: ['price'], projects: ['solana'] };
+      expect((await sync(mirrorStore.store, scope)).err.join('')).toContain('changes feed: position kept');
+      const refusing = await startStub(upstream.url, [{ path: /^\/v1\/changes\?cursor=/, status: 400 }]);
+      try {
+        // The position is kept per upstream: the stub in front is another one, so give it the one kept for the upstream.
+        await mirrorStore.store.query(`update sync_cursor set upstream = $2 || ' metrics=price projects=solana' where upstream = $1 || ' metrics=price projects=solana'`, [upstream.url, refusing.url]);
+        const run = await sync(mirrorStore.store, { ...scope, from: refusing.url });
+        expect(run.code, run.err.join('')).toBe(0);
+        expect(run.err.join('')).toContain(`changes feed: the position kept was refused (${refusing.url}/v1/changes answered 400: upstream broke); kept the feed's end again`);
+        const again = await sync(mirrorStore.store, { ...scope, from: refusing.url });
+        expect(again.err.join('')).toContain('changes feed: 0 entries since the last run, 0 points written\n');
+      } finally {
+        refusing.server.close();
+      }
+    });
+
     it('writes nothing of a series with a bad value, names it, and syncs the rest', async () => {
       const store = upstream.running.services.store;
       const [project] = await store.query<{ id: number }>(`select p.id from project p join metric m on m.id = p.metric_id where m.name = 'transaction-fail-total' and p.slug = 'ethereum'`);
