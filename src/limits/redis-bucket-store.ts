@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { EPSILON, wholeSeconds, type RateLimitOutcome, type RateLimitPolicy, type RateLimitStore } from './rate-limiter.js';
@@ -64,26 +65,35 @@ export function createRedisRateLimitStore(url: string, fallback: RateLimitStore,
   redis.defineCommand('takeTokens', { numberOfKeys: 1, lua: TAKE_SCRIPT });
   let shared = true;
   let retryAt = 0;
-  // The least (Redis's clock - this process's clock when a charge was sent) seen: the
-  // clocks' difference plus the quickest round trip; gives each charge its deadline.
+  // Redis's clock minus this process's when the last answer came back: the clocks'
+  // difference less that answer's way back, so never more than the difference itself. A
+  // charge's deadline is when this process gives it up, by Redis's clock, at the earliest:
+  // a stalled Redis that wakes after it never runs the charge, however slow the round trip
+  // that measured it. (Measured when the charge was sent, the bound was the difference plus
+  // the way there: on a loaded machine a Redis woken just after the timeout ran the charge
+  // the fallback had already made.)
   let offset: number | undefined;
-  const observe = (redisMs: number, sent: number) => {
-    offset = Math.min(offset ?? Infinity, redisMs - sent);
+  const observe = (redisMs: number) => {
+    offset = redisMs - Date.now();
   };
-  // Measured once each connection is up, so a process's first charges have a deadline too.
+  // Measured once each connection is up, so a process's first charges have a deadline too:
+  // a charge sent before the measurement answers waits for it, at most a timeout's length.
+  let measured: Promise<void> | undefined;
   redis.on('ready', () => {
-    const sent = Date.now();
-    redis.time().then(([seconds, micros]) => observe(Number(seconds) * 1000 + Math.floor(Number(micros) / 1000), sent), () => {});
+    measured = redis.time().then(([seconds, micros]) => observe(Number(seconds) * 1000 + Math.floor(Number(micros) / 1000)), () => {});
   });
-  const send = async (key: string, cost: number, now: number, policy: RateLimitPolicy, perMs: number): Promise<[number, string]> => {
+  const send = async (key: string, cost: number, now: number, policy: RateLimitPolicy, perMs: number, again = false): Promise<[number, string]> => {
+    if (offset === undefined && measured !== undefined) await Promise.race([measured, sleep(COMMAND_TIMEOUT_MS, undefined, { ref: false })]);
     const sent = Date.now();
     const deadline = offset === undefined ? 0 : sent + offset + COMMAND_TIMEOUT_MS;
     const [allowed, tokensText, redisMs] = (await (redis as unknown as TakeTokens).takeTokens(`metrics:rate:${key}`, cost, now, policy.burst, perMs, deadline)) as [number, string, number];
-    observe(redisMs, sent);
+    observe(redisMs);
     if (allowed !== LATE) return [allowed, tokensText];
-    // Answered in time, yet late by Redis's clock: this clock went back. Measured afresh, and charged now.
-    offset = redisMs - sent;
-    return send(key, cost, now, policy, perMs);
+    // Answered in time, yet late by Redis's clock (this clock went back, or the round trip
+    // took nearly the whole timeout): nothing was taken. Sent once more with the clocks
+    // measured afresh; late again, it is counted in the fallback like any slow answer.
+    if (again) throw new Error('Redis answered every try too late by its own clock');
+    return send(key, cost, now, policy, perMs, true);
   };
   // The first charges may come before the first connection is up: they wait for it (once, a
   // second at most) rather than fall back; during a later outage nothing waits.
