@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../src/api/api-error.js';
-import { ASSUMED_HISTORY_YEARS, priceRequest, requestCost, requestedSpan } from '../src/limits/request-cost.js';
+import { ASSUMED_HISTORY_YEARS, priceRequest } from '../src/limits/request-cost.js';
 import { removePoints, upsertPoints } from '../src/db/write-points.js';
 import type { SeriesOptions } from '../src/series/series-options.js';
 import { hashApiKey } from '../src/auth/api-keys.js';
@@ -198,7 +198,7 @@ describe('request cost', () => {
   const TODAY = '2026-06-30';
   const DAILY = { interval: 'day', aggregation: 'avg', fill: 'none', transform: null, window: null } as const;
   const cost = (projects: number, from: string | null, to: string | null, options: Partial<SeriesOptions> = {}) =>
-    requestCost({ slugs: Array.from({ length: projects }, (_, i) => `p${i}`) }, requestedSpan({ from, to, options: { ...DAILY, ...options } }, toEpochDay(TODAY)));
+    priceRequest({ slugs: Array.from({ length: projects }, (_, i) => `p${i}`), from, to, options: { ...DAILY, ...options } }, toEpochDay(TODAY), []).cost;
 
   it('is one unit per project-year asked for, rounded up, and never less than one', () => {
     expect(cost(1, '2026-06-30', '2026-06-30')).toBe(1);
@@ -398,7 +398,7 @@ for (const kind of STORE_KINDS) {
     it('charges the points read through the catalog\'s coverage as each series\' whole history; its dates cost nothing more', async () => {
       const key = await storedKey('rl-coverage', { burst: 100 });
       const whole = { from: null, to: null, options: { interval: 'day', aggregation: 'avg', fill: 'none', transform: null, window: null } } as const;
-      const perSeries = requestCost({ slugs: ['one'] }, requestedSpan(whole, toEpochDay(TEST_LAST_DAY)));
+      const perSeries = priceRequest({ ...whole, slugs: ['one'] }, toEpochDay(TEST_LAST_DAY), []).cost;
       expect(perSeries).toBeGreaterThanOrEqual(10);
 
       const dates = await service.graphql('{ metrics { coverage { slug firstDate lastDate } } }', undefined, key);
@@ -426,7 +426,7 @@ for (const kind of STORE_KINDS) {
       expect([small.status, big.status]).toEqual([200, 200]);
       expect(remaining(small.ratelimit)).toBe(1_999);
       expect(allIssuers).toHaveLength(76);
-      const bigCost = requestCost({ slugs: allIssuers }, requestedSpan({ from: null, to: null, options: { interval: 'day', aggregation: 'avg', fill: 'none', transform: null, window: null } }, toEpochDay(today)));
+      const bigCost = priceRequest({ slugs: allIssuers, from: null, to: null, options: { interval: 'day', aggregation: 'avg', fill: 'none', transform: null, window: null } }, toEpochDay(today), []).cost;
       expect(bigCost).toBeGreaterThan(700);
       expect(remaining(big.ratelimit)).toBe(1_999 - bigCost);
     });

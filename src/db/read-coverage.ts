@@ -26,8 +26,9 @@ export async function readCoverage(db: Queryable, projectIds: readonly number[],
   );
 }
 
-/** One series' first and last stored day; both null when it has no points. */
+/** One series' project row, and its first and last stored day; both null when it has no points. */
 export interface StoredSpanRecord {
+  projectId: number;
   metric: string;
   slug: string;
   first: string | null;
@@ -36,11 +37,11 @@ export interface StoredSpanRecord {
 
 /**
  * The first and last stored day of the named series, or of every series when `only` is
- * undefined: two index probes a series, for pricing requests by what they will read.
+ * undefined: two index probes a series (pricing requests by what they will read; where a sync resumes).
  */
 export async function readStoredSpans(db: Queryable, only?: readonly { metric: string; slug: string }[]): Promise<StoredSpanRecord[]> {
   return db.query<StoredSpanRecord>(
-    `select m.name as metric, p.slug,
+    `select p.id as "projectId", m.name as metric, p.slug,
        (select min(pt.day) from point pt where pt.project_id = p.id)::text as first,
        (select max(pt.day) from point pt where pt.project_id = p.id)::text as last
      from project p join metric m on m.id = p.metric_id
@@ -77,4 +78,3 @@ const COVERAGE_AS_OF = `select u.id as "projectId", c.first, c.last,
       select h.day from point_history h where h.project_id = u.id and h.valid_from <= $2::text::timestamptz and h.valid_to > $2::text::timestamptz
     ) s
   ) c`;
-

@@ -3,7 +3,7 @@
  *
  * A bucket holds up to `burst` units and refills at `perMinute / 60` units a second. A
  * request pays one unit when its key is accepted and the rest of its cost (see
- * `requestCost`) once it is validated; a charge the bucket cannot cover takes nothing and
+ * `priceRequest`) once it is validated; a charge the bucket cannot cover takes nothing and
  * is refused with a 429 whose `Retry-After` says when it could be covered. A cost above
  * the burst is charged as the whole burst (all of a request's charges together), so every
  * request can succeed from a full bucket.

@@ -14,7 +14,7 @@ const POINTS_PER_UNIT = 365;
 /** Days read per project that cost one unit: reading is cheaper than writing out a point. */
 const DAYS_READ_PER_UNIT = 3650;
 
-/** What a request asks for per project, once its range is clamped as {@link requestCost} describes. */
+/** What a request asks for per project, once its range is clamped as {@link priceRequest} describes. */
 export interface RequestedSpan {
   /** Days in the range (inclusive). */
   days: number;
@@ -22,19 +22,6 @@ export interface RequestedSpan {
   warmUpDays: number;
   /** Buckets (points) in the range: the days themselves for daily requests. */
   buckets: number;
-}
-
-/**
- * What a series request costs against its caller's rate limit, per project: one unit per
- * 365 points it asks for or per 3,650 days it makes the database read, whichever is more,
- * rounded up over all projects and never less than one:
- * `cost = max(1, ceil(projects × max(buckets / 365, (days + warm-up) / 3650)))`.
- * A daily request costs what it always did (a project-year is one unit); a yearly view of
- * ten years costs one unit per project; a daily view of everything costs ten. This is the
- * price for the assumed span; {@link priceRequest} adds what series stored beyond it read.
- */
-export function requestCost(request: Pick<SeriesRequest, 'slugs'>, span: RequestedSpan): number {
-  return Math.max(1, Math.ceil(request.slugs.length * unitsPerProject(span)));
 }
 
 /** A series' first and last stored day, as days since 1970-01-01. */
@@ -52,14 +39,24 @@ export interface PricedRequest {
 }
 
 /**
- * {@link requestCost} with what each series holds: an omitted start reads from a series'
- * first stored day and an omitted end to its last, which may lie further back than the
- * {@link ASSUMED_HISTORY_YEARS} a price assumes, or after today (a mistyped year). Each
- * series is priced at the assumed span, or at what the statement reads of it (the range
- * asked, clipped to its stored days) when that costs more: a request never reads more
- * than it paid for, and one over series within the last ten years costs what it always did.
+ * What a series request costs against its caller's rate limit, per project: one unit per
+ * 365 points it asks for or per 3,650 days it makes the database read, whichever is more,
+ * rounded up over all projects and never less than one:
+ * `cost = max(1, ceil(Σ projects max(buckets / 365, (days + warm-up) / 3650)))`.
+ * A daily request costs what it always did (a project-year is one unit); a yearly view of
+ * ten years costs one unit per project; a daily view of ten years costs ten.
  *
- * @param stored each slug's stored span, in the order of `request.slugs`; undefined for a series without points.
+ * The range is clamped to the data that can exist: an omitted or later `to` is `today`
+ * (no points lie in the future), and an omitted `from`, or one further back, is
+ * {@link ASSUMED_HISTORY_YEARS} before `to`; a range entirely in the future is empty.
+ * That assumed span is the least each series is priced at. An omitted start reads from a
+ * series' first stored day and an omitted end to its last, which may lie further back, or
+ * after today (a mistyped year): such a series is priced at what the statement reads of it
+ * (the range asked, clipped to its stored days) when that costs more, so a request never
+ * reads more than it paid for.
+ *
+ * @param today the current UTC day (days since 1970-01-01); passed in so the function stays pure.
+ * @param stored each slug's stored span, in the order of `request.slugs`; undefined for a series without points (or not known).
  */
 export function priceRequest(request: Pick<SeriesRequest, 'slugs' | 'from' | 'to' | 'options'>, today: number, stored: readonly (StoredSpan | undefined)[]): PricedRequest {
   const [first, last] = assumedRange(request, today);
@@ -74,26 +71,13 @@ export function priceRequest(request: Pick<SeriesRequest, 'slugs' | 'from' | 'to
     beyondAssumed += Math.max(0, unitsPerProject(read) - perProject);
     span = { days: Math.max(span.days, read.days), warmUpDays: Math.max(span.warmUpDays, read.warmUpDays), buckets: Math.max(span.buckets, read.buckets) };
   }
-  // Written so that without a series beyond the assumed span the sum is requestCost's product, to the last bit.
+  // Written so that without a series beyond the assumed span the cost is projects × units, to the last bit.
   return { cost: Math.max(1, Math.ceil(request.slugs.length * perProject + beyondAssumed)), span };
-}
-
-/**
- * The days, warm-up days and buckets a request can return per project, its range clamped
- * to the data that can exist: an omitted or later `to` is `today` (no points lie in the
- * future), and an omitted `from`, or one further back, is {@link ASSUMED_HISTORY_YEARS}
- * before `to`. A range entirely in the future is empty.
- *
- * @param today the current UTC day (days since 1970-01-01); passed in so the function stays pure.
- */
-export function requestedSpan(request: Pick<SeriesRequest, 'from' | 'to' | 'options'>, today: number): RequestedSpan {
-  const [first, last] = assumedRange(request, today);
-  return spanBetween(first, last, request.options);
 }
 
 // Private
 
-/** The first and last day {@link requestedSpan} assumes a request reads. */
+/** The first and last day a request is assumed to read (see {@link priceRequest}). */
 function assumedRange(request: Pick<SeriesRequest, 'from' | 'to'>, today: number): [number, number] {
   const last = Math.min(request.to === null ? today : toEpochDay(request.to), today);
   const earliest = yearsBefore(last, ASSUMED_HISTORY_YEARS);

@@ -2,7 +2,8 @@ import type { Catalog } from '../catalog/load-catalog.js';
 import { z } from 'zod';
 import { fromEpochDay, isIsoDate, toEpochDay } from '../dates.js';
 import type { Queryable, Store } from '../db/store.js';
-import { syncCatalog } from '../db/sync-catalog.js';
+import { readStoredSpans } from '../db/read-coverage.js';
+import { projectKey, syncCatalog } from '../db/sync-catalog.js';
 import { removePointsExcept, upsertPoints, type PointRow, type WriteCount } from '../db/write-points.js';
 import { validateRow } from '../import/validate-row.js';
 import { UpstreamError, type UpstreamClient } from './upstream-client.js';
@@ -186,14 +187,10 @@ interface LocalSeries {
   last: string | null;
 }
 
-/** Each project's row id and first and last stored days: two index probes per project. */
+/** Each project's row id and first and last stored days. */
 async function localSeries(db: Queryable): Promise<Map<string, LocalSeries>> {
-  const rows = await db.query<{ id: number; name: string; slug: string; first: string | null; last: string | null }>(
-    `select p.id, m.name, p.slug, (select min(day) from point where project_id = p.id)::text as first,
-       (select max(day) from point where project_id = p.id)::text as last
-     from project p join metric m on m.id = p.metric_id`,
-  );
-  return new Map(rows.map((r) => [`${r.name}/${r.slug}`, { id: r.id, first: r.first, last: r.last }]));
+  const rows = await readStoredSpans(db);
+  return new Map(rows.map((r) => [projectKey(r.metric, r.slug), { id: r.projectId, first: r.first, last: r.last }]));
 }
 
 /**
