@@ -1,12 +1,12 @@
 /**
  * `node scripts/run.mjs src/<entry>.ts [args…]`: runs a TypeScript entry point as plain
  * JavaScript. `src/` is transpiled to `dist/src/` by esbuild (types are not checked here;
- * `npm run typecheck` does that) whenever a source file is newer than the last transpile,
- * which takes about 0.1 s; otherwise the JavaScript of the last run is used as it is.
+ * `npm run typecheck` does that) whenever a source file is newer than the last transpile;
+ * otherwise the JavaScript of the last run is used as it is.
  *
  * Why not tsx: its loader hooks run on a separate thread and cost a round trip per module
- * imported, about 0.9 s of a 2.3 s restart of the server (graphql-yoga alone imports
- * hundreds of files). Plain Node loads the same modules in a fraction of that.
+ * imported, a large share of a server's restart (graphql-yoga alone imports hundreds of
+ * files). Plain Node loads the same modules in a fraction of that.
  */
 import { copyFileSync, mkdirSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';

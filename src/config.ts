@@ -53,7 +53,8 @@ const envSchema = z.object({
   CONNECT_TIMEOUT_SECONDS: z.coerce.number().positive().max(120).default(D.CONNECT_TIMEOUT_SECONDS),
   API_KEYS: commaList.optional(),
   CACHE_MAX_AGE_SECONDS: z.coerce.number().int().min(0).default(D.CACHE_MAX_AGE_SECONDS),
-  // A browser's Origin is compared exactly: a path, a trailing slash or 'null' would never match, or match any sandboxed page.
+  // A browser's Origin is compared exactly: a path, a trailing slash or 'null' would never match,
+  // or match any sandboxed page.
   CORS_ORIGINS: commaListOf(
     isOrigin,
     (origin) => `expected origins such as https://app.example (scheme, host and optional port, nothing after) joined with commas, got ${JSON.stringify(origin.slice(0, 80))}`,
@@ -96,7 +97,10 @@ export type Config = Readonly<{
   rateLimitPerMinute: number;
   /** Most cost units a key can spend at once (its bucket's size). */
   rateLimitBurst: number;
-  /** Refused keys one client address may present a minute before keys that would need a lookup get a 429 instead; 0 turns the limit off. */
+  /**
+   * Refused keys one client address may present a minute before keys that would need a lookup get a
+   * 429 instead; 0 turns the limit off.
+   */
   refusedKeysPerMinute: number;
   /** Where rate-limit buckets are shared by every instance and worker; unset: each process keeps its own. */
   redisUrl: string | undefined;
@@ -170,7 +174,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 // Private
 
-/** Whether `value` is written exactly as a browser sends it in `Origin`: http(s), lower-case host, no default port, no path. */
+/**
+ * Whether `value` is written exactly as a browser sends it in `Origin`: http(s), lower-case host,
+ * no default port, no path.
+ */
 function isOrigin(value: string): boolean {
   return URL.canParse(value) && /^https?:$/.test(new URL(value).protocol) && new URL(value).origin === value;
 }

@@ -4,7 +4,7 @@ import { clipped } from './clipped.js';
  * Calendar dates as `YYYY-MM-DD` text and as whole days since 1970-01-01 (UTC). The
  * conversions are integer arithmetic on the proleptic Gregorian calendar (H. Hinnant's
  * days_from_civil / civil_from_days): every series request prices and sizes itself
- * with them, and going through Date objects cost several percent of a request.
+ * with them, and Date objects would cost a measurable share of a request.
  */
 
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -97,7 +97,10 @@ export function canonicalInstant(text: string): string | undefined {
   return `${utc.slice(0, -1)}${microseconds}Z`;
 }
 
-/** The message for a value `canonicalInstant` refused; a date alone means the `start` (`since`) or `end` (`as_of`) of its UTC day. */
+/**
+ * The message for a value `canonicalInstant` refused; a date alone means the `start` (`since`) or
+ * `end` (`as_of`) of its UTC day.
+ */
 export const INSTANT_EXPECTED = (text: string, dateMeans: 'start' | 'end' = 'end'): string =>
   `expected an RFC 3339 instant such as 2026-06-30T12:00:00Z (in UTC, within the years 0001-9999), or a date YYYY-MM-DD meaning the ${dateMeans} of that UTC day; got ${JSON.stringify(clipped(text))}`
   + (plusReadAsSpace(text) ? ' (a + in a URL query is read as a space: write it as %2B)' : '');

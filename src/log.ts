@@ -17,8 +17,7 @@ export function describeError(error: unknown): Record<string, unknown> {
 /**
  * The service logger: JSON lines on stdout. Lines carry named fields only (a request's
  * id, method, route, status and time; never its headers or query), and errors go through
- * {@link describeError}, so no key, SQL text or parameter can reach a line. (pino's
- * `redact` did the same as a second net at about 2 KB of garbage per request line.)
+ * {@link describeError}, so no key, SQL text or parameter can reach a line.
  */
 export function createLogger(config: Pick<Config, 'logLevel'>, destination?: NodeJS.WritableStream): Logger {
   const logger = pino(
@@ -45,11 +44,10 @@ export interface RequestLine {
 
 /**
  * Writes a request's line exactly as `logger.info({ requestId, method, route, status, ms },
- * 'request')` would, without pino's field-by-field serialisation: one line is written per
- * request, and pino's generic path cost about 3 µs of the 30-40 the service adds to a small
- * read (docs/benchmarks.md). The fields are known: an id the app made, a method Node's parser
- * accepted, a route path from the table, two numbers; they are quoted as JSON all the same.
- * Follows the logger's level, and goes to its destination like every other line.
+ * 'request')` would, without pino's field-by-field serialisation, which is a measurable
+ * share of a small read (docs/performance.md). The fields are known (an id the app made, a
+ * method Node's parser accepted, a route path, two numbers); they are quoted as JSON all the
+ * same. Follows the logger's level, and goes to its destination like every other line.
  */
 export function createRequestLog(logger: Logger): (line: RequestLine) => void {
   const destination = (logger as unknown as Record<symbol, pino.DestinationStream>)[pino.symbols.streamSym]!;
@@ -79,8 +77,8 @@ const stdoutLoggers: Logger[] = [];
 
 /**
  * Readable colored lines for a person at a terminal; JSON lines for everything else,
- * written in blocks of about 4 KB (a system call per request line cost 5–10% of
- * throughput) and flushed at least every second and at exit. When the reader of standard
+ * written in blocks of about 4 KB (a system call per line costs throughput) and flushed
+ * at least every second and at exit. When the reader of standard
  * output goes away (a closed pipe), the process stops as on SIGTERM instead of living on
  * unheard.
  */
@@ -93,19 +91,16 @@ function defaultDestination(): pino.DestinationStream {
   // Before pino's own exit hook (registered by pino.destination), which ends the stream
   // without the lines still gathered here.
   process.once('exit', () => flushLogs());
-  // Blocks arrive gathered (log-blocks.ts), so sonic-boom writes each as it comes, on
-  // this thread: handing each block to libuv's thread pool (sync: false) woke this thread
-  // once more per block, and its socket reads came in smaller pieces: about 0.7 more
-  // context switches and 15-20 µs more CPU per request at 8 connections
-  // (docs/benchmarks.md). A 4 KB write to a pipe or file is a few µs. When the reader of
-  // standard output falls behind, the process waits for it, as pino's default does.
+  // Blocks arrive gathered (log-blocks.ts), so sonic-boom writes each on this thread: a
+  // 4 KB write is a few µs, while handing it to libuv's thread pool (sync: false) costs
+  // an extra wake-up per block. A slow reader of standard output makes the process wait,
+  // as pino's default does.
   const stream = pino.destination({ dest: 1, sync: true, minLength: 0 });
   const blocks = gatherLines(stream, 4096);
   buffered = { flushSync: () => blocks.flushSync(), destroy: () => stream.destroy() };
   // Each second, what has gathered is written like any block. Not flushSync: sonic-boom's
-  // flushSync also syncs the file to disk (fsync), which held this thread for about 4 ms
-  // every second when standard output was a file (2 µs per request in a CPU profile at
-  // 2,000 requests a second). Exit still writes everything out with flushLogs.
+  // flushSync also syncs a file to disk (fsync), which blocks this thread. Exit still
+  // writes everything out with flushLogs.
   setInterval(() => blocks.flush(), 1000).unref();
   stream.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') readerGone();

@@ -18,8 +18,8 @@ export function generateApiKey(): string {
 }
 
 /**
- * The SHA-256 digest stored for a key; keys are random, so a fast hash is enough. The
- * one-shot `hash` takes half the time of a `createHash` object, and it runs per request.
+ * The SHA-256 digest stored for a key; keys are random, so a fast hash is enough. It runs
+ * per request, hence the one-shot `hash` rather than a `createHash` object.
  */
 export function hashApiKey(key: string): Buffer {
   return hash('sha256', key, 'buffer');
@@ -56,8 +56,8 @@ export interface KeyVerifier {
 /**
  * Checks keys against `API_KEYS` (compared digest to digest in constant time) and the
  * `api_key` table. Results are cached for {@link KEY_CACHE_MS} by the key as presented,
- * so a busy key costs neither a digest nor a round trip (the digest was about 5 µs of
- * every keyed request), and a revocation (or a changed limit) still lands within seconds;
+ * so a busy key costs neither a digest nor a round trip, and a revocation (or a changed
+ * limit) still lands within seconds;
  * at once in the process that made it, which calls `forget`.
  * The cache holds what the process was sent anyway, for seconds, and is never written out.
  */

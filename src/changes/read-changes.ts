@@ -44,8 +44,7 @@ export async function readChanges(db: Queryable, request: ChangesRequest): Promi
 
 /**
  * A page as REST serves it: the numeric and JSON text go into the answer as they are,
- * exact. `extra` is there only for a write that carried extra fields, so an entry of a
- * metric without them reads as it always did.
+ * exact. `extra` is there only for a write that carried extra fields.
  */
 export function changesPageJson(page: ChangesPage): string {
   const changes = page.changes.map((c) =>

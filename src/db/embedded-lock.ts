@@ -49,8 +49,8 @@ export class StoreHeldError extends Error {
 export function claimEmbeddedStore(folder: string, role: StoreHolder['role'], label: string): StoreClaim {
   const path = ownerFile(folder);
   const holder: StoreHolder = { ...identifyThisProcess(), role, label, ...(role === 'server' ? { secret: randomBytes(32).toString('base64url') } : {}) };
-  // The owner file sits beside the folder, so its parent must exist first: on a fresh
-  // clone `.data/` does not, and the claim failed before the store could create it.
+  // The owner file sits beside the folder, so its parent must exist first (on a fresh
+  // clone `.data/` does not).
   mkdirSync(dirname(path), { recursive: true });
   for (let attempt = 0; attempt < 3; attempt += 1) {
     try {
@@ -93,7 +93,7 @@ export function readHolder(folder: string): StoreHolder | undefined {
  * claim says, so an id the system has given to a new process does not hold the folder.
  *
  * A claim from another pid namespace names a process this one cannot see: it is judged by
- * liveness alone, as before start times were recorded, since taking over a folder a live
+ * liveness alone, since taking over a folder a live
  * server holds corrupts it (a command on the host, a second container on the same volume).
  * The one exception is our own id on our own host name: the same container restarted,
  * which gets a new pid namespace each time.

@@ -1,6 +1,9 @@
 import type { CancelSignal, Queryable } from './store.js';
 
-/** First and last stored day of one project's series (nulls when it has none), and its last write as ISO 8601 UTC with microseconds. */
+/**
+ * First and last stored day of one project's series (nulls when it has none), and its last write as
+ * ISO 8601 UTC with microseconds.
+ */
 export interface CoverageRecord {
   projectId: number;
   first: string | null;

@@ -190,9 +190,9 @@ interface PrimaryHead {
  * `head`: none once it has replayed the primary's position. Else the less of two bounds:
  * the time since the primary last stood at or before that position (the latest earlier
  * check that found it there), and the time since the last transaction the replica replayed
- * committed (`lastReplayedCommit`). The second alone made a replica a moment behind a
- * write look as late as the primary had been idle (671.8 s after 11 idle minutes, during
- * a 3.6 s import), and took it out of rotation while it kept up.
+ * committed (`lastReplayedCommit`). The second alone would make a replica a moment behind
+ * a write look as late as the primary had been idle, and take it out of rotation while it
+ * keeps up.
  */
 function replayLag(head: PrimaryHead, earlier: readonly PrimaryHead[], replayLsn: string | null, lastReplayedCommit: number | null): number {
   if (replayLsn !== null && lsnValue(replayLsn) >= lsnValue(head.lsn)) return 0;

@@ -7,7 +7,7 @@ import type { Queryable } from './store.js';
  *
  * Writers call this inside their transaction before they take their turn to write, so it
  * must lock no row it leaves as it is: a writer holding the turn updates its series'
- * project rows (updated_at), and waiting for it while holding one of them deadlocked.
+ * project rows (updated_at), and waiting for it while holding one of them would deadlock.
  * `on conflict do update … where` locks every conflicting row even when the condition
  * is false, so new rows are inserted with `do nothing` and only rows that differ are
  * updated (a catalog edit, once, at the first start after it).

@@ -6,7 +6,10 @@ export async function readSyncCursor(db: Queryable, upstream: string): Promise<s
   return row?.cursor;
 }
 
-/** Saves where a sync stands in an upstream's changes feed; call it in the transaction that applied the entries before it. */
+/**
+ * Saves where a sync stands in an upstream's changes feed; call it in the transaction that applied
+ * the entries before it.
+ */
 export async function saveSyncCursor(db: Queryable, upstream: string, cursor: string): Promise<void> {
   await db.query(
     `insert into sync_cursor (upstream, cursor) values ($1, $2)

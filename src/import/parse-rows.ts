@@ -182,7 +182,10 @@ function exactValue(text: string, value: unknown): unknown {
   return token !== undefined && token !== String(value) ? token : value;
 }
 
-/** The text of the last number written under the key "value" of the line's top-level object (JSON.parse keeps the last of duplicate keys). */
+/**
+ * The text of the last number written under the key "value" of the line's top-level object
+ * (JSON.parse keeps the last of duplicate keys).
+ */
 function topLevelValueToken(text: string): string | undefined {
   let depth = 0;
   let found: string | undefined;

@@ -9,7 +9,10 @@ export interface NormalizedRow {
   readonly slug: string;
   /** `YYYY-MM-DD`, a real calendar date. */
   readonly day: string;
-  /** The decimal text as written (NDJSON numbers too, see parse-rows), so nothing is rounded on the way in; null removes the day's point. */
+  /**
+   * The decimal text as written (NDJSON numbers too, see parse-rows), so nothing is rounded on the
+   * way in; null removes the day's point.
+   */
   readonly value: string | null;
   /** A JSON object as text, or null. */
   readonly extra: string | null;
@@ -100,7 +103,7 @@ function extraText(metric: MetricDefinition, extra: unknown): { text: string | n
   const reserved = RESERVED_EXTRA_KEYS.filter((key) => Object.hasOwn(extra, key));
   if (reserved.length > 0) return { error: `"extra" may not hold ${reserved.map((k) => `"${k}"`).join(' or ')}: every point has that field already` };
   // The catalog's fields are aggregated like the value (as numbers, in SQL): anything else
-  // there made every interval query over the day fail with a 500, for every reader.
+  // there would make every interval query over the day fail with a 500, for every reader.
   const record = extra as Record<string, unknown>;
   const notNumbers = metric.extraFields.filter((field) => Object.hasOwn(record, field) && record[field] !== null && !(typeof record[field] === 'number' && Number.isFinite(record[field])));
   if (notNumbers.length > 0) {

@@ -2,9 +2,9 @@ import { CancelledError, type CancelSignal } from '../db/store.js';
 
 /**
  * The bytes of large answers being built at once in one process. GraphQL builds an answer
- * whole (the points' bytes as read, then the assembled answer: about twice the points;
- * three times when they were still decoded to text), so 32 clients asking for ten years of
- * 76 projects held about 1 GB and could take the process down. A request that will build
+ * whole (the points' bytes as read, then the assembled answer: about twice the points),
+ * so a few dozen clients asking for long histories at once could exhaust the process's
+ * memory. A request that will build
  * a large answer reserves its estimated size first and waits, in arrival order, while the
  * budget is spent; one larger than the whole budget runs alone. Small answers never wait.
  */
@@ -12,9 +12,7 @@ export interface AnswerBudget {
   /**
    * Resolves, once `bytes` fit, to the function that gives them back. A reservation whose
    * `signal` aborts while it waits leaves the queue and rejects with CancelledError: its
-   * client has gone, and building its answer anyway delayed everyone queued behind it (a
-   * load generator that closed 32 waiting connections made the next 32 requests wait
-   * behind answers nobody read; docs/benchmarks.md).
+   * client has gone, and building its answer anyway would delay everyone queued behind it.
    */
   reserve(bytes: number, signal?: CancelSignal): Promise<() => void>;
   /** Bytes reserved now. */

@@ -69,9 +69,7 @@ export function createRedisRateLimitStore(url: string, fallback: RateLimitStore,
   // difference less that answer's way back, so never more than the difference itself. A
   // charge's deadline is when this process gives it up, by Redis's clock, at the earliest:
   // a stalled Redis that wakes after it never runs the charge, however slow the round trip
-  // that measured it. (Measured when the charge was sent, the bound was the difference plus
-  // the way there: on a loaded machine a Redis woken just after the timeout ran the charge
-  // the fallback had already made.)
+  // that measured it.
   let offset: number | undefined;
   const observe = (redisMs: number) => {
     offset = redisMs - Date.now();

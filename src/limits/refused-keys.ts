@@ -1,11 +1,11 @@
 /**
  * A limit on refused keys per client address. A key this process has not seen accepted is
- * looked up in the key store (a round trip on PostgreSQL), so a client sending a stream of
- * made-up keys made one statement per request, unlimited, and took the pool's connections
- * from everyone else. An address that presented more than `perMinute` refused keys in a
+ * looked up in the key store (a round trip on PostgreSQL), so a stream of made-up keys
+ * would cost one statement each and take the pool's connections from everyone else. An
+ * address that presented more than `perMinute` refused keys in a
  * minute (a bucket of that many units, refilled at that rate) gets a 429 with
  * `Retry-After` instead of a lookup, for any key that would need one, until its bucket
- * holds a unit again. Keys seen accepted (and API_KEYS) need none and pass as before, so
+ * holds a unit again. Keys seen accepted (and API_KEYS) need no lookup and pass, so
  * the callers sharing an address (behind one proxy) keep their service.
  *
  * Refusals are counted in the rate limit's store (shared through Redis when it is), under

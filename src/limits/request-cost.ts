@@ -18,7 +18,10 @@ const DAYS_READ_PER_UNIT = 3650;
 export interface RequestedSpan {
   /** Days in the range (inclusive). */
   days: number;
-  /** Days read before the range to warm a transform up (a moving average's earlier buckets, a change's previous bucket). */
+  /**
+   * Days read before the range to warm a transform up (a moving average's earlier buckets, a
+   * change's previous bucket).
+   */
   warmUpDays: number;
   /** Buckets (points) in the range: the days themselves for daily requests. */
   buckets: number;
@@ -43,7 +46,7 @@ export interface PricedRequest {
  * 365 points it asks for or per 3,650 days it makes the database read, whichever is more,
  * rounded up over all projects and never less than one:
  * `cost = max(1, ceil(Σ projects max(buckets / 365, (days + warm-up) / 3650)))`.
- * A daily request costs what it always did (a project-year is one unit); a yearly view of
+ * A daily request costs a unit per project-year; a yearly view of
  * ten years costs one unit per project; a daily view of ten years costs ten.
  *
  * The range is clamped to the data that can exist: an omitted or later `to` is `today`
@@ -56,7 +59,8 @@ export interface PricedRequest {
  * reads more than it paid for.
  *
  * @param today the current UTC day (days since 1970-01-01); passed in so the function stays pure.
- * @param stored each slug's stored span, in the order of `request.slugs`; undefined for a series without points (or not known).
+ * @param stored each slug's stored span, in the order of `request.slugs`; undefined for a series
+ *   without points (or not known).
  */
 export function priceRequest(request: Pick<SeriesRequest, 'slugs' | 'from' | 'to' | 'options'>, today: number, stored: readonly (StoredSpan | undefined)[]): PricedRequest {
   const [first, last] = assumedRange(request, today);
@@ -89,7 +93,10 @@ function unitsPerProject(span: RequestedSpan): number {
   return Math.max(span.buckets / POINTS_PER_UNIT, (span.days + span.warmUpDays) / DAYS_READ_PER_UNIT);
 }
 
-/** What the series statement reads of a series: the range asked, clipped to the days it holds (src/db/series-sql.ts). */
+/**
+ * What the series statement reads of a series: the range asked, clipped to the days it holds
+ * (src/db/series-sql.ts).
+ */
 function readSpan(request: Pick<SeriesRequest, 'from' | 'to' | 'options'>, stored: StoredSpan): RequestedSpan {
   const first = request.from === null ? stored.first : Math.max(toEpochDay(request.from), stored.first);
   const last = request.to === null ? stored.last : Math.min(toEpochDay(request.to), stored.last);

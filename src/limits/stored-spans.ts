@@ -8,16 +8,14 @@ import type { StoredSpan } from './request-cost.js';
 /**
  * Every series' first and last stored day, kept in memory so that a request is priced by
  * what it will read (`priceRequest`) without a query of its own. An omitted start reads a
- * series from its first stored day: points imported at 0001-01-01 and 9999-12-31 (mistyped
- * years) once made `?project=ethereum&fill=null` build a 128 MB answer for the 11 units
- * its assumed ten years cost.
+ * series from its first stored day, so a point at a mistyped year (0001-01-01) would
+ * otherwise make a cheap request build a huge answer.
  *
  * Every series is read when listening for writes starts, and again whenever it restarts
  * (writes announced meanwhile were missed); a series whose write is announced is read
  * again alone. Reads run one at a time in the background: until one ends, a series is
- * priced by what was read before (the assumed span, before the first read). All series
- * take about 90 ms on the embedded store (two index probes each, 420 series), one series
- * well under a millisecond.
+ * priced by what was read before (the assumed span, before the first read). Each series
+ * costs two index probes.
  */
 export interface StoredSpans {
   /** The series' first and last stored day; undefined when it has none (or none was read yet). */
@@ -28,7 +26,10 @@ export interface StoredSpans {
   listening(listening: boolean): void;
   /** A write to this series was announced: its span is read again. */
   written(metric: string, slug: string): void;
-  /** Resolves once every read asked for so far has ended (a failed read keeps the spans read before, and says so in the log). */
+  /**
+   * Resolves once every read asked for so far has ended (a failed read keeps the spans read before,
+   * and says so in the log).
+   */
   settled(): Promise<void>;
 }
 

@@ -14,7 +14,10 @@ export interface SeriesUpdate {
   /** The first and last day written. */
   from: string;
   to: string;
-  /** When the writing transaction wrote (when it took its turn to write): UTC with microseconds, as the changes feed. */
+  /**
+   * When the writing transaction wrote (when it took its turn to write): UTC with microseconds, as
+   * the changes feed.
+   */
   updatedAt: string;
 }
 

@@ -4,7 +4,10 @@ import type { RouteCall } from '../http/route.js';
 import type { Services } from '../services.js';
 import { counted } from '../counted.js';
 
-/** `GET /docs`: the human page for both APIs, every decision the REST contract leaves open, and the problem types; needs no key. */
+/**
+ * `GET /docs`: the human page for both APIs, every decision the REST contract leaves open, and the
+ * problem types; needs no key.
+ */
 export function handleDocsPage({ res, services }: RouteCall): void {
   res.statusCode = 200;
   res.setHeader('content-type', 'text/html; charset=utf-8');

@@ -23,7 +23,8 @@ export function superviseWorkers(config: Config): void {
   // GET /metrics in a worker asks the primary for every worker's figures (prom-client loaded only then).
   if (config.metrics !== 'off') void import('../ops/cluster-metrics.js').then((m) => m.gatherForWorkers());
   cluster.on('message', (worker, message: unknown) => {
-    if (typeof message !== 'object' || message === null || !('ready' in message)) return; // figures exchanged for /metrics
+    // Any other message is figures exchanged for /metrics.
+    if (typeof message !== 'object' || message === null || !('ready' in message)) return;
     const { ready: url, ...facts } = message as WorkerReady;
     served.add(worker);
     ready += 1;

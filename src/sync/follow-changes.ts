@@ -21,7 +21,10 @@ export type FeedOutcome =
   | { kind: 'followed'; entries: number; written: WriteCount; series: Set<number>; refused: string[] }
   /** The upstream has no changes feed (a 404): only the range copy runs. */
   | { kind: 'unavailable'; reason: string }
-  /** The upstream refused the position kept (its feed was started anew, say): the feed's end was found and kept again. */
+  /**
+   * The upstream refused the position kept (its feed was started anew, say): the feed's end was
+   * found and kept again.
+   */
   | { kind: 'restarted'; reason: string };
 
 /** Entries asked for per page: the feed's most. */
@@ -97,7 +100,10 @@ export async function followChanges(store: Store, catalog: Catalog, client: Upst
 
 // Private
 
-/** The feed's end as a cursor, from {@link FIRST_LOOK_BACK_MS} ago (the entries on the way are not applied); or the upstream's refusal. */
+/**
+ * The feed's end as a cursor, from {@link FIRST_LOOK_BACK_MS} ago (the entries on the way are not
+ * applied); or the upstream's refusal.
+ */
 async function walkToEnd(get: (query: string) => Promise<FeedPage | UpstreamError>): Promise<string | UpstreamError> {
   let page = await get(`since=${new Date(Date.now() - FIRST_LOOK_BACK_MS).toISOString()}`);
   while (!(page instanceof UpstreamError) && page.next !== undefined) page = await get(`cursor=${page.next}`);

@@ -37,7 +37,10 @@ export interface MirrorPlan {
   tasks: SeriesTask[];
   /** What the upstream has that the local catalog does not, and series with no data upstream. */
   notices: string[];
-  /** Each `--metric` and `--project` name the upstream has nowhere among the metrics asked for (a typo, most likely). */
+  /**
+   * Each `--metric` and `--project` name the upstream has nowhere among the metrics asked for (a
+   * typo, most likely).
+   */
   unmatched: string[];
 }
 
@@ -120,8 +123,7 @@ export async function mirrorSeries(store: Store, catalog: Catalog, client: Upstr
 /**
  * The first day a series is fetched from: the overlap before the earlier of the two last
  * days, so every day stored here after the upstream's last day is in the range and removed
- * in this run (from the local last day alone, a run removed only the overlap's days of a
- * longer tail, and each run after removed the next ones). A series the upstream no longer
+ * in this run, not the overlap's worth per run. A series the upstream no longer
  * has is fetched from its first day here: all of it goes. Days the upstream has before the
  * first day stored here (history it back-filled, or a series this store began on its own)
  * are fetched from the upstream's first day: a range from the last day never reached them,

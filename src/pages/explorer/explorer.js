@@ -22,14 +22,17 @@ let plot;
 /** Counts series requests: only the newest one's answer (or failure) may reach the page. */
 let seriesRequests = 0;
 
-// ---- state <-> URL and controls
+// The view in the URL and in the controls
 
 function readUrlState() {
   const q = new URLSearchParams(location.search);
   return Object.fromEntries(STATE_PARAMS.filter((p) => q.get(p)).map((p) => [p, q.get(p)]));
 }
 
-/** Writes a view into the URL: as a new history entry when `push` (a view the user asked for, so Back returns to the one before), else in place. */
+/**
+ * Writes a view into the URL: as a new history entry when `push` (a view the user asked for, so
+ * Back returns to the one before), else in place.
+ */
 function writeUrlState(state, push = false) {
   const q = new URLSearchParams();
   for (const p of STATE_PARAMS) if (state[p]) q.set(p, state[p]);
@@ -99,7 +102,7 @@ function isPrice(metric) {
   return /(^|-)(price|market-cap)(-|$)/.test(metric.name);
 }
 
-// ---- API
+// Requests to the API
 
 async function graphql(query, variables) {
   const key = sessionStorage.getItem(KEY_STORAGE);
@@ -198,7 +201,7 @@ function restParams(state) {
   return q.toString().replaceAll('%2C', ',');
 }
 
-// ---- loading and drawing
+// Loading and drawing
 
 async function loadCatalog() {
   setStatus('Loading the catalog…', 'loading');
@@ -317,7 +320,8 @@ function draw(state) {
   $('table').hidden = !table;
   $('chart').hidden = table;
   if (!table) return drawChart(slugs, dates, columns, state.log === 'on');
-  // The table also shows a breakdown (etf-num-products: spot, futures, leveraged), a column per field after each project's value.
+  // The table also shows a breakdown (etf-num-products: spot, futures, leveraged), a column per
+  // field after each project's value.
   const fields = extraFieldsOf(state.metric);
   const labels = slugs.flatMap((slug) => [slug, ...fields.map((f) => `${slug} ${f}`)]);
   const cells = slugs.flatMap((slug, i) => [columns[i], ...fields.map((f) => column(slug, (p) => p.extra?.[f] ?? null))]);
@@ -333,7 +337,8 @@ function drawChart(slugs, dates, columns, log) {
     width: Math.max(320, $('chart').clientWidth || document.body.clientWidth - 32),
     height: 420,
     tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
-    // One day or one bucket: uPlot's own range for it runs a thousand days on (86400 / 1e-3 s); centre it in three days.
+    // One day or one bucket: uPlot's own range for it runs a thousand days on (86400 / 1e-3 s);
+    // centre it in three days.
     scales: { x: { time: true, range: (_u, min, max) => (xs.length === 1 ? [xs[0] - 86_400, xs[0] + 86_400] : [min, max]) }, y: { distr: log && positive ? 3 : 1 } },
     series: [
       { label: 'date (UTC)', value: (_u, ts) => (ts == null ? '' : new Date(ts * 1000).toISOString().slice(0, 10)) },
@@ -375,7 +380,7 @@ function escapeHtml(text) {
   return text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
 }
 
-// ---- copy and download
+// Copy and download
 
 function show(text) {
   $('copied').hidden = false;
@@ -421,7 +426,7 @@ async function downloadCsv(state) {
   setStatus(`Downloaded ${link.download} (${blob.size} bytes).`);
 }
 
-// ---- status and errors
+// Status and errors
 
 function setStatus(text, kind = '') {
   $('status').textContent = text;
@@ -447,7 +452,7 @@ async function guarded(work) {
   }
 }
 
-// ---- start
+// Start
 
 async function start() {
   const state = readUrlState();
