@@ -28,23 +28,31 @@ function sourceFiles(path) {
     .flatMap((entry) => sourceFiles(join(path, entry.name)));
 }
 
-/** The [start, end) offsets of the file's comments and of its literals. */
+/** The [start, end) offsets of the file's literals (from the parse) and of its comments (the text between them). */
 function ranges(file, text) {
-  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
-  const comments = new Map();
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false);
   const literals = [];
   const visit = (node) => {
-    for (const range of [
-      ...(ts.getLeadingCommentRanges(text, node.pos) ?? []),
-      ...(ts.getTrailingCommentRanges(text, node.end) ?? []),
-    ]) {
-      comments.set(range.pos, [range.pos, range.end]);
-    }
     if (LITERAL_KINDS.has(node.kind)) literals.push([node.getStart(source), node.end]);
-    else node.getChildren(source).forEach(visit);
+    else ts.forEachChild(node, visit);
   };
   visit(source);
-  return { comments: [...comments.values()], literals };
+  const comments = [];
+  let next = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    if (next < literals.length && i === literals[next][0]) {
+      i = literals[next][1] - 1;
+      next += 1;
+    } else if (text.startsWith('//', i) || text.startsWith('/*', i)) {
+      const line = text[i + 1] === '/';
+      const close = line ? text.indexOf('\n', i) : text.indexOf('*/', i + 2);
+      const end = close === -1 ? text.length : line ? close : close + 2;
+      comments.push([i, end]);
+      i = end - 1;
+      while (next < literals.length && literals[next][0] < end) next += 1;
+    }
+  }
+  return { comments, literals };
 }
 
 /** Where `file` has a line the rules above refuse, as `path:line: why`. */
