@@ -18,7 +18,7 @@ export interface LineBlocks {
  * Gathers log lines into blocks of about `blockChars` before handing them to `sink`.
  * sonic-boom appends each line to the text it holds and then measures that text's byte
  * length, which copies the whole pending text once per line: with 4 KB blocks, about
- * 2.6 KB of garbage per request line in the bench (docs/benchmarks.md). Joining an array
+ * 2.6 KB of garbage per request line in the bench (docs/performance.md). Joining an array
  * once per block copies each line once.
  */
 export function gatherLines(sink: BlockSink, blockChars: number): LineBlocks {

@@ -47,7 +47,7 @@ export interface RequestLine {
  * Writes a request's line exactly as `logger.info({ requestId, method, route, status, ms },
  * 'request')` would, without pino's field-by-field serialisation: one line is written per
  * request, and pino's generic path cost about 3 µs of the 30-40 the service adds to a small
- * read (docs/benchmarks.md). The fields are known: an id the app made, a method Node's parser
+ * read (docs/performance.md). The fields are known: an id the app made, a method Node's parser
  * accepted, a route path from the table, two numbers; they are quoted as JSON all the same.
  * Follows the logger's level, and goes to its destination like every other line.
  */
@@ -97,7 +97,7 @@ function defaultDestination(): pino.DestinationStream {
   // this thread: handing each block to libuv's thread pool (sync: false) woke this thread
   // once more per block, and its socket reads came in smaller pieces: about 0.7 more
   // context switches and 15-20 µs more CPU per request at 8 connections
-  // (docs/benchmarks.md). A 4 KB write to a pipe or file is a few µs. When the reader of
+  // (docs/performance.md). A 4 KB write to a pipe or file is a few µs. When the reader of
   // standard output falls behind, the process waits for it, as pino's default does.
   const stream = pino.destination({ dest: 1, sync: true, minLength: 0 });
   const blocks = gatherLines(stream, 4096);

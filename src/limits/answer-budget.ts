@@ -14,7 +14,7 @@ export interface AnswerBudget {
    * `signal` aborts while it waits leaves the queue and rejects with CancelledError: its
    * client has gone, and building its answer anyway delayed everyone queued behind it (a
    * load generator that closed 32 waiting connections made the next 32 requests wait
-   * behind answers nobody read; docs/benchmarks.md).
+   * behind answers nobody read; docs/performance.md).
    */
   reserve(bytes: number, signal?: CancelSignal): Promise<() => void>;
   /** Bytes reserved now. */

@@ -10,7 +10,7 @@ import { setFlagsFromString } from 'node:v8';
  * marked its whole heap (about 23 MB of code and schema) several times a second: about a
  * third of the process's CPU, most of it on V8's helper threads. With this setting it
  * collects about five times less often, for at most about 70 MB more memory in the
- * worst case (docs/benchmarks.md, "Garbage collection").
+ * worst case (docs/performance.md, "Garbage collection").
  */
 export const HEAP_GROWING_PERCENT = 300;
 
