@@ -123,7 +123,7 @@ function serve(services: Services, routes: RouteTable, logRequest: (line: Reques
   // when the answer was ended (then it is logged), or when the client left before (then the
   // work done for it is cancelled). One listener, not one for each event: a 'finish'
   // listener beside the server's own made every response copy its listener list, and the
-  // two cost REST about 1% of its throughput (docs/benchmarks.md).
+  // two cost REST about 1% of its throughput (docs/performance.md).
   const gone = new ClientGone();
   services.state.inFlight += 1;
   res.on('close', () => {

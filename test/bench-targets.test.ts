@@ -1,5 +1,16 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { formatVerdicts, judgeTargets, type MeasuredRow } from './bench/targets.js';
+import {
+  formatVerdicts,
+  GRAPHQL_LINE,
+  HOT_LINE,
+  judgeTargets,
+  LARGE_GROWTH_LINE_MB,
+  LARGE_P50_LINE,
+  P99_LINE,
+  REST_LINE,
+  type MeasuredRow,
+} from './bench/targets.js';
 
 /**
  * The bench's verdicts (test/bench/targets.ts) on made-up runs: each target is met only
@@ -64,5 +75,19 @@ describe('bench targets', () => {
     // The fresh floor's growth is printed beside them, for reference; it is not judged.
     const withFloor = formatVerdicts(judgeTargets({ rows: run({}), freshGrowthMb: { rest: 60, graphql: 50, floor: 80 } }));
     expect(withFloor).toContain('(8 connections): REST 60.0 MB, GraphQL 50.0 MB (the floor on a fresh process 80.0 MB): met');
+  });
+
+  it('docs/performance.md states the lines the bench judges by, target by target', () => {
+    const doc = readFileSync(new URL('../docs/performance.md', import.meta.url), 'utf8');
+    const section = doc.slice(doc.indexOf('\n## Targets\n'), doc.indexOf('\n## ', doc.indexOf('\n## Targets\n') + 1));
+    const lines = [...section.matchAll(/^\| [^|]+ \| ([≤≥] [\d.]+(?: MB)?) \|/gm)].map((m) => m[1]);
+    expect(lines).toEqual([
+      `≥ ${REST_LINE}`,
+      `≤ ${P99_LINE}`,
+      `≥ ${GRAPHQL_LINE}`,
+      `≥ ${HOT_LINE}`,
+      `≤ ${LARGE_P50_LINE}`,
+      `≤ ${LARGE_GROWTH_LINE_MB} MB`,
+    ]);
   });
 });

@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { posix } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_KINDS } from '../src/api/api-error.js';
 import { CATALOG } from '../src/catalog/load-catalog.js';
@@ -10,6 +11,8 @@ import { startTestService, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 
 const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8');
+/** The README and the reference docs whose names, defaults and links must match the code. */
+const DOCS = ['README.md', 'docs/operations.md', 'docs/performance.md'];
 
 describe('files that must stay true to the code', () => {
   it('schema.graphql is the printed schema (run `npm run schema` after changing it)', () => {
@@ -36,11 +39,54 @@ describe('files that must stay true to the code', () => {
     for (const code of [...codes, 'GRAPHQL_PARSE_FAILED', LIMIT_ERROR_CODE]) expect(readme, code).toContain(`\`${code}\``);
   });
 
-  it('every npm script the README mentions exists', () => {
+  it('every npm script the README and the docs mention exists', () => {
     const scripts = Object.keys((JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts);
-    const mentioned = [...read('README.md').matchAll(/npm run ([a-z:]+)/g)].map((m) => m[1]!);
-    expect(mentioned.length).toBeGreaterThan(3);
-    for (const script of mentioned) expect(scripts, script).toContain(script);
+    for (const doc of DOCS) {
+      const mentioned = [...read(doc).matchAll(/npm run ([a-z:]+)/g)].map((m) => m[1]!);
+      expect(mentioned.length, doc).toBeGreaterThan(0);
+      for (const script of mentioned) expect(scripts, `${doc}: ${script}`).toContain(script);
+    }
+  });
+
+  it('every default the docs state in prose, `NAME` (default `value`), is the one the code applies', () => {
+    const pattern = /`([A-Z][A-Z0-9_]+)`[,\s(]+default\s+`([^`]+)`/g;
+    const stated = DOCS.flatMap((doc) =>
+      [...read(doc).matchAll(pattern)].map(([, name, value]) => ({ doc, name: name!, value })),
+    );
+    // docs/operations.md states most of them; the count keeps this test from passing on nothing.
+    expect(stated.filter((s) => s.doc === 'docs/operations.md').length).toBeGreaterThan(10);
+    for (const { doc, name, value } of stated) {
+      expect(ENV_DEFAULTS, `${doc}: ${name}`).toHaveProperty(name);
+      expect(value, `${doc}: ${name}`).toBe(String((ENV_DEFAULTS as Record<string, string | number>)[name]));
+    }
+  });
+
+  it('the rate-limit headers shown in docs/operations.md are what the defaults give', () => {
+    const { RATE_LIMIT_BURST: burst, RATE_LIMIT_PER_MINUTE: perMinute } = ENV_DEFAULTS;
+    const policy = `\`RateLimit-Policy: "default";q=${burst};w=${(burst / perMinute) * 60}\``;
+    expect(read('docs/operations.md')).toContain(policy);
+  });
+
+  it('every variable-like name the docs put in backticks is one the service reads, an error code or one named', () => {
+    const codes = Object.values(ERROR_KINDS).map((kind) => kind.graphqlCode);
+    // Read by the tests, the bench, a command or CI, not by the service's configuration.
+    const others = ['TEST_DATABASE_URL', 'BENCH_DATABASE_URL', 'UPSTREAM_API_KEY', 'BUILD_ENV_', 'SLICE_MS'];
+    const known = new Set<string>([...ENV_VARIABLES, ...codes, 'GRAPHQL_PARSE_FAILED', LIMIT_ERROR_CODE, ...others]);
+    for (const doc of DOCS) {
+      for (const [, name] of read(doc).matchAll(/`([A-Z][A-Z0-9]*_[A-Z0-9_]*)(?:=[^`]*)?`/g)) {
+        expect(known.has(name!), `${doc}: ${name}`).toBe(true);
+      }
+    }
+  });
+
+  it('every link from the README and the docs to a file of the repository, and to a heading in it, resolves', () => {
+    for (const doc of DOCS) {
+      for (const [, target, anchor] of read(doc).matchAll(/\]\((?!https?:)([^)#\s]*)(?:#([^)\s]+))?\)/g)) {
+        const file = target === '' ? doc : posix.join(posix.dirname(doc), target!);
+        expect(existsSync(new URL(`../${file}`, import.meta.url)), `${doc} → ${file}`).toBe(true);
+        if (anchor !== undefined) expect(headingSlugs(read(file)), `${doc} → ${file}#${anchor}`).toContain(anchor);
+      }
+    }
   });
 });
 
@@ -78,4 +124,10 @@ function configurationTable(): { name: string; stated: string }[] {
   const readme = read('README.md');
   const table = readme.slice(readme.indexOf('## Configuration'));
   return [...table.matchAll(/^\| `([A-Z][A-Z0-9_]+)` \| ([^|]+) \|/gm)].map((m) => ({ name: m[1]!, stated: m[2]!.trim() }));
+}
+
+/** The anchors GitHub gives a markdown file's headings: lower case, punctuation dropped, spaces as hyphens. */
+function headingSlugs(markdown: string): string[] {
+  const slug = (heading: string) => heading.toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replaceAll(' ', '-');
+  return [...markdown.matchAll(/^#{1,6} (.+)$/gm)].map((m) => slug(m[1]!));
 }

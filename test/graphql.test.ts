@@ -29,7 +29,7 @@ interface SeriesBody {
 
 type RestPoint = { date: string; value: number } & Record<string, unknown>;
 
-/** The GraphQL name of a slug as DECISIONS.md states it: `-` becomes `_`, case kept. */
+/** The GraphQL name of a slug as docs/decisions.md states it: `-` becomes `_`, case kept. */
 const enumName = (slug: string): string => slug.replaceAll('-', '_');
 
 const metricDef = (name: string): MetricDefinition => {

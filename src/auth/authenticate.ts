@@ -3,7 +3,7 @@ import { guardUnavailable } from '../api/unavailable.js';
 import { API_KEY_HEADER, type KeyIdentity, type KeyVerifier } from './api-keys.js';
 import type { RefusedKeyLimit } from '../limits/refused-keys.js';
 
-/** The challenge every 401 carries. */
+/** The challenge every 401 carries, per docs/decisions.md. */
 const WWW_AUTHENTICATE = `ApiKey header="${API_KEY_HEADER}"`;
 
 /**

@@ -24,7 +24,7 @@ export function openPostgres(options: PostgresOptions): Store {
     backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1) * (0.5 + Math.random() / 2),
     // Idle connections are kept until their lifetime ends (the driver's default, 30-60
     // minutes): closing them after a minute idle armed and cleared a timer around every
-    // statement, 2-3 µs of each request (docs/benchmarks.md).
+    // statement, 2-3 µs of each request (docs/performance.md).
     idle_timeout: 0,
     onnotice: () => {},
     connection: {
@@ -245,7 +245,7 @@ const UNANSWERED_SWEEP_MS = 250;
  * autocommit statement unanswered after `limitMs` (the connect and statement timeouts
  * together, so a slow one meets its 503 from the server first) fails as the database being
  * away does. One sweep for all rather than a timer per statement: arming and clearing one
- * around every statement cost 2-3 µs of each request (docs/benchmarks.md), a set entry
+ * around every statement cost 2-3 µs of each request (docs/performance.md), a set entry
  * about 0.2 µs. Its connection stays busy until the server answers; others take its place.
  */
 function createUnansweredWatch(limitMs: number): UnansweredWatch {

@@ -6,7 +6,7 @@ import { isDailyReplay, type Aggregation, type SeriesOptions } from '../series/s
  * order asked: `project_id, slug, version, updated_at, points`, where `points` is the
  * project's points built as text by PostgreSQL in the layout asked for. Passing that text
  * on is what makes large answers cheap: the driver hands over one value per project
- * instead of a row per point (docs/benchmarks.md, "PostgreSQL builds each project's JSON").
+ * instead of a row per point (docs/performance.md, "PostgreSQL builds each project's JSON").
  *
  * `version` (the dataset version) and `updated_at` (the newest write to any of the
  * batch's projects) are read in the same statement as the points, so an ETag or a

@@ -78,7 +78,7 @@ export function createGraphqlRoute(services: Services): Route {
         // A subscription's events were written as they came.
         if (answer === 'streamed') return;
         // A large answer stays in parts, written as they are: joined, a 10 MB answer was a
-        // second 10 MB in memory while it was written (docs/benchmarks.md, "GraphQL's large
+        // second 10 MB in memory while it was written (docs/performance.md, "GraphQL's large
         // answers in parts"). A small one is joined: one write is cheaper than several.
         const split = answer.bytes === undefined ? splices.toParts(answer.text!) : [answer.bytes];
         const length = split.reduce((n, part) => n + part.length, 0);

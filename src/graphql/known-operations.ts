@@ -6,12 +6,12 @@ import { processRegularResult, type Plugin } from 'graphql-yoga';
  * layer. Yoga turns each request into a fetch Request, runs it through its request
  * parsers, parameter checks and result processors, and hands back a fetch Response; for
  * the bench's query that plumbing allocated 64 of the 139 KB an answer cost
- * (docs/benchmarks.md, "What one answer allocates"). A repeated document skips it: the same
+ * (docs/performance.md, "What one answer allocates"). A repeated document skips it: the same
  * enveloped `execute` runs (every plugin's execution hooks: the variable check, compiled
  * execution, masked errors, splices) on the document Yoga validated, and Yoga's own
  * `processRegularResult` writes the answer's status, headers and body. Anything this does
  * not recognise as such a repeat goes to Yoga as before. The bench's query: about 80 µs
- * less main-thread CPU per answer, 7-23% more answers per second (docs/benchmarks.md,
+ * less main-thread CPU per answer, 7-23% more answers per second (docs/performance.md,
  * "Repeated GraphQL queries without Yoga's HTTP layer").
  */
 export interface KnownOperations {

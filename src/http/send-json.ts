@@ -36,7 +36,7 @@ export async function sendJson(req: IncomingMessage, res: ServerResponse, body: 
  * accepts it and it is large enough. Caching headers are the caller's. Parts are written
  * as they are, in one corked write, rather than copied into one buffer: a copy per answer
  * doubled the external memory a busy server churned through and made V8 run a full
- * collection every couple of seconds (docs/benchmarks.md).
+ * collection every couple of seconds (docs/performance.md).
  */
 export async function sendBytes(req: IncomingMessage, res: ServerResponse, body: Buffer | readonly Buffer[]): Promise<void> {
   const parts = Buffer.isBuffer(body) ? [body] : body;

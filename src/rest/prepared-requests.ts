@@ -31,7 +31,7 @@ const MAX_KEPT = 1000;
  * the query and the day (an omitted or later end date means today), a price only on the
  * series' stored days and a plan only on the project directory, so a repeated request
  * skips them: they were about 15 µs and
- * most of the garbage of the 3x365 bench request (docs/benchmarks.md). The memo starts
+ * most of the garbage of the 3x365 bench request (docs/performance.md). The memo starts
  * again when the day changes; a refused request is checked afresh every time, and what
  * is kept is never changed by its users.
  */

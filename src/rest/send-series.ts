@@ -110,7 +110,7 @@ async function* chain<T>(first: T, rest: AsyncIterator<T>): AsyncGenerator<T> {
  * Each batch is emptied once written. Its rows' columns are views of the driver's read
  * buffers, and the generators a batch passes through (and `chain`, the first batch) still
  * held it while the next was read: a fresh service streaming 76 projects x 3,650 days to
- * 8 clients kept up to 61 MB of buffers through a full collection (docs/benchmarks.md).
+ * 8 clients kept up to 61 MB of buffers through a full collection (docs/performance.md).
  */
 async function* jsonChunks(batches: AsyncIterable<RawSeriesRow[]>): AsyncGenerator<BodyChunk> {
   let separator = '{';

@@ -72,7 +72,7 @@ async function* checkedBatches(batches: AsyncIterable<ColumnText[][]>): AsyncGen
  * answer that only a full collection could free, so the buffers piling up forced a full
  * collection of the whole heap every second or so. Emptied, a dead array holds nothing;
  * the 3x365 REST request at 8 connections went from 6-8 full collections in 4 s to none,
- * and V8's helper threads from 27-43 to 8-25 µs per request (docs/benchmarks.md).
+ * and V8's helper threads from 27-43 to 8-25 µs per request (docs/performance.md).
  */
 function toRows(rows: ColumnText[][]): RawSeriesRow[] {
   const result: RawSeriesRow[] = [];

@@ -53,7 +53,7 @@ const isoDateSchema = z.string().refine(isIsoDate, {
 
 /**
  * The one validation of a series request, shared by REST and GraphQL: the rules of
- * DECISIONS.md for projects (required where the catalog says so, allowed slugs only,
+ * docs/decisions.md for projects (required where the catalog says so, allowed slugs only,
  * case-sensitive, duplicates collapsed, no empty segment) and dates (real days, start not
  * after end). Throws one 400 ApiError whose `errors` name each parameter as the caller
  * calls it (`names`), so REST says `start_date` where GraphQL says `from`.

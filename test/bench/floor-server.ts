@@ -89,9 +89,9 @@ const PREPARED = new Map<string, Prepared>();
 /**
  * Runs the GraphQL statement on the pool's connections (ten times as many as it has), once,
  * before the first answer. PostgreSQL runs the REST statement 3-4% slower in a session that has also
- * run the GraphQL one (and 3% faster in one that has run a monthly REST one): measured
- * with the statements alone, no service involved (`npx tsx test/bench/session-history-probe.ts`,
- * docs/benchmarks.md). The service's sessions answer both, so without this the floor's
+ * run the GraphQL one (and 3% faster in one that has run a monthly REST one), measured
+ * with the statements alone (docs/performance.md, "What a session ran before"). The
+ * service's sessions answer both, so without this the floor's
  * sessions, which run one statement only, gave it those 3-4% for free.
  */
 async function runGraphqlStatementOnEveryConnection(params: unknown[]): Promise<void> {

@@ -1,6 +1,6 @@
 /**
  * Blocks of paired-slice comparisons against the floor, for the probes that measure
- * several targets that way (paired-probe.ts, stage-probe.ts): each block starts its
+ * several targets that way (paired-probe.ts): each block starts its
  * processes (afresh, or once for all blocks), warms them, measures each target against
  * the floor in paired slices (paired-load.ts), prints a line per target, and at the end
  * the median ratio over blocks with its range and the process CPU over the floor's. The

@@ -2,7 +2,7 @@
  * Two targets loaded in turn in short slices (a few hundred ms each), so both meet the
  * same machine: on the bench's two shared cores the speed of everything (the CPU time
  * PostgreSQL and Node spend on one request) drifts by ±15% over a few seconds, the same
- * for every process (docs/benchmarks.md, "Paired slices"), and targets timed seconds
+ * for every process (docs/performance.md, "Paired slices"), and targets timed seconds
  * apart see different machines. Each slice loads one target alone with all connections,
  * as the rotation's rounds do; only the grain is finer.
  *

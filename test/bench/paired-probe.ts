@@ -4,7 +4,7 @@
  * floor (any ratio but 1.00 there is the method's own error). Each of BLOCKS blocks
  * starts every process afresh, warms it, and measures PAIRS pairs of SLICE_MS slices per
  * comparison: two processes of the same program kept a difference of 2-4% for as long as
- * they ran (docs/benchmarks.md, "Paired slices"), so only fresh processes per block let
+ * they ran (docs/performance.md, "Paired slices"), so only fresh processes per block let
  * the blocks' median average that out. Prints each block's ratios, the CPU µs per request
  * of each process and of PostgreSQL, and the medians.
  *
@@ -13,13 +13,11 @@
  *
  * Environment: BUILDS (src/main.ts), C connections (8), BLOCKS (6), PAIRS (20), SLICE_MS
  * (250), CONTROL (1: also a second floor against the floor), FRESH (1; 0: one set of
- * processes for every block, which shows how two processes of one program differ),
- * FLOOR2_BALLAST_MB (0: MB of live objects kept in the second floor, ballast.mjs).
+ * processes for every block, which shows how two processes of one program differ).
  * BUILDS= (empty) compares the two floors alone. BUILD_ENV_<i> (`NAME=value`, several
  * separated by `;`) adds to the environment of build i (from 0): a runtime flag in
  * NODE_OPTIONS, say, against the same build without it. FLOOR2_ENV does the same for the
- * second floor (`NODE_OPTIONS=--import=./test/bench/service-modules.mjs`: the floor with
- * every module of the service loaded and nothing of it running).
+ * second floor.
  * Uses the bench database (bench-database.ts).
  */
 import { BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
@@ -33,8 +31,6 @@ const PAIRS = Number(process.env.PAIRS ?? 20);
 const SLICE_MS = Number(process.env.SLICE_MS ?? 250);
 const CONTROL = process.env.CONTROL !== '0';
 const FRESH = process.env.FRESH !== '0';
-/** MB of live objects kept in the second floor (ballast.mjs): does a heap of the service's size slow the floor's code? */
-const FLOOR2_BALLAST_MB = Number(process.env.FLOOR2_BALLAST_MB ?? 0);
 
 const db = await ensureBenchDatabase(BENCH_SERVER_URL, (line) => process.stderr.write(`${line}\n`));
 const env = benchServiceEnv(db);
@@ -50,8 +46,7 @@ async function startProcesses(children: Child[]): Promise<Block> {
     targets.push({ name: `${i}:${build}`, target, pid });
   }
   if (CONTROL) {
-    const ballast: Record<string, string> = FLOOR2_BALLAST_MB > 0 ? { NODE_OPTIONS: `--import=${new URL('./ballast.mjs', import.meta.url).href}`, BALLAST_MB: String(FLOOR2_BALLAST_MB) } : {};
-    const { target, pid } = await startFloorTarget(children, { ...env, ...ballast, ...envFrom(process.env.FLOOR2_ENV) }, db);
+    const { target, pid } = await startFloorTarget(children, { ...env, ...envFrom(process.env.FLOOR2_ENV) }, db);
     targets.push({ name: 'floor 2', target, pid });
   }
   return { floor: { target: floor.target, pid: floor.pid }, targets };

@@ -57,7 +57,7 @@ const floorPort = portIn(/floor listening on (\d+)/);
 /**
  * Starts the floor (floor-server.ts) on the bench database of `env`. With `graphqlHistory`
  * its PostgreSQL sessions first run the GraphQL statement, as the service's sessions do
- * when the same service also answers GraphQL (docs/benchmarks.md, "What a session ran before").
+ * when the same service also answers GraphQL (docs/performance.md, "What a session ran before").
  */
 export function startFloor(env: Record<string, string>, graphqlHistory: boolean): Promise<Child> {
   return startChild('test/bench/floor-server.ts', { ...env, ...(graphqlHistory ? { FLOOR_GRAPHQL_HISTORY: '1' } : {}) }, floorPort);
@@ -86,22 +86,6 @@ export function postgresCpuUs(): number {
     }
   }
   return total;
-}
-
-/** CPU µs of a process's main thread and of all its other threads (V8's helpers, libuv's pool). */
-export function threadCpuUs(pid: number): { main: number; other: number } {
-  let main = 0;
-  let other = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const us = cpuUs(`/proc/${pid}/task/${tid}/stat`);
-      if (tid === String(pid)) main += us;
-      else other += us;
-    } catch {
-      // the thread ended between the listing and the read
-    }
-  }
-  return { main, other };
 }
 
 /** The machine's busy and idle (idle and I/O wait) CPU time over all cores so far, in µs, from `/proc/stat` (USER_HZ is 100). */

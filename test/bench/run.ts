@@ -2,7 +2,7 @@
  * `npm run bench [-- --quick]`: the service's REST and GraphQL endpoints measured side
  * by side with the floor (node:http + postgres.js passing PostgreSQL-built JSON through),
  * interleaved in one run on the same database. Prints a table, the peak RSS growth of
- * the largest shape, each target of docs/benchmarks.md met or not (targets.ts), and last
+ * the largest shape, each target of docs/performance.md met or not (targets.ts), and last
  * the line `ratios: rest/floor=X graphql/floor=Y`.
  */
 import autocannon from 'autocannon';
@@ -24,7 +24,7 @@ const { values: args } = parseArgs({
     // Diagnosis: only these targets in the rotation (e.g. floor,rest), and no two-instance row.
     targets: { type: 'string' },
     // Diagnosis: the graphql row served by a second service process, so the rest row's
-    // process serves REST alone (docs/benchmarks.md, "REST beside GraphQL in one process").
+    // process serves REST alone (docs/performance.md, "GraphQL beside REST in one process").
     'graphql-apart': { type: 'boolean', default: false },
   },
   strict: true,
@@ -61,7 +61,7 @@ const env = { ...benchServiceEnv(db), ...(args.workers ? { WORKERS: args.workers
 const hotEnv = { ...env, RESPONSE_CACHE_MB: '64' };
 // The service's database sessions run the GraphQL statement when the same process answers
 // the graphql row; the floor's sessions then run it too, so both have the same history
-// (floor-server.ts, docs/benchmarks.md "What a session ran before").
+// (floor-server.ts, docs/performance.md "What a session ran before").
 const graphqlOnServicePool = !args['graphql-apart'] && (ONLY_TARGETS === undefined || ONLY_TARGETS.includes('graphql'));
 const floor = await startFloor(env, graphqlOnServicePool);
 const service = await startChild('src/main.ts', env, servicePort);

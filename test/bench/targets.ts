@@ -1,5 +1,5 @@
 /**
- * The bench's targets (docs/benchmarks.md, "Against the targets"), judged on one run's
+ * The bench's targets (docs/performance.md, "Targets"), judged on one run's
  * figures, so `npm run bench` ends by saying which it met. Each is judged on unrounded
  * ratios: 0.9496 is printed as 0.950 and is not ≥ 0.95. A target whose rows the run did
  * not measure (`--quick`, `--shape`, `--targets`) says so rather than passing.
