@@ -89,7 +89,7 @@ function unitsPerProject(span: RequestedSpan): number {
   return Math.max(span.buckets / POINTS_PER_UNIT, (span.days + span.warmUpDays) / DAYS_READ_PER_UNIT);
 }
 
-/** What the series statement reads of a series: the range asked, clipped to the days it holds (src/db/series-sql.ts). */
+/** What the series statement reads of a series: the range asked, clipped to the days it holds (src/series/series-sql.ts). */
 function readSpan(request: Pick<SeriesRequest, 'from' | 'to' | 'options'>, stored: StoredSpan): RequestedSpan {
   const first = request.from === null ? stored.first : Math.max(toEpochDay(request.from), stored.first);
   const last = request.to === null ? stored.last : Math.min(toEpochDay(request.to), stored.last);

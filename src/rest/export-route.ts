@@ -8,7 +8,7 @@ import { priceRequest } from '../limits/request-cost.js';
 import { streamSeries } from '../series/read-series.js';
 import { planSeries, type SeriesPlan } from '../series/series-plan.js';
 import { validateSeriesRequest, type SeriesRequest } from '../series/series-request.js';
-import type { ExportLayout } from '../db/series-sql.js';
+import type { ExportLayout } from '../series/series-sql.js';
 import type { CancelSignal, Store } from '../db/store.js';
 import { POINTS_PER_BATCH } from './metric-route.js';
 import { EXTENSION_PARAMS, readParameters, REST_PARAMS } from './parse-query.js';

@@ -10,7 +10,7 @@
  * Environment: ROUNDS (6) alternating rounds of 5,000 REST statements per pool.
  */
 import postgres from 'postgres';
-import { seriesStatement, type SeriesShape } from '../../src/db/series-sql.js';
+import { seriesStatement, type SeriesShape } from '../../src/series/series-sql.js';
 import { BENCH_SERVER_URL, ensureBenchDatabase } from './bench-database.js';
 import { median, postgresCpuUs } from './processes.js';
 import { BENCH_METRIC, SHAPES } from './shapes.js';

@@ -12,7 +12,7 @@
 import postgres from 'postgres';
 import { CATALOG } from '../../src/catalog/load-catalog.js';
 import { fromEpochDay, toEpochDay } from '../../src/dates.js';
-import { seriesStatement } from '../../src/db/series-sql.js';
+import { seriesStatement } from '../../src/series/series-sql.js';
 import { BENCH_SERVER_URL, ensureBenchDatabase } from './bench-database.js';
 import { median, postgresCpuUs } from './processes.js';
 import { SHAPES } from './shapes.js';
