@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { KeyIdentity } from '../auth/api-keys.js';
+import type { KeyIdentity } from '../db/api-key-queries.js';
 import type { RateLimitMeter } from '../limits/rate-limiter.js';
 import type { Services } from '../services.js';
 import type { ClientGone } from './client-gone.js';
