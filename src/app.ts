@@ -6,7 +6,7 @@ import { authenticate } from './auth/authenticate.js';
 import { createGraphqlRoute } from './graphql/graphql-route.js';
 import { ClientGone } from './http/client-gone.js';
 import { applyCors } from './http/cors.js';
-import { handleHealth, handleReady } from './http/health-routes.js';
+import { handleHealth, handleReady } from './ops/health-routes.js';
 import { createRequestLog, type RequestLine } from './log.js';
 import { handleMetrics } from './ops/metrics-route.js';
 import { rawRequestError, renderProblem } from './http/render-error.js';

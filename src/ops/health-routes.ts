@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { pendingMigrations } from '../db/migrate.js';
-import type { RouteCall } from './route.js';
+import type { RouteCall } from '../http/route.js';
 
 /** `/healthz`: the process is alive and serving; says nothing about the database. */
 export function handleHealth({ res }: RouteCall): void {
