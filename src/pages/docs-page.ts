@@ -1,5 +1,5 @@
 import { ERROR_KINDS } from '../api/api-error.js';
-import { GRAPHQL_LIMITS } from '../graphql/armor.js';
+import { GRAPHQL_LIMITS } from '../limits/graphql-limits.js';
 import type { RouteCall } from '../http/route.js';
 import type { Services } from '../services.js';
 import { counted } from '../counted.js';
