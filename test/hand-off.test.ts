@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CommandOutput } from '../src/commands/command.js';
 import { handOff } from '../src/commands/hand-off.js';
-import { importCommand } from '../src/commands/import-command.js';
+import { importCommand } from '../src/commands/import.js';
 import { StoreHeldError } from '../src/db/embedded-lock.js';
 import type { Services } from '../src/services.js';
 import { startControlServer } from '../src/start/control-server.js';

@@ -7,7 +7,7 @@
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { importCommand } from '../commands/import-command.js';
+import { importCommand } from '../commands/import.js';
 import { runCommand } from '../commands/run-command.js';
 import { formatOf } from '../import/parse-rows.js';
 

@@ -7,7 +7,7 @@
  * usage error (found before any store is opened).
  */
 import { parseArgs } from 'node:util';
-import { keysCommand, type KeysArgs } from '../commands/keys-command.js';
+import { keysCommand, type KeysArgs } from '../commands/keys.js';
 import { runCommand } from '../commands/run-command.js';
 
 const USAGE = `usage: npm run keys -- create --name NAME   print a new key once and store its digest

@@ -1,5 +1,5 @@
 /** `npm run db:migrate`: applies pending migrations to DATABASE_URL (or the embedded store) and syncs the catalog. */
-import { migrateCommand } from '../commands/migrate-command.js';
+import { migrateCommand } from '../commands/migrate.js';
 import { runCommand } from '../commands/run-command.js';
 
 if (process.argv.length > 2) {

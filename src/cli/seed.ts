@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { runCommand } from '../commands/run-command.js';
-import { seedCommand } from '../commands/seed-command.js';
+import { seedCommand } from '../commands/seed.js';
 
 const USAGE = 'usage: npm run db:seed [-- --years N]   (N from 1 to 30; default SEED_YEARS or 3)';
 

@@ -6,7 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import { runCommand } from '../commands/run-command.js';
-import { syncCommand, type SyncArgs } from '../commands/sync-command.js';
+import { syncCommand, type SyncArgs } from '../commands/sync.js';
 import { isIsoDate } from '../dates.js';
 
 const USAGE = `usage: npm run sync -- --from URL [--key KEY] [options]

@@ -1,9 +1,9 @@
 import type { Command, CommandContext } from './command.js';
-import { importCommand } from './import-command.js';
-import { keysCommand } from './keys-command.js';
-import { migrateCommand } from './migrate-command.js';
-import { seedCommand } from './seed-command.js';
-import { syncCommand } from './sync-command.js';
+import { importCommand } from './import.js';
+import { keysCommand } from './keys.js';
+import { migrateCommand } from './migrate.js';
+import { seedCommand } from './seed.js';
+import { syncCommand } from './sync.js';
 
 /** A command as the server runs it for a CLI process: its arguments arrive as JSON and are checked first. */
 export interface HandedOffCommand {
