@@ -90,7 +90,7 @@ describe('a hand-off that ends part-way', () => {
     const csv = join(dir, 'big.csv');
     await writeFile(csv, 'metric,project,date,value\n');
 
-    const child = spawn(process.execPath, ['scripts/run.mjs', 'src/cli/import.ts', csv], { cwd: REPO, env: { ...process.env, PGLITE_DIR: folder, DATABASE_URL: '' } });
+    const child = spawn(process.execPath, ['scripts/run.mjs', 'src/commands/import.ts', csv], { cwd: REPO, env: { ...process.env, PGLITE_DIR: folder, DATABASE_URL: '' } });
     let stderr = '';
     child.stderr.on('data', (b: Buffer) => {
       stderr += b.toString();

@@ -1,14 +1,32 @@
-import { z } from 'zod';
+/**
+ * `npm run import -- FILE...`: loads CSV or NDJSON files of daily points into the store
+ * the server uses (DATABASE_URL, or the embedded PGlite, handed to the server when it
+ * holds it), each file all or nothing. Exit code 0 when every file was imported, 1 when
+ * any was not, 2 on a usage error (found before any store is opened).
+ */
+import { constants } from 'node:fs';
+import { access } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import { importFile, type ImportProgress, type ImportResult } from '../import/import-files.js';
+import { formatOf } from '../import/parse-rows.js';
 import type { Command, CommandOutput } from './command.js';
+import { runFromCommandLine } from './run-command.js';
 import { counted } from '../counted.js';
 
-const importArgs = z.object({
+export interface ImportArgs {
   /** Absolute paths, so a server with another working folder reads the same files. */
-  files: z.array(z.string()).min(1),
-});
+  files: string[];
+}
 
-export type ImportArgs = z.infer<typeof importArgs>;
+const USAGE = `usage: npm run import -- FILE...
+
+Imports daily points from each FILE, one after another; a file with any bad row is
+reported and nothing from it is written.
+  .csv             header metric,project,date,value[,extra_json]
+  .ndjson, .jsonl  one {"metric","project","date","value","extra"?} object per line
+The store is the one the server uses: DATABASE_URL, or PGLITE_DIR when it is unset (a
+server running on it carries the import out).`;
 
 /**
  * `import FILE…`: each file all or nothing, one after another. A file with bad rows is
@@ -16,7 +34,7 @@ export type ImportArgs = z.infer<typeof importArgs>;
  */
 export const importCommand: Command<ImportArgs> = {
   name: 'import',
-  argsSchema: importArgs,
+  parse: parseImportArgs,
   whenLeft: 'the server stops the import at its next row and rolls back the file it was on; files it had finished stay imported',
   async run({ store, catalog, output, signal }, { files }) {
     let failed = false;
@@ -41,6 +59,34 @@ export const importCommand: Command<ImportArgs> = {
 
 // Private
 
+async function parseImportArgs(argv: string[]): Promise<ImportArgs | number> {
+  const { values, tokens } = parseArgs({ args: argv, strict: false, allowPositionals: true, tokens: true, options: { help: { type: 'boolean', short: 'h' } } });
+  if (values.help === true) {
+    console.log(USAGE);
+    return 0;
+  }
+  const problems = argv.length === 0 ? ['no files given'] : await argumentProblems(argv, tokens);
+  if (problems.length > 0) {
+    for (const problem of problems) console.error(problem);
+    console.error(`\n${USAGE}`);
+    return 2;
+  }
+  return { files: argv.map((file) => resolve(file)) };
+}
+
+/** Checked before the store is opened, so a typo in the last name does not leave the first files imported alone. */
+async function argumentProblems(argv: string[], tokens: readonly { kind: string; index: number }[]): Promise<string[]> {
+  const problems: string[] = [];
+  // A group of short options (`-ab`) is one argument and one problem.
+  for (const index of new Set(tokens.map((token) => token.index))) {
+    const arg = argv[index]!;
+    if (arg.startsWith('-')) problems.push(`unknown option "${arg}"`);
+    else if (formatOf(arg) === undefined) problems.push(`${arg}: expected a .csv, .ndjson or .jsonl file`);
+    else await access(arg, constants.R_OK).catch(() => problems.push(`${arg}: the file does not exist or cannot be read`));
+  }
+  return problems;
+}
+
 function describeProgress(p: ImportProgress): string {
   return `${p.file}: ${p.phase === 'validate' ? 'validated' : 'written'} ${counted(p.rows, 'row')}`;
 }
@@ -61,3 +107,5 @@ function report(output: CommandOutput, result: ImportResult): void {
   const more = unshown > 0 ? ` (the first ${result.errors.length} shown, ${unshown} more)` : '';
   output.err(`${result.file}: not imported, ${counted(result.errorCount, 'bad row')}${more}; nothing from this file was written\n`);
 }
+
+await runFromCommandLine(import.meta.url, importCommand);
