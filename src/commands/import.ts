@@ -60,7 +60,14 @@ export const importCommand: Command<ImportArgs> = {
 // Private
 
 async function parseImportArgs(argv: string[]): Promise<ImportArgs | number> {
-  const { values, tokens } = parseArgs({ args: argv, strict: false, allowPositionals: true, tokens: true, options: { help: { type: 'boolean', short: 'h' } } });
+  // Not strict: every argument that is no file is reported below, in the order given.
+  const { values, tokens } = parseArgs({
+    args: argv,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+    options: { help: { type: 'boolean', short: 'h' } },
+  });
   if (values.help === true) {
     console.log(USAGE);
     return 0;
