@@ -32,7 +32,7 @@ HEALTHCHECK --interval=15s --timeout=3s --start-period=30s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||4000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 # Without DATABASE_URL the embedded store is used and its first key is printed once in the logs.
 # Commands (they hand their work to the server when it holds the embedded store):
-#   docker exec <container> node dist/src/cli/keys.js create --name NAME
-#   docker exec <container> node dist/src/cli/import.js /path/to/file.csv
-#   node dist/src/cli/migrate.js | seed.js
+#   docker exec <container> node dist/src/commands/keys.js create --name NAME
+#   docker exec <container> node dist/src/commands/import.js /path/to/file.csv
+#   node dist/src/commands/migrate.js | seed.js
 CMD ["node", "dist/src/main.js"]

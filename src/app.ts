@@ -6,7 +6,7 @@ import { authenticate } from './auth/authenticate.js';
 import { createGraphqlRoute } from './graphql/graphql-route.js';
 import { ClientGone } from './http/client-gone.js';
 import { applyCors } from './http/cors.js';
-import { handleHealth, handleReady } from './http/health-routes.js';
+import { handleHealth, handleReady } from './ops/health-routes.js';
 import { createRequestLog, type RequestLine } from './log.js';
 import { handleMetrics } from './ops/metrics-route.js';
 import { rawRequestError, renderProblem } from './http/render-error.js';
@@ -62,18 +62,18 @@ export function createApp(services: Services): App {
 const READ = ['GET', 'HEAD'] as const;
 
 /** The service's routes. A new route is one line here. */
-function createRoutes(services: Services): Route[] {
+function createRoutes(services: Services): Route<Services>[] {
   return [
     { path: '/healthz', access: 'public', methods: READ, errors: renderProblem, handle: handleHealth },
     { path: '/readyz', access: 'public', methods: READ, errors: renderProblem, handle: handleReady },
     { path: '/docs', access: 'public', methods: READ, errors: renderProblem, handle: handleDocsPage },
     ...(services.config.metrics === 'off' ? [] : [
-      { path: '/metrics', access: services.config.metrics === 'public' ? 'public' : 'keyed', methods: READ, errors: renderProblem, handle: handleMetrics } satisfies Route,
+      { path: '/metrics', access: services.config.metrics === 'public' ? 'public' : 'keyed', methods: READ, errors: renderProblem, handle: handleMetrics } satisfies Route<Services>,
     ]),
     ...(services.config.explorer ? [
       { path: '/explore', access: 'public', methods: READ, errors: renderProblem, handle: handleExplorePage },
       { path: '/explore/:name', access: 'public', methods: READ, errors: renderProblem, handle: handleExploreAsset },
-    ] satisfies Route[] : []),
+    ] satisfies Route<Services>[] : []),
     createGraphqlRoute(services),
     { path: '/v1/openapi.json', access: 'keyed', methods: READ, errors: renderProblem, handle: handleOpenApi },
     { path: '/v1/metrics', access: 'keyed', methods: READ, errors: renderProblem, handle: handleCatalog },
@@ -84,15 +84,15 @@ function createRoutes(services: Services): Route[] {
 }
 
 /** Any other `/v1` path: still keyed (nothing about the API is told to a caller without a key), then 404. */
-const UNKNOWN_V1: Route = { path: 'unmatched', access: 'keyed', errors: renderProblem, handle: notFound };
-const UNKNOWN: Route = { path: 'unmatched', access: 'public', errors: renderProblem, handle: notFound };
+const UNKNOWN_V1: Route<Services> = { path: 'unmatched', access: 'keyed', errors: renderProblem, handle: notFound };
+const UNKNOWN: Route<Services> = { path: 'unmatched', access: 'public', errors: renderProblem, handle: notFound };
 
 interface RouteTable {
   /** The route for a path and the value of its `:name` segment. */
-  match(path: string): { route: Route; param: string };
+  match(path: string): { route: Route<Services>; param: string };
 }
 
-function createRouteTable(routes: readonly Route[]): RouteTable {
+function createRouteTable(routes: readonly Route<Services>[]): RouteTable {
   const fixed = new Map(routes.filter((r) => !r.path.endsWith('/:name')).map((r) => [r.path, r]));
   const named = new Map(routes.filter((r) => r.path.endsWith('/:name')).map((r) => [r.path.slice(0, -':name'.length), r]));
   return {
@@ -153,7 +153,7 @@ function serve(services: Services, routes: RouteTable, logRequest: (line: Reques
   });
 }
 
-async function run(services: Services, route: Route, call: RouteCall): Promise<void> {
+async function run(services: Services, route: Route<Services>, call: RouteCall<Services>): Promise<void> {
   const { req, res } = call;
   if (applyCors(services.config.corsOrigins, req, res)) return;
   const access: Access = typeof route.access === 'function' ? route.access(req, call.query) : route.access;
@@ -174,7 +174,7 @@ async function run(services: Services, route: Route, call: RouteCall): Promise<v
   await route.handle(call);
 }
 
-function notFound(call: RouteCall): never {
+function notFound(call: RouteCall<unknown>): never {
   const path = (call.req.url ?? '/').split('?')[0]!;
   throw new ApiError('not-found', `nothing is served at ${clipped(path)}`);
 }

@@ -49,10 +49,10 @@ describe('the container image, laid out as its Dockerfile says', { timeout: 120_
     expect(existsSync(join(image.workdir, 'dist/src/main.js'))).toBe(true);
     expect(readdirNames(join(image.workdir, 'db/migrations'))).toEqual(readdirNames(join(REPO, 'db/migrations')));
     expect(readdirNames(join(image.workdir, 'src/pages/explorer'))).toEqual(['explorer.css', 'explorer.js', 'index.html']);
-    const commands = dockerfileComments(readFileSync(join(REPO, 'Dockerfile'), 'utf8')).join('\n').match(/dist\/src\/cli\/\w+\.js/g) ?? [];
+    const commands = dockerfileComments(readFileSync(join(REPO, 'Dockerfile'), 'utf8')).join('\n').match(/dist\/src\/commands\/\w+\.js/g) ?? [];
     expect(commands.length).toBeGreaterThanOrEqual(3);
     const docs = readFileSync(join(REPO, 'docs/operations.md'), 'utf8').split(/^## /m).find((s) => s.startsWith('Container\n')) ?? '';
-    const named = [...docs.matchAll(/`(?:node dist\/src\/cli\/)?(\w+)\.js`/g)].map((m) => `dist/src/cli/${m[1]}.js`);
+    const named = [...docs.matchAll(/`(?:node dist\/src\/commands\/)?(\w+)\.js`/g)].map((m) => `dist/src/commands/${m[1]}.js`);
     expect(named.length).toBeGreaterThanOrEqual(4);
     for (const command of [...commands, ...named]) expect(existsSync(join(image.workdir, command)), command).toBe(true);
   });
@@ -145,7 +145,7 @@ describe('the container image, laid out as its Dockerfile says', { timeout: 120_
   });
 
   it('hands a keys command run inside it to the running server, whose new key works at once', async () => {
-    const run = await command(image, ['node', 'dist/src/cli/keys.js', 'create', '--name', 'x'], env, 30_000);
+    const run = await command(image, ['node', 'dist/src/commands/keys.js', 'create', '--name', 'x'], env, 30_000);
     expect(run.stderr).toContain('holds .data/pglite; running keys there');
     expect(run.code).toBe(0);
     const key = run.stdout.trim();

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CommandOutput } from '../src/commands/command.js';
 import { handOff } from '../src/commands/hand-off.js';
-import { importCommand } from '../src/commands/import-command.js';
+import { importCommand } from '../src/commands/import.js';
 import { StoreHeldError } from '../src/db/embedded-lock.js';
 import type { Services } from '../src/services.js';
 import { startControlServer } from '../src/start/control-server.js';
@@ -90,7 +90,7 @@ describe('a hand-off that ends part-way', () => {
     const csv = join(dir, 'big.csv');
     await writeFile(csv, 'metric,project,date,value\n');
 
-    const child = spawn(process.execPath, ['scripts/run.mjs', 'src/cli/import.ts', csv], { cwd: REPO, env: { ...process.env, PGLITE_DIR: folder, DATABASE_URL: '' } });
+    const child = spawn(process.execPath, ['scripts/run.mjs', 'src/commands/import.ts', csv], { cwd: REPO, env: { ...process.env, PGLITE_DIR: folder, DATABASE_URL: '' } });
     let stderr = '';
     child.stderr.on('data', (b: Buffer) => {
       stderr += b.toString();

@@ -7,7 +7,7 @@ import { CATALOG } from '../src/catalog/load-catalog.js';
 import { fromEpochDay, toEpochDay } from '../src/dates.js';
 import { migrate } from '../src/db/migrate.js';
 import type { Queryable, Store } from '../src/db/store.js';
-import { importCommand } from '../src/commands/import-command.js';
+import { importCommand } from '../src/commands/import.js';
 import { loadConfig } from '../src/config.js';
 import { importFile, importFiles, type ImportResult } from '../src/import/import-files.js';
 import { mirrorSeries, type SeriesOutcome } from '../src/sync/mirror-series.js';

@@ -271,10 +271,10 @@ for (const target of TARGETS) {
 
 // Private
 
-/** Runs the CLI as `node --import tsx src/cli/keys.ts ARGS`, with `env` over a store-neutral environment. */
+/** Runs the CLI as `node --import tsx src/commands/keys.ts ARGS`, with `env` over a store-neutral environment. */
 function runKeys(args: string[], env: Record<string, string>): Promise<Run> {
   const { DATABASE_URL: _url, PGLITE_DIR: _dir, API_KEYS: _keys, ...inherited } = process.env;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/keys.ts', ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/commands/keys.ts', ...args], {
     cwd: ROOT,
     env: { ...inherited, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

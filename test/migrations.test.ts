@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../src/catalog/load-catalog.js';
 import { migrate, pendingMigrations } from '../src/db/migrate.js';
 import { openPostgres } from '../src/db/open-postgres.js';
-import { seriesStatement, type PointLayout } from '../src/db/series-sql.js';
+import { seriesStatement, type PointLayout } from '../src/series/series-sql.js';
 import type { SeriesOptions } from '../src/series/series-options.js';
 import { syncCatalog } from '../src/db/sync-catalog.js';
 import { seedDatabase } from '../src/seed/seed-database.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../src/catalog/load-catalog.js';
 import type { CommandOutput } from '../src/commands/command.js';
-import { syncCommand, type SyncArgs } from '../src/commands/sync-command.js';
+import { syncCommand, type SyncArgs } from '../src/commands/sync.js';
 import { loadConfig } from '../src/config.js';
 import { migrate } from '../src/db/migrate.js';
 import type { Store } from '../src/db/store.js';

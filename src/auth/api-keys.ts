@@ -1,5 +1,5 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { findActiveKey } from '../db/api-key-queries.js';
+import { findActiveKey, type KeyIdentity } from '../db/api-key-queries.js';
 import type { Queryable } from '../db/store.js';
 
 /** The request header that carries the key; the only place a key counts. */
@@ -23,21 +23,6 @@ export function generateApiKey(): string {
  */
 export function hashApiKey(key: string): Buffer {
   return hash('sha256', key, 'buffer');
-}
-
-/** Who a valid key belongs to: all the service keeps of a caller, never the key itself. */
-export interface KeyIdentity {
-  /**
-   * Stable per key: `db:` for a stored key, `env:` for one in `API_KEYS`, then the first 12
-   * hex digits of its digest. Not the row id: rate-limit buckets in a Redis that two
-   * deployments share are named by it, and their row ids repeat.
-   */
-  id: string;
-  name: string;
-  /** The key's own RATE_LIMIT_PER_MINUTE, when it has one. */
-  ratePerMinute?: number;
-  /** The key's own RATE_LIMIT_BURST, when it has one. */
-  burst?: number;
 }
 
 export interface KeyVerifier {

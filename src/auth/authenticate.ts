@@ -1,6 +1,7 @@
 import { ApiError } from '../api/api-error.js';
 import { guardUnavailable } from '../api/unavailable.js';
-import { API_KEY_HEADER, type KeyIdentity, type KeyVerifier } from './api-keys.js';
+import type { KeyIdentity } from '../db/api-key-queries.js';
+import { API_KEY_HEADER, type KeyVerifier } from './api-keys.js';
 import type { RefusedKeyLimit } from '../limits/refused-keys.js';
 
 /** The challenge every 401 carries, per docs/decisions.md. */

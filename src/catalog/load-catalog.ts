@@ -1,11 +1,14 @@
 import { z } from 'zod';
-import { AGGREGATIONS, type Aggregation } from '../series/series-options.js';
 import raw from './catalog.json' with { type: 'json' };
 
 /** A slug is words of letters and digits joined by `-` or `_`; case is significant. */
 const SLUG = /^[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*$/;
 /** What GraphQL accepts as an enum value name. */
 const GRAPHQL_NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
+
+/** How a bucket's days may be summed up; the catalog names each metric's default. */
+export const AGGREGATIONS = ['sum', 'avg', 'min', 'max', 'first', 'last'] as const;
+export type Aggregation = (typeof AGGREGATIONS)[number];
 
 const sampleSeriesSchema = z.object({
   model: z.enum(['walk', 'weekly', 'band']),

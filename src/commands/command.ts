@@ -1,4 +1,3 @@
-import type { z } from 'zod';
 import type { Catalog } from '../catalog/load-catalog.js';
 import type { Config } from '../config.js';
 import type { Store } from '../db/store.js';
@@ -38,14 +37,17 @@ export interface CommandContext {
 }
 
 /**
- * The work of one CLI command, kept apart from its argument parsing so the same function
+ * One CLI command: its command line, parsed once where it was typed, and its work, which
  * runs against the store wherever it is held: in the CLI's own process, or in the server
- * that holds the embedded store (see run-command.ts). `args` cross that boundary as JSON,
- * so they are checked with `argsSchema` on arrival.
+ * that holds the embedded store (see run-command.ts), where the parsed `args` arrive as JSON.
  */
 export interface Command<Args> {
   name: string;
-  argsSchema: z.ZodType<Args>;
+  /**
+   * The arguments of the command line, or the exit code once the help (0) or a usage
+   * error (2) has been printed; found before any store is opened.
+   */
+  parse(argv: string[]): Args | number | Promise<Args | number>;
   /**
    * What a server does with this command when the process that handed it over goes away
    * part-way (Ctrl-C, or the connection breaks): it aborts `signal`, which the command may

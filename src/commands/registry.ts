@@ -1,11 +1,14 @@
 import type { Command, CommandContext } from './command.js';
-import { importCommand } from './import-command.js';
-import { keysCommand } from './keys-command.js';
-import { migrateCommand } from './migrate-command.js';
-import { seedCommand } from './seed-command.js';
-import { syncCommand } from './sync-command.js';
+import { importCommand } from './import.js';
+import { keysCommand } from './keys.js';
+import { migrateCommand } from './migrate.js';
+import { seedCommand } from './seed.js';
+import { syncCommand } from './sync.js';
 
-/** A command as the server runs it for a CLI process: its arguments arrive as JSON and are checked first. */
+/**
+ * A command as the server runs it for a CLI process: its arguments arrive as JSON, as that
+ * process parsed them (only a holder of the store's secret can hand a command over).
+ */
 export interface HandedOffCommand {
   name: string;
   run(context: CommandContext, args: unknown): Promise<number>;
@@ -19,5 +22,5 @@ export const COMMANDS: ReadonlyMap<string, HandedOffCommand> = new Map(
 // Private
 
 function accepting<Args>(command: Command<Args>): HandedOffCommand {
-  return { name: command.name, run: (context, args) => command.run(context, command.argsSchema.parse(args)) };
+  return { name: command.name, run: (context, args) => command.run(context, args as Args) };
 }

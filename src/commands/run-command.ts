@@ -1,3 +1,5 @@
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { CATALOG } from '../catalog/load-catalog.js';
 import { loadConfig, type Config } from '../config.js';
 import { claimEmbeddedStore, StoreHeldError, type StoreClaim } from '../db/embedded-lock.js';
@@ -51,7 +53,28 @@ export async function runCommand<Args>(command: Command<Args>, args: Args): Prom
   }
 }
 
+/**
+ * The command line's entry: when the module at `moduleUrl` is the script the process was
+ * started with (not the server loading the command to run it for another process), parses
+ * the arguments and runs the command, setting the exit code.
+ */
+export async function runFromCommandLine<Args>(moduleUrl: string, command: Command<Args>): Promise<void> {
+  if (!isEntryPoint(moduleUrl)) return;
+  const args = await command.parse(process.argv.slice(2));
+  process.exitCode = typeof args === 'number' ? args : await runCommand(command, args);
+}
+
 // Private
+
+function isEntryPoint(moduleUrl: string): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return pathToFileURL(realpathSync(script)).href === moduleUrl;
+  } catch {
+    return false;
+  }
+}
 
 async function runHere<Args>(command: Command<Args>, args: Args, config: Config, output: CommandOutput, signal: AbortSignal): Promise<number> {
   const store = await openStore(config);

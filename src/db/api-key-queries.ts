@@ -15,6 +15,21 @@ export interface KeyRateLimits {
   burst?: number | undefined;
 }
 
+/** Who a valid key belongs to: all the service keeps of a caller, never the key itself. */
+export interface KeyIdentity {
+  /**
+   * Stable per key: `db:` for a stored key, `env:` for one in `API_KEYS`, then the first 12
+   * hex digits of its digest. Not the row id: rate-limit buckets in a Redis that two
+   * deployments share are named by it, and their row ids repeat.
+   */
+  id: string;
+  name: string;
+  /** The key's own RATE_LIMIT_PER_MINUTE, when it has one. */
+  ratePerMinute?: number;
+  /** The key's own RATE_LIMIT_BURST, when it has one. */
+  burst?: number;
+}
+
 /** What a request may know of an active key: its row id, name and own limits (null: the default). */
 export interface ActiveKeyRecord {
   id: number;

@@ -2,28 +2,7 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { costLimitRule } from '@escape.tech/graphql-armor-cost-limit';
 import { GraphQLError, validate, visit, type ASTVisitor, type ValidationContext } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-
-/**
- * Document-level bounds every GraphQL request must stay within. They are checked while
- * the document is parsed (tokens) and validated (the rest), so a refused document never
- * reaches a resolver or the database.
- *
- * graphql-armor rather than Pothos' complexity plugin: Pothos measures depth, breadth and
- * field cost from inside the root resolvers, once execution has begun, and knows nothing
- * of tokens, aliases or directives. armor bounds the document itself, before anything
- * executes: a 10,000-deep `{a{a{…` stops at the token limit inside the parser instead of
- * overflowing its stack, and every count follows fragments, cycles included.
- */
-export const GRAPHQL_LIMITS = Object.freeze({
-  /** Nesting of selections in the response shape; fragments are notation and add none. `__schema` is exempt. */
-  maxDepth: 6,
-  maxAliases: 15,
-  /** Lexical tokens in the whole document; GraphiQL's introspection query has under 200. */
-  maxTokens: 1000,
-  maxDirectives: 10,
-  /** armor's cost: 1 per scalar, 2 per object, each level of nesting weighing 1.5 times more. */
-  maxCost: 5000,
-});
+import { GRAPHQL_LIMITS } from '../limits/graphql-limits.js';
 
 /** The `extensions.code` of every refusal by {@link useGraphqlArmor}, like graphql's own validation errors. */
 export const LIMIT_ERROR_CODE = 'GRAPHQL_VALIDATION_FAILED';
@@ -34,6 +13,12 @@ export const LIMIT_ERROR_CODE = 'GRAPHQL_VALIDATION_FAILED';
  * found, and no data. The status is 400 whatever the client accepts: a limit is the
  * service's policy, like the body size's 413, so unlike graphql's own validation errors
  * it is not answered with 200 to `application/json` clients.
+ *
+ * graphql-armor rather than Pothos' complexity plugin: Pothos measures depth, breadth and
+ * field cost from inside the root resolvers, once execution has begun, and knows nothing
+ * of tokens, aliases or directives. armor bounds the document itself, before anything
+ * executes: a 10,000-deep `{a{a{…` stops at the token limit inside the parser instead of
+ * overflowing its stack, and every count follows fragments, cycles included.
  */
 export function useGraphqlArmor(): Plugin {
   const report = (context: ValidationContext | null, error: GraphQLError) => context?.reportError(limitError(error));

@@ -4,13 +4,13 @@ import type { CancelSignal } from '../db/store.js';
 import type { RateLimitMeter } from '../limits/rate-limiter.js';
 import type { SeriesLoaders } from '../series/series-loader.js';
 import type { SeriesPlan } from '../series/series-plan.js';
-import type { Services } from '../services.js';
+import type { GraphqlServices } from './graphql-services.js';
 import type { Splices } from './splice.js';
 import type { KeyCheck } from '../live/series-updates.js';
 
 /** What every resolver sees: the shared services and this request's own loaders, directory, rate-limit meter and splices. */
 export interface GraphqlContext {
-  services: Services;
+  services: GraphqlServices;
   directory: ProjectDirectory;
   loaders: SeriesLoaders;
   meter: RateLimitMeter;

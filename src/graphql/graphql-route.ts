@@ -9,7 +9,7 @@ import type { ClientGone } from '../http/client-gone.js';
 import { renderGraphqlError } from '../http/render-error.js';
 import { writeParts } from '../http/send-json.js';
 import type { Route } from '../http/route.js';
-import type { Services } from '../services.js';
+import type { GraphqlServices } from './graphql-services.js';
 import { createGraphiqlPage } from './graphiql-page.js';
 import { createSplices, type Splices } from './splice.js';
 import { answerOf, createKnownOperations, executeKnown, type KnownOperation, type KnownOperations, type SeenDocument } from './known-operations.js';
@@ -22,7 +22,7 @@ type GraphqlServer = ReturnType<typeof createGraphqlServer>;
  * every operation needs a key. Failures before Yoga runs (401, 413, 429, 503) and the
  * bodies and media types Yoga refuses (415, 406) are GraphQL responses too, with `extensions.code`.
  */
-export function createGraphqlRoute(services: Services): Route {
+export function createGraphqlRoute(services: GraphqlServices): Route<GraphqlServices> {
   const yoga = createGraphqlServer(services);
   const operations = createKnownOperations();
   const sendGraphiqlPage = createGraphiqlPage();
@@ -148,7 +148,7 @@ async function answerWithYoga(yoga: GraphqlServer, operations: KnownOperations, 
 }
 
 /** A repeat of a query Yoga validated: executed and serialized as Yoga would, without its HTTP layer (known-operations.ts). */
-async function answerKnown(yoga: GraphqlServer, services: Services, known: KnownOperation, context: GraphqlServerContext): Promise<GraphqlAnswer> {
+async function answerKnown(yoga: GraphqlServer, services: GraphqlServices, known: KnownOperation, context: GraphqlServerContext): Promise<GraphqlAnswer> {
   services.metrics.countRepeatAnswer();
   let result: ExecutionResult;
   try {
@@ -171,7 +171,7 @@ function isPlainPost(req: IncomingMessage): boolean {
 }
 
 /** Whether the key a request was let in with is still accepted (a revoked one is not). */
-async function stillValid(services: Services, header: string | string[] | undefined): Promise<boolean> {
+async function stillValid(services: GraphqlServices, header: string | string[] | undefined): Promise<boolean> {
   return (await services.keys.verify(Array.isArray(header) ? undefined : header)) !== undefined;
 }
 
@@ -237,6 +237,6 @@ function isValidHost(host: string | undefined): boolean {
 }
 
 /** A browser opening the page, also from a shared link whose `?query=` the page puts in its editor; never with GRAPHIQL=off. */
-function isGraphiqlPageRequest(req: IncomingMessage, { config }: Services): boolean {
+function isGraphiqlPageRequest(req: IncomingMessage, { config }: GraphqlServices): boolean {
   return config.graphiql && req.method === 'GET' && (req.headers.accept ?? '').includes('text/html');
 }

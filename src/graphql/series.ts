@@ -1,5 +1,5 @@
 import type { GraphQLResolveInfo } from 'graphql';
-import { POINT_FIELDS } from '../db/series-sql.js';
+import { POINT_FIELDS } from '../series/series-sql.js';
 import { columnText } from '../db/store.js';
 import type { SeriesKey } from '../series/series-loader.js';
 import { plainPointFields } from './splice.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Kind, type FieldNode, type GraphQLResolveInfo } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { POINT_FIELDS, type PointField } from '../db/series-sql.js';
+import { POINT_FIELDS, type PointField } from '../series/series-sql.js';
 import { columnBytes, columnText, type ColumnText } from '../db/store.js';
 
 /**

@@ -9,7 +9,7 @@ import { CancelledError, type CancelSignal } from '../db/store.js';
 import type { RateLimitMeter } from '../limits/rate-limiter.js';
 import type { KeyCheck } from '../live/series-updates.js';
 import { createSeriesLoaders } from '../series/series-loader.js';
-import type { Services } from '../services.js';
+import type { GraphqlServices } from './graphql-services.js';
 import { useArgumentErrors } from './argument-errors.js';
 import { useGraphqlArmor } from './armor.js';
 import type { GraphqlContext } from './builder.js';
@@ -42,7 +42,7 @@ export interface GraphqlServerContext {
  * the client caused keep their message and `extensions.code`; anything else is masked to
  * a generic message and logged, so no stack, SQL text or parameter reaches a client.
  */
-export function createGraphqlServer(services: Services): YogaServerInstance<GraphqlServerContext, GraphqlContext> {
+export function createGraphqlServer(services: GraphqlServices): YogaServerInstance<GraphqlServerContext, GraphqlContext> {
   return createYoga<GraphqlServerContext, GraphqlContext>({
     schema: createGraphqlSchema(services.catalog),
     graphqlEndpoint: '/graphql',
@@ -99,7 +99,7 @@ function isCompiledQuery(document: DocumentNode, operationName: string | null | 
  * empty value (GraphiQL's `defaultHeaders`, passed through by Yoga's renderer), the user
  * types the key, and GraphiQL keeps the headers in the browser's own storage.
  */
-function graphiqlOptions(services: Services): GraphiQLOptions {
+function graphiqlOptions(services: GraphqlServices): GraphiQLOptions {
   const options: GraphiQLOptions & { defaultHeaders: string } = {
     title: 'Metrics GraphiQL',
     defaultQuery: exampleQuery(services.state.example),
@@ -110,7 +110,7 @@ function graphiqlOptions(services: Services): GraphiQLOptions {
 }
 
 /** What a client is told of an error: its own errors as they are, anything else masked and logged. */
-export function maskGraphqlError(services: Services, error: unknown): Error {
+export function maskGraphqlError(services: GraphqlServices, error: unknown): Error {
   const original = error instanceof GraphQLError && error.originalError !== undefined ? error.originalError : error;
   if (original instanceof ApiError) {
     return new GraphQLError(original.message, {

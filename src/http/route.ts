@@ -1,15 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { KeyIdentity } from '../auth/api-keys.js';
+import type { KeyIdentity } from '../db/api-key-queries.js';
 import type { RateLimitMeter } from '../limits/rate-limiter.js';
-import type { Services } from '../services.js';
 import type { ClientGone } from './client-gone.js';
 import type { ErrorRenderer } from './render-error.js';
 
-/** What a route handler gets for one request. */
-export interface RouteCall {
+/** What a route handler gets for one request; `S` is what the app shares with every handler (its services). */
+export interface RouteCall<S> {
   req: IncomingMessage;
   res: ServerResponse;
-  services: Services;
+  services: S;
   /** The last path segment of a `…/:name` route, percent-decoded; '' for fixed paths. */
   param: string;
   /** The raw query string, without `?`. */
@@ -25,8 +24,8 @@ export interface RouteCall {
 /** `public` routes need nothing; `keyed` ones need a valid key and pay one unit of its rate limit first. */
 export type Access = 'public' | 'keyed';
 
-/** One line of the app's route table. */
-export interface Route {
+/** One line of the app's route table, for handlers given `S`. */
+export interface Route<S> {
   /** A fixed path, or one ending in `/:name` whose last segment becomes `param`. */
   path: string;
   /** Who may call; a function decides per request (GraphiQL's page is public, its API is not). */
@@ -35,5 +34,5 @@ export interface Route {
   methods?: readonly string[];
   /** How failures are written: problem+json for `/v1` and pages, GraphQL errors for `/graphql`. */
   errors: ErrorRenderer;
-  handle(call: RouteCall): Promise<void> | void;
+  handle(call: RouteCall<S>): Promise<void> | void;
 }

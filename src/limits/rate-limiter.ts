@@ -18,7 +18,7 @@
  * (`memory-bucket-store.ts`) unless a shared store is configured.
  */
 import { ApiError } from '../api/api-error.js';
-import type { KeyIdentity } from '../auth/api-keys.js';
+import type { KeyIdentity } from '../db/api-key-queries.js';
 import { counted } from '../counted.js';
 
 /** A bucket's shape: `perMinute` 0 means unlimited. */

@@ -95,7 +95,7 @@ function unitsPerProject(span: RequestedSpan): number {
 
 /**
  * What the series statement reads of a series: the range asked, clipped to the days it holds
- * (src/db/series-sql.ts).
+ * (src/series/series-sql.ts).
  */
 function readSpan(request: Pick<SeriesRequest, 'from' | 'to' | 'options'>, stored: StoredSpan): RequestedSpan {
   const first = request.from === null ? stored.first : Math.max(toEpochDay(request.from), stored.first);

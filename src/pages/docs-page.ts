@@ -1,14 +1,13 @@
 import { ERROR_KINDS } from '../api/api-error.js';
-import { GRAPHQL_LIMITS } from '../graphql/armor.js';
-import type { RouteCall } from '../http/route.js';
-import type { Services } from '../services.js';
+import { GRAPHQL_LIMITS } from '../limits/graphql-limits.js';
+import type { PageCall, PageServices } from './page-services.js';
 import { counted } from '../counted.js';
 
 /**
  * `GET /docs`: the human page for both APIs, every decision the REST contract leaves open, and the
  * problem types; needs no key.
  */
-export function handleDocsPage({ res, services }: RouteCall): void {
+export function handleDocsPage({ res, services }: PageCall): void {
   res.statusCode = 200;
   res.setHeader('content-type', 'text/html; charset=utf-8');
   res.setHeader('cache-control', 'public, max-age=300');
@@ -21,7 +20,7 @@ export function handleDocsPage({ res, services }: RouteCall): void {
 /** The page is static HTML with one inline style sheet: no script runs in it, and no other site frames it. */
 const CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-function renderDocs({ catalog, config, store }: Services): string {
+function renderDocs({ catalog, config, store }: PageServices): string {
   const metrics = catalog.metrics
     .map((m) => `<li><code>GET /v1/metrics/${m.name}</code> — ${m.valueKind}${m.projectRequired ? ', <code>project</code> required' : ''}; ${counted(m.projects.length, 'project')}</li>`)
     .join('\n');

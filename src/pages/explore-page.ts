@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { ApiError } from '../api/api-error.js';
-import type { RouteCall } from '../http/route.js';
+import type { PageCall } from './page-services.js';
 import { PACKAGE_ROOT } from '../package-root.js';
 import { clipped } from '../clipped.js';
 
@@ -10,12 +10,12 @@ import { clipped } from '../clipped.js';
  * hold none (the page asks for the key and keeps it in the browser). The chart library
  * is uPlot from node_modules, served from here: no CDN, no build step.
  */
-export function handleExplorePage(call: RouteCall): void {
+export function handleExplorePage(call: PageCall): void {
   send(call, ASSETS.get('')!);
 }
 
 /** `GET /explore/<asset>`. */
-export function handleExploreAsset(call: RouteCall): void {
+export function handleExploreAsset(call: PageCall): void {
   const asset = ASSETS.get(call.param);
   if (asset === undefined) throw new ApiError('not-found', `nothing is served at /explore/${clipped(call.param)}`);
   send(call, asset);
@@ -47,7 +47,7 @@ const ASSETS: ReadonlyMap<string, Asset> = new Map([
 /** Scripts only from this origin; uPlot sets element styles, hence inline styles. */
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' blob: data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
-function send({ req, res }: RouteCall, asset: Asset): void {
+function send({ req, res }: PageCall, asset: Asset): void {
   res.statusCode = 200;
   res.setHeader('content-type', asset.type);
   res.setHeader('cache-control', 'public, max-age=300');

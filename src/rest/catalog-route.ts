@@ -1,5 +1,5 @@
 import { readyDirectory } from '../api/unavailable.js';
-import type { RouteCall } from '../http/route.js';
+import type { RestCall } from './rest-services.js';
 import { sendJson } from '../http/send-json.js';
 import { createSeriesLoaders } from '../series/series-loader.js';
 
@@ -7,7 +7,7 @@ import { createSeriesLoaders } from '../series/series-loader.js';
  * `GET /v1/metrics`: every metric with its value kind, whether `project` is required, its
  * default aggregation, its allowed slugs, and each slug's stored date coverage and last write.
  */
-export async function handleCatalog({ req, res, services, signal }: RouteCall): Promise<void> {
+export async function handleCatalog({ req, res, services, signal }: RestCall): Promise<void> {
   const loaders = createSeriesLoaders(services.reads, readyDirectory(services.state), signal);
   const metrics = await Promise.all(
     services.catalog.metrics.map(async (metric) => {

@@ -1,7 +1,7 @@
 import { readyDirectory } from '../api/unavailable.js';
 import { changesCost, validateChangesRequest } from '../changes/changes-request.js';
 import { changesPageJson, readChanges } from '../changes/read-changes.js';
-import type { RouteCall } from '../http/route.js';
+import type { RestCall } from './rest-services.js';
 import { sendJson } from '../http/send-json.js';
 import { readParameters } from './parse-query.js';
 
@@ -10,7 +10,7 @@ import { readParameters } from './parse-query.js';
  * instant, one row per write in write order, a page at a time (see `readChanges`). Not
  * cached: the same cursor may find more the next time.
  */
-export async function handleChanges({ req, res, services, query, meter }: RouteCall): Promise<void> {
+export async function handleChanges({ req, res, services, query, meter }: RestCall): Promise<void> {
   const params = readParameters(query, ['since', 'limit', 'cursor']);
   const request = validateChangesRequest(
     { since: params.get('since'), limit: params.get('limit'), cursor: params.get('cursor') },

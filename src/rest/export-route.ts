@@ -2,13 +2,13 @@ import { ApiError, type ParamError } from '../api/api-error.js';
 import { readyDirectory } from '../api/unavailable.js';
 import type { MetricDefinition } from '../catalog/load-catalog.js';
 import { todayEpochDay } from '../dates.js';
-import type { RouteCall } from '../http/route.js';
+import type { RestCall } from './rest-services.js';
 import { streamBody, type BodyChunk } from '../http/stream-body.js';
 import { priceRequest } from '../limits/request-cost.js';
 import { streamSeries } from '../series/read-series.js';
 import { planSeries, type SeriesPlan } from '../series/series-plan.js';
 import { validateSeriesRequest, type SeriesRequest } from '../series/series-request.js';
-import type { ExportLayout } from '../db/series-sql.js';
+import type { ExportLayout } from '../series/series-sql.js';
 import type { CancelSignal, Store } from '../db/store.js';
 import { POINTS_PER_BATCH } from './metric-route.js';
 import { EXTENSION_PARAMS, readParameters, REST_PARAMS } from './parse-query.js';
@@ -43,7 +43,7 @@ type Extra = (typeof EXTRA)[number];
  * so its rows equal that answer's points; the rows stream a few projects per database
  * round trip, so memory stays flat for any size, and a client that leaves cancels the query.
  */
-export async function handleExport({ req, res, services, query, signal, meter }: RouteCall): Promise<void> {
+export async function handleExport({ req, res, services, query, signal, meter }: RestCall): Promise<void> {
   const params = readParameters(query, ['metric', 'project', 'start_date', 'end_date', 'format', 'extra', ...EXTENSION_PARAMS]);
   const format = choice('format', params.get('format'), FORMAT_NAMES);
   const extra = choice('extra', params.get('extra'), EXTRA);

@@ -2,7 +2,7 @@ import { ApiError } from '../api/api-error.js';
 import type { CachedAnswer } from '../cache/response-cache.js';
 import { readyDirectory } from '../api/unavailable.js';
 import { todayEpochDay } from '../dates.js';
-import type { RouteCall } from '../http/route.js';
+import type { RestCall } from './rest-services.js';
 import { readSeriesRows } from '../series/read-series.js';
 import { createRequestPreparer } from './prepared-requests.js';
 import { sendCachedAnswer, sendSeriesBody } from './send-series.js';
@@ -24,7 +24,7 @@ export const POINTS_PER_BATCH = 30_000;
  * text → write them in request order. Each handler keeps its own prepared requests
  * (prepared-requests.ts), so apps built on other catalogs share none.
  */
-export function createMetricHandler(): (call: RouteCall) => Promise<void> {
+export function createMetricHandler(): (call: RestCall) => Promise<void> {
   const prepare = createRequestPreparer();
   return async ({ req, res, services, param, query, signal, meter }) => {
     const metric = services.catalog.byName.get(param);

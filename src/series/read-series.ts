@@ -1,6 +1,6 @@
 import { guardStream, guardUnavailable } from '../api/unavailable.js';
 import { IncompleteResultError } from '../db/classify-error.js';
-import { seriesStatement, type PointLayout, type SeriesStatement } from '../db/series-sql.js';
+import { seriesStatement, type PointLayout, type SeriesStatement } from './series-sql.js';
 import type { CancelSignal, ColumnText, Store } from '../db/store.js';
 import type { PlannedProject, SeriesPlan } from './series-plan.js';
 

@@ -3,7 +3,7 @@ import { guardUnavailable } from '../api/unavailable.js';
 import { readCoverage } from '../db/read-coverage.js';
 import type { ProjectDirectory } from '../db/project-directory.js';
 import type { CancelSignal, ColumnText, Queryable, Store } from '../db/store.js';
-import type { PointField } from '../db/series-sql.js';
+import type { PointField } from './series-sql.js';
 import { readSeries } from './read-series.js';
 import type { PlannedProject, SeriesPlan } from './series-plan.js';
 

@@ -1,3 +1,4 @@
+import { AGGREGATIONS, type Aggregation } from '../catalog/load-catalog.js';
 import { civilFromDays, daysFromCivil, weekday } from '../dates.js';
 
 /**
@@ -7,12 +8,13 @@ import { civilFromDays, daysFromCivil, weekday } from '../dates.js';
  */
 
 export const INTERVALS = ['day', 'week', 'month', 'quarter', 'year'] as const;
-export const AGGREGATIONS = ['sum', 'avg', 'min', 'max', 'first', 'last'] as const;
 export const FILLS = ['none', 'null', 'zero', 'previous'] as const;
 export const TRANSFORMS = ['moving_average', 'change', 'percent_change', 'cumulative_sum'] as const;
 
+/** The aggregations are the catalog's (each metric names its default), listed here with the other options. */
+export { AGGREGATIONS, type Aggregation };
+
 export type Interval = (typeof INTERVALS)[number];
-export type Aggregation = (typeof AGGREGATIONS)[number];
 export type Fill = (typeof FILLS)[number];
 export type Transform = (typeof TRANSFORMS)[number];
 

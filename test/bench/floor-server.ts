@@ -1,7 +1,7 @@
 /**
  * The floor: the fastest honest way Node can answer the bench's request, built with every
  * technique the service itself uses and nothing else. node:http and postgres.js with the
- * service's pool size and statement (src/db/series-sql.ts), one row per project read as
+ * service's pool size and statement (src/series/series-sql.ts), one row per project read as
  * raw bytes (no strings are made of the points), written straight to the socket: whole,
  * with a length and without a copy, when the answer fits one batch of 30,000 points, else streamed a few
  * projects per cursor round trip, under the service's heap setting (src/start/heap-tuning.ts).
@@ -17,7 +17,7 @@
 import { createServer, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
 import postgres from 'postgres';
-import { seriesStatement } from '../../src/db/series-sql.js';
+import { seriesStatement } from '../../src/series/series-sql.js';
 import { tuneHeap } from '../../src/start/heap-tuning.js';
 
 /** The service's DATABASE_POOL_SIZE default and its points per streamed batch (src/rest/metric-route.ts). */

@@ -1,14 +1,14 @@
 import type { ServerResponse } from 'node:http';
 import { pendingMigrations } from '../db/migrate.js';
-import type { RouteCall } from './route.js';
+import type { OpsCall } from './ops-services.js';
 
 /** `/healthz`: the process is alive and serving; says nothing about the database. */
-export function handleHealth({ res }: RouteCall): void {
+export function handleHealth({ res }: OpsCall): void {
   sendStatus(res, 200, { status: 'ok' });
 }
 
 /** `/readyz`: 200 only when the database answers and every migration is applied. */
-export async function handleReady({ res, services }: RouteCall): Promise<void> {
+export async function handleReady({ res, services }: OpsCall): Promise<void> {
   if (services.state.stopping) return sendStatus(res, 503, { status: 'stopping' });
   if (services.state.directory === undefined) return sendStatus(res, 503, { status: 'starting: database not prepared yet' });
   try {

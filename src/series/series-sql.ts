@@ -1,4 +1,4 @@
-import { isDailyReplay, type Aggregation, type SeriesOptions } from '../series/series-options.js';
+import { isDailyReplay, type Aggregation, type SeriesOptions } from './series-options.js';
 
 /**
  * The SQL of the series path. One statement answers one batch of a plan (one metric, one

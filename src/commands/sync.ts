@@ -1,36 +1,53 @@
-import { z } from 'zod';
+/**
+ * `npm run sync -- --from URL [--key KEY] [--metric a,b] [--project x,y] [--since YYYY-MM-DD]
+ * [--overlap-days N]`: mirrors another instance's `/v1` API into the store the server uses
+ * (handed to the server when it holds the embedded store), series by series, each in one
+ * transaction through the import's checks and write path. Incremental: first the
+ * upstream's changes feed from where the last run left it (every revision and removal
+ * since, however old the day; follow-changes.ts), then each series from its last stored
+ * day (or the upstream's, if earlier) minus the overlap, so a second run writes only what
+ * changed upstream. A series with a bad value is reported (metric, project, date) and
+ * nothing of it is written; the others go on. An upstream that stays unavailable after the
+ * retries stops the run; everything written until then stays. Exit code 0 when every
+ * series is up to date, 1 when any is not, 2 on a usage error.
+ */
+import { parseArgs } from 'node:util';
 import { isIsoDate } from '../dates.js';
 import { followChanges, type FeedOutcome } from '../sync/follow-changes.js';
 import { mirrorSeries, planMirror, type SeriesOutcome } from '../sync/mirror-series.js';
 import { createUpstreamClient, UpstreamError } from '../sync/upstream-client.js';
 import { counted } from '../counted.js';
 import type { Command } from './command.js';
+import { runFromCommandLine } from './run-command.js';
 
-const syncArgs = z.object({
+export interface SyncArgs {
   /** The upstream's base URL, e.g. https://metrics.example.com. */
-  from: z.url({ protocol: /^https?$/ }),
-  key: z.string().min(1),
-  metrics: z.array(z.string()).optional(),
-  projects: z.array(z.string()).optional(),
-  since: z.string().refine(isIsoDate, 'expected YYYY-MM-DD').optional(),
-  overlapDays: z.number().int().min(0).max(3650),
-});
+  from: string;
+  key: string;
+  metrics?: string[] | undefined;
+  projects?: string[] | undefined;
+  since?: string | undefined;
+  overlapDays: number;
+}
 
-export type SyncArgs = z.infer<typeof syncArgs>;
+const USAGE = `usage: npm run sync -- --from URL [--key KEY] [options]
 
-/**
- * `sync --from URL --key KEY`: mirrors another instance's `/v1` API into this store,
- * series by series, each in one transaction through the import's checks and write path.
- * Incremental: first the upstream's changes feed from where the last run left it (every
- * revision and removal since, however old the day; follow-changes.ts), then each series
- * from its last stored day (or the upstream's, if earlier) minus the overlap, so a second
- * run writes only what changed upstream. A series with a bad value is reported (metric,
- * project, date) and nothing of it is written; the others go on. An upstream that stays
- * unavailable after the retries stops the run; everything written until then stays.
- */
+Mirrors the daily points of another metrics service (its /v1 REST API) into this store,
+series by series, each all or nothing, through the same checks as an import.
+  --from URL          the upstream service, e.g. https://metrics.example.com
+  --key KEY           its API key (or set UPSTREAM_API_KEY, which keeps it out of ps)
+  --metric a,b        only these metrics
+  --project x,y       only these projects
+  --since YYYY-MM-DD  fetch every series from this day (default: each series' last stored day,
+                      or the upstream's if earlier; all of it when the upstream has earlier days)
+  --overlap-days N    days before the last stored day fetched again for late revisions (default 7)
+Each run first applies the upstream's changes feed from where the last one left it, so every
+revision upstream arrives, however old its day; the first run only notes where the feed ends.
+A second run fetches only what is new; a series with a bad value is reported and skipped.`;
+
 export const syncCommand: Command<SyncArgs> = {
   name: 'sync',
-  argsSchema: syncArgs,
+  parse: parseSyncArgs,
   whenLeft: 'the server stops the sync at its next request; the series it had finished stay written, and the next run resumes from them',
   async run({ store, catalog, output, signal }, args) {
     const started = Date.now();
@@ -106,6 +123,57 @@ export const syncCommand: Command<SyncArgs> = {
 
 // Private
 
+function parseSyncArgs(argv: string[]): SyncArgs | number {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      strict: true,
+      options: {
+        from: { type: 'string' },
+        key: { type: 'string' },
+        metric: { type: 'string' },
+        project: { type: 'string' },
+        since: { type: 'string' },
+        'overlap-days': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }).values;
+  } catch (error) {
+    return usage([(error as Error).message]);
+  }
+  if (parsed.help === true) {
+    console.log(USAGE);
+    return 0;
+  }
+  const problems: string[] = [];
+  const key = parsed.key ?? process.env.UPSTREAM_API_KEY;
+  if (parsed.from === undefined || !/^https?:\/\/[^/]/.test(parsed.from)) problems.push('--from: give the upstream service\'s URL, http:// or https://');
+  if (key === undefined || key === '') problems.push('--key: give the upstream\'s API key (or set UPSTREAM_API_KEY)');
+  if (parsed.since !== undefined && !isIsoDate(parsed.since)) problems.push(`--since: expected a date YYYY-MM-DD, got ${JSON.stringify(parsed.since)}`);
+  const overlap = parsed['overlap-days'] === undefined ? 7 : Number(parsed['overlap-days']);
+  if (!Number.isInteger(overlap) || overlap < 0 || overlap > 3650) problems.push('--overlap-days: expected a whole number of days from 0 to 3650');
+  if (problems.length > 0) return usage(problems);
+  return {
+    from: parsed.from!,
+    key: key!,
+    metrics: list(parsed.metric),
+    projects: list(parsed.project),
+    since: parsed.since,
+    overlapDays: overlap,
+  };
+}
+
+function list(value: string | undefined): string[] | undefined {
+  return value === undefined ? undefined : value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+}
+
+function usage(problems: string[]): number {
+  for (const problem of problems) console.error(problem);
+  console.error(`\n${USAGE}`);
+  return 2;
+}
+
 /** What following the changes feed did, in one line. */
 function feedLine(feed: FeedOutcome): string {
   switch (feed.kind) {
@@ -125,3 +193,5 @@ function describe(error: unknown): string {
   if ((error as Error).name === 'AbortError') return 'interrupted';
   return `sync failed: ${(error as Error).message}`;
 }
+
+await runFromCommandLine(import.meta.url, syncCommand);

@@ -7,8 +7,16 @@
  * usage error (found before any store is opened).
  */
 import { parseArgs } from 'node:util';
-import { keysCommand, type KeysArgs } from '../commands/keys-command.js';
-import { runCommand } from '../commands/run-command.js';
+import { generateApiKey, hashApiKey, KEY_CACHE_MS } from '../auth/api-keys.js';
+import { insertApiKey, listApiKeys, revokeApiKey } from '../db/api-key-queries.js';
+import type { Queryable } from '../db/store.js';
+import type { Command, CommandOutput } from './command.js';
+import { runFromCommandLine } from './run-command.js';
+
+export type KeysArgs =
+  | { kind: 'create'; name: string; ratePerMinute?: number | undefined; burst?: number | undefined }
+  | { kind: 'list' }
+  | { kind: 'revoke'; name: string };
 
 const USAGE = `usage: npm run keys -- create --name NAME   print a new key once and store its digest
        npm run keys -- list                 show every key's name, creation and revocation time and limits
@@ -23,11 +31,52 @@ server running on it carries the command out).`;
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
-process.exitCode = await main(process.argv.slice(2));
+/** SQLSTATE unique_violation: the name (or, in theory, the digest) is taken. */
+const UNIQUE_VIOLATION = '23505';
+
+/** `keys create | list | revoke`: a new key is written to standard output once; only its digest is stored. */
+export const keysCommand: Command<KeysArgs> = {
+  name: 'keys',
+  parse: parseKeysArgs,
+  // Nothing to stop part-way: one statement. A key created then is stored but never shown.
+  whenLeft: 'the server still runs it to the end; a key created this way was stored but never shown: revoke it and create another',
+  async run({ store, output, keysChanged }, args) {
+    switch (args.kind) {
+      case 'create': {
+        const key = generateApiKey();
+        try {
+          await insertApiKey(store, args.name, hashApiKey(key), { ratePerMinute: args.ratePerMinute, burst: args.burst });
+        } catch (cause) {
+          if ((cause as { code?: unknown }).code !== UNIQUE_VIOLATION) throw cause;
+          output.err(`${await nameTaken(store, args.name)}\n`);
+          return 1;
+        }
+        output.out(`${key}\n`);
+        output.err(`Created key "${args.name}". It will not be shown again: store it now and send it as the x-api-key header.\n`);
+        return 0;
+      }
+      case 'list':
+        printTable(output, await listApiKeys(store));
+        return 0;
+      case 'revoke':
+        if (!(await revokeApiKey(store, args.name))) {
+          output.err(`no active key named ${args.name}: nothing revoked\n`);
+          return 1;
+        }
+        if (keysChanged === undefined) {
+          output.err(`Revoked key "${args.name}"; a running server stops accepting it within ${KEY_CACHE_MS / 1000} seconds.\n`);
+          return 0;
+        }
+        keysChanged();
+        output.err(`Revoked key "${args.name}"; the running server no longer accepts it.\n`);
+        return 0;
+    }
+  },
+};
 
 // Private
 
-async function main(args: string[]): Promise<number> {
+function parseKeysArgs(args: string[]): KeysArgs | number {
   const command = parseCommand(args);
   if (command === 'help') {
     console.log(USAGE);
@@ -37,7 +86,7 @@ async function main(args: string[]): Promise<number> {
     console.error(`${command}\n\n${USAGE}`);
     return 2;
   }
-  return runCommand(keysCommand, command);
+  return command;
 }
 
 /** The command, 'help', or a message saying what was expected and what arrived. */
@@ -97,3 +146,26 @@ function wholeNumber(option: string, text: string, min: number): number | string
 function badName(name: string): string {
   return `invalid key name ${JSON.stringify(name)}: expected 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit`;
 }
+
+function printTable(output: CommandOutput, keys: readonly { name: string; createdAt: string; revokedAt: string | null; ratePerMinute: number | null; burst: number | null }[]): void {
+  if (keys.length === 0) {
+    output.err('no keys yet; create one with: npm run keys -- create --name NAME\n');
+    return;
+  }
+  const rows = [
+    ['NAME', 'CREATED', 'REVOKED', 'RATE/MIN', 'BURST'],
+    ...keys.map((k) => [k.name, k.createdAt, k.revokedAt ?? '-', k.ratePerMinute === null ? 'default' : String(k.ratePerMinute), k.burst === null ? 'default' : String(k.burst)]),
+  ];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  for (const row of rows) output.out(`${row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')}\n`);
+}
+
+/** Why `name` cannot be given to a new key: a revoked key keeps its name, which `list` alone would not explain. */
+async function nameTaken(store: Queryable, name: string): Promise<string> {
+  const revokedAt = (await listApiKeys(store)).find((key) => key.name === name)?.revokedAt;
+  return revokedAt == null
+    ? `a key named ${name} already exists`
+    : `the name ${name} belongs to a key revoked at ${revokedAt} (a revoked key keeps its name); choose another name`;
+}
+
+await runFromCommandLine(import.meta.url, keysCommand);
