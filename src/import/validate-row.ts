@@ -21,8 +21,8 @@ export type RowCheck = { ok: true; row: NormalizedRow } | { ok: false; error: st
  * Checks one record against the catalog: a known metric, a slug that metric allows
  * (case counts), a real `YYYY-MM-DD` date, a finite decimal value (a whole one for an
  * integer metric), and `extra` only on a metric whose catalog entry declares
- * `extraFields`, as a JSON object that does not redefine `date` or `value`. A null value
- * (NDJSON) or an empty one (CSV), without extra fields, removes the day's point.
+ * `extraFields`, as a JSON object of those fields alone, each a number or null. A null
+ * value (NDJSON) or an empty one (CSV), without extra fields, removes the day's point.
  * The first problem found is returned as a message naming what was expected and what arrived.
  */
 export function validateRow(catalog: Catalog, raw: RawRow): RowCheck {
@@ -99,6 +99,14 @@ function extraText(metric: MetricDefinition, extra: unknown): { text: string | n
   if (typeof extra !== 'object' || Array.isArray(extra)) return { error: `expected "extra" to be a JSON object, found ${describe(extra)}` };
   const reserved = RESERVED_EXTRA_KEYS.filter((key) => Object.hasOwn(extra, key));
   if (reserved.length > 0) return { error: `"extra" may not hold ${reserved.map((k) => `"${k}"`).join(' or ')}: every point has that field already` };
+  // Only the catalog's fields are served: any other key (markup, `__proto__`, a megabyte of
+  // them) would reach every reader of the day.
+  const unknown = Object.keys(extra).filter((key) => !metric.extraFields.includes(key));
+  if (unknown.length > 0) {
+    const more = unknown.length > 1 ? ` and ${unknown.length - 1} more` : '';
+    const found = `unexpected extra field "${clipped(unknown[0]!)}"${more} for metric "${metric.name}"`;
+    return { error: `${found}: expected only ${metric.extraFields.join(', ')}` };
+  }
   // The catalog's fields are aggregated like the value (as numbers, in SQL): anything else
   // there made every interval query over the day fail with a 500, for every reader.
   const record = extra as Record<string, unknown>;
