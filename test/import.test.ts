@@ -220,14 +220,26 @@ for (const kind of STORE_KINDS) {
     it('parses quoted CSV fields with commas and doubled quotes', async () => {
       const csv = await file('quoted.csv', [
         'metric,project,date,value,extra_json',
-        `"etf-num-products","ark-invest","2024-07-01","5","{""spot"":3,""futures"":2,""note"":""a, \\""b\\"""",""leveraged"":0}"`,
+        `"etf-num-products","ark-invest","2024-07-01","5","{""spot"":3,""futures"":2,""leveraged"":0}"`,
       ]);
 
       expect(summary(await importFile(store, CATALOG, csv))).toEqual({ file: csv, ok: true, rows: 1 });
 
       expect(await stored(store, 'etf-num-products', 'ark-invest')).toEqual([
-        { day: '2024-07-01', value: '5', extra: { spot: 3, futures: 2, note: 'a, "b"', leveraged: 0 } },
+        { day: '2024-07-01', value: '5', extra: { spot: 3, futures: 2, leveraged: 0 } },
       ]);
+      // A JSON string holding a comma and escaped quotes is read whole: the bad row quotes it exactly.
+      const text = await file('quoted-text.csv', [
+        'metric,project,date,value,extra_json',
+        `"etf-num-products","ark-invest","2024-07-02","5","{""spot"":""a, \\""b\\"""",""leveraged"":0}"`,
+      ]);
+      const message = 'extra field "spot" of metric "etf-num-products" must be a number (or null), found "a, "b""';
+      expect(await importFile(store, CATALOG, text)).toEqual({
+        file: text,
+        ok: false,
+        errorCount: 1,
+        errors: [{ line: 2, message }],
+      });
     });
 
     it('rejects a CSV whose header is not metric,project,date,value[,extra_json]', async () => {

@@ -96,7 +96,11 @@ function decodeCursor(text: string): FeedPosition | undefined {
   }
 }
 
-/** Rate-limit units of a page: one per 1,000 changes asked for (the unit paid for the key counts). */
+/**
+ * Rate-limit units of a page: one per 1,000 changes asked for. A page reads no more rows of
+ * the change log than it asks for, after two index lookups that find where it starts
+ * (`readChanges`), so what it asks for is the work it costs.
+ */
 export function changesCost(request: ChangesRequest): number {
   return Math.ceil(request.limit / DEFAULT_CHANGES_LIMIT);
 }

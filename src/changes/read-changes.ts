@@ -65,8 +65,15 @@ interface ChangeRow {
 }
 
 /**
- * `seq > cursor` walks the primary key; `written_at >= since` keeps the first page from
- * starting at the beginning of time (the index on written_at serves it when `since` is recent).
+ * The page walks the primary key from where it starts, so it reads the rows it serves and
+ * no more, however many changes lie outside it. It starts right after a cursor that names a
+ * change served with this `since`; otherwise (a first page, or a page that found nothing
+ * yet) at the first change written at or after `since`, found through the index on
+ * (written_at, seq) (migration 0012); with no such change the bound is past every sequence.
+ * Write times follow sequence order (migration 0008), so no change at or after `since`
+ * comes before that first one. Only a write stamped without the turn (by hand in SQL, at its
+ * transaction's start) breaks the order: the `written_at` condition keeps it out when it is
+ * older than `since`, and a first page starts at it when it is the earliest one after.
  * `since` goes as text: the driver sends a timestamptz parameter through a JavaScript Date,
  * which cuts its microseconds.
  */
@@ -77,6 +84,11 @@ select pc.seq::text as seq, m.name as metric, p.slug, pc.day::text as day,
 from point_change pc
 join project p on p.id = pc.project_id
 join metric m on m.id = p.metric_id
-where pc.written_at >= $1::text::timestamptz and pc.seq > $2::bigint
+where pc.seq > coalesce(
+    (select c.seq from point_change c where c.seq = $2::bigint and c.written_at >= $1::text::timestamptz),
+    (select greatest(f.seq - 1, $2::bigint) from point_change f
+      where f.written_at >= $1::text::timestamptz order by f.written_at, f.seq limit 1),
+    9223372036854775807)
+  and pc.written_at >= $1::text::timestamptz
 order by pc.seq
 limit $3`;

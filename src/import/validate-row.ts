@@ -22,10 +22,11 @@ export type RowCheck = { ok: true; row: NormalizedRow } | { ok: false; error: st
 
 /**
  * Checks one record against the catalog: a known metric, a slug that metric allows
- * (case counts), a real `YYYY-MM-DD` date, a finite decimal value (a whole one for an
- * integer metric), and `extra` only on a metric whose catalog entry declares
- * `extraFields`, as a JSON object that does not redefine `date` or `value`. A null value
- * (NDJSON) or an empty one (CSV), without extra fields, removes the day's point.
+ * (case counts), a real `YYYY-MM-DD` date, a finite decimal value that PostgreSQL's numeric
+ * holds (a whole one for an integer metric), and `extra` only on a metric whose catalog
+ * entry declares `extraFields`, as a JSON object of those fields alone, each a number or
+ * null. A null value (NDJSON) or an empty one (CSV), without extra fields, removes the
+ * day's point.
  * The first problem found is returned as a message naming what was expected and what arrived.
  */
 export function validateRow(catalog: Catalog, raw: RawRow): RowCheck {
@@ -41,6 +42,8 @@ export function validateRow(catalog: Catalog, raw: RawRow): RowCheck {
     if (raw.extra !== undefined && raw.extra !== null) return fail('a row that removes a point (empty value) takes no extra fields');
     return { ok: true, row: { metric: metric.name, slug: raw.project, day: raw.date, value: null, extra: null } };
   }
+  const tooLong = typeof raw.value === 'string' ? beyondNumeric(raw.value) : undefined;
+  if (tooLong !== undefined) return fail(tooLong);
   const value = decimalText(raw.value);
   if (value === undefined) return fail(`expected "value" to be a finite decimal number such as 42 or -0.5, found ${describe(raw.value)}`);
   if (metric.valueKind === 'integer' && !isWholeNumber(value)) {
@@ -57,6 +60,9 @@ export function validateRow(catalog: Catalog, raw: RawRow): RowCheck {
 const DECIMAL = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
 /** PostgreSQL's numeric input refuses exponents beyond this. */
 const MAX_EXPONENT = 1000;
+/** The most digits PostgreSQL's numeric holds before and after the decimal point. */
+const MAX_WHOLE_DIGITS = 131_072;
+const MAX_FRACTION_DIGITS = 16_383;
 /** Keys every served point has already; an extra field by the same name would shadow them. */
 const RESERVED_EXTRA_KEYS = ['date', 'value'];
 
@@ -86,6 +92,28 @@ function decimalText(value: unknown): string | undefined {
   return Math.abs(Number(m[3] ?? 0)) <= MAX_EXPONENT ? text : undefined;
 }
 
+/**
+ * Why a decimal text is more than PostgreSQL's numeric holds, or undefined: a value beyond
+ * it would fail the write of the whole file with no line to name. Digits after the point
+ * count trailing zeros (PostgreSQL keeps them as the value's scale); digits before it do
+ * not count leading ones.
+ */
+function beyondNumeric(text: string): string | undefined {
+  const m = DECIMAL.exec(text);
+  if (m === null) return undefined;
+  const [, whole = '', fraction = ''] = m;
+  const exponent = Number(m[3] ?? 0);
+  const digits = whole + fraction;
+  const significant = digits.replace(/^0+/, '').length;
+  const wholeDigits = significant === 0 ? 0 : Math.max(0, whole.length + exponent - (digits.length - significant));
+  const fractionDigits = Math.max(0, fraction.length - exponent);
+  const expected = (most: number, where: string, found: number) =>
+    `expected "value" to have at most ${most} digits ${where} the decimal point, found ${found}`;
+  if (wholeDigits > MAX_WHOLE_DIGITS) return expected(MAX_WHOLE_DIGITS, 'before', wholeDigits);
+  if (fractionDigits > MAX_FRACTION_DIGITS) return expected(MAX_FRACTION_DIGITS, 'after', fractionDigits);
+  return undefined;
+}
+
 /** Exact on the text, so `12345678901234567.5` is not mistaken for a whole number by rounding. */
 function isWholeNumber(text: string): boolean {
   const [, whole = '', fraction = '', exponent = '0'] = DECIMAL.exec(text) ?? [];
@@ -102,6 +130,14 @@ function extraText(metric: MetricDefinition, extra: unknown): { text: string | n
   if (typeof extra !== 'object' || Array.isArray(extra)) return { error: `expected "extra" to be a JSON object, found ${describe(extra)}` };
   const reserved = RESERVED_EXTRA_KEYS.filter((key) => Object.hasOwn(extra, key));
   if (reserved.length > 0) return { error: `"extra" may not hold ${reserved.map((k) => `"${k}"`).join(' or ')}: every point has that field already` };
+  // Only the catalog's fields are served: any other key (markup, `__proto__`, a megabyte of
+  // them) would reach every reader of the day.
+  const unknown = Object.keys(extra).filter((key) => !metric.extraFields.includes(key));
+  if (unknown.length > 0) {
+    const more = unknown.length > 1 ? ` and ${unknown.length - 1} more` : '';
+    const found = `unexpected extra field "${clipped(unknown[0]!)}"${more} for metric "${metric.name}"`;
+    return { error: `${found}: expected only ${metric.extraFields.join(', ')}` };
+  }
   // The catalog's fields are aggregated like the value (as numbers, in SQL): anything else
   // there would make every interval query over the day fail with a 500, for every reader.
   const record = extra as Record<string, unknown>;
