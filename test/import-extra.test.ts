@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../src/catalog/load-catalog.js';
-import { importCommand } from '../src/commands/import-command.js';
+import { importCommand } from '../src/commands/import.js';
 import { loadConfig } from '../src/config.js';
 import type { Store } from '../src/db/store.js';
 import { startTestService, type TestService } from './support/service.js';
