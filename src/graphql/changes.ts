@@ -1,4 +1,10 @@
-import { changesCost, DEFAULT_CHANGES_LIMIT, MAX_CHANGES_LIMIT, validateChangesRequest } from '../changes/changes-request.js';
+import {
+  changesCost,
+  changesRequestSchema,
+  DEFAULT_CHANGES_LIMIT,
+  MAX_CHANGES_LIMIT,
+  validateChangesRequest,
+} from '../changes/changes-request.js';
 import { readChanges, type Change, type ChangesPage } from '../changes/read-changes.js';
 import type { Builder } from './builder.js';
 import { exactNumber } from './exact-numbers.js';
@@ -46,13 +52,18 @@ export function addChangesQuery(builder: Builder, refs: { enums: Enums }) {
         after: t.arg.string({ required: false, description: 'The `endCursor` of an earlier page with the same `since`.' }),
       },
       resolve: async (_root, args, ctx) => {
-        const request = validateChangesRequest(
-          { since: args.since, limit: args.first ?? undefined, cursor: args.after ?? undefined },
-          { since: 'since', limit: 'first', cursor: 'after' },
-        );
+        const request = validateChangesRequest(CHANGES_REQUEST, {
+          since: args.since,
+          limit: args.first ?? undefined,
+          cursor: args.after ?? undefined,
+        });
         await ctx.meter.charge(changesCost(request));
         return readChanges(ctx.services.reads, request);
       },
     }),
   );
 }
+
+// Private
+
+const CHANGES_REQUEST = changesRequestSchema({ since: 'since', limit: 'first', cursor: 'after' });
