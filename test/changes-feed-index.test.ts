@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../src/catalog/load-catalog.js';
-import { encodeCursor, validateChangesRequest } from '../src/changes/changes-request.js';
+import { changesRequestSchema, encodeCursor, validateChangesRequest } from '../src/changes/changes-request.js';
 import { readChanges, type ChangesPage } from '../src/changes/read-changes.js';
 import { canonicalInstant } from '../src/dates.js';
 import { migrate } from '../src/db/migrate.js';
@@ -24,7 +24,7 @@ const PER_WRITE = 100;
 const LAST_WRITE = CHANGES - PER_WRITE + 1;
 const LOG_START = Date.parse('2026-01-01T00:00:00Z');
 const LIMIT = 1000;
-const PARAMS = { since: 'since', limit: 'limit', cursor: 'cursor' } as const;
+const SCHEMA = changesRequestSchema({ since: 'since', limit: 'limit', cursor: 'cursor' });
 /** An instant after every change of the log. */
 const AFTER_ALL = '2026-06-30T00:00:00Z';
 
@@ -85,7 +85,7 @@ for (const kind of STORE_KINDS) {
         exec: (script) => store.exec(script),
         copyCsv: (table, columns, csv) => store.copyCsv(table, columns, csv),
       };
-      const page = await readChanges(recording, validateChangesRequest({ ...input, limit: LIMIT }, PARAMS));
+      const page = await readChanges(recording, validateChangesRequest(SCHEMA, { ...input, limit: LIMIT }));
       return { page, statements };
     };
 

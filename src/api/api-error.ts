@@ -50,3 +50,33 @@ export class ApiError extends Error {
     return ERROR_KINDS[this.kind].status;
   }
 }
+
+/** A problem a request schema found, as zod and any other Standard Schema library reports it. */
+export interface RequestIssue {
+  readonly message: string;
+  readonly path?: readonly (PropertyKey | { readonly key: PropertyKey })[] | undefined;
+}
+
+/** One 400 for problems with parameters: each itemised in `errors`, and all of them in the detail. */
+export function paramsError(errors: readonly ParamError[]): ApiError {
+  return new ApiError('bad-request', errors.map((e) => `${e.param}: ${e.message}`).join('; '), { errors });
+}
+
+/**
+ * One 400 for a request schema's issues. Each names its parameter by the first key of its
+ * path, in the caller's words where `names` has them (REST's `start_date` for `from`);
+ * an issue of the whole request names `request`.
+ */
+export function issuesError(issues: readonly RequestIssue[], names?: Readonly<Record<string, string>>): ApiError {
+  return paramsError(issues.map((issue) => ({ param: paramOf(issue, names), message: issue.message })));
+}
+
+// Private
+
+function paramOf(issue: RequestIssue, names: Readonly<Record<string, string>> | undefined): string {
+  const first = issue.path?.[0];
+  const key = typeof first === 'object' ? first.key : first;
+  if (typeof key !== 'string') return 'request';
+  if (names === undefined) return key;
+  return Object.hasOwn(names, key) ? names[key]! : 'request';
+}

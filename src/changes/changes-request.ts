@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError, type ParamError } from '../api/api-error.js';
+import { issuesError } from '../api/api-error.js';
 import { canonicalInstant, INSTANT_EXPECTED, isIsoDate } from '../dates.js';
 import { clipped } from '../clipped.js';
 
@@ -32,32 +32,60 @@ export interface ChangesRequestInput {
 export type ChangesParams = Readonly<Record<keyof ChangesRequestInput, string>>;
 
 /**
- * Validates a changes request: `since` (an RFC 3339 instant, or a date meaning the start
- * of that UTC day), `limit` (1 to 10,000), and a `cursor` from an earlier page, which
- * carries its own `since` (given both, they must agree). Every problem in one 400.
+ * The one validation of a changes request, shared by REST and GraphQL, in the caller's
+ * words (`params`, which messages and issue paths use): `since` (an RFC 3339 instant, or
+ * a date meaning the start of that UTC day), `limit` (1 to 10,000), and a `cursor` from an
+ * earlier page, which carries its own `since` (given both, they must agree). Every problem
+ * is reported, each issue's path starting with the parameter it concerns.
  */
-export function validateChangesRequest(input: ChangesRequestInput, params: ChangesParams): ChangesRequest {
-  const errors: ParamError[] = [];
-  const since = input.since === undefined ? undefined : sinceInstant(input.since);
-  if (input.since !== undefined && since === undefined) {
-    errors.push({ param: params.since, message: INSTANT_EXPECTED(input.since, 'start') });
-  }
-  const limit = input.limit === undefined ? DEFAULT_CHANGES_LIMIT : pageSize(input.limit);
-  if (limit === undefined) {
-    errors.push({ param: params.limit, message: `expected a whole number from 1 to ${MAX_CHANGES_LIMIT}, got ${JSON.stringify(clipped(String(input.limit)))}` });
-  }
-  const resumed = input.cursor === undefined ? undefined : decodeCursor(input.cursor);
-  if (input.cursor !== undefined && resumed === undefined) {
-    errors.push({ param: params.cursor, message: 'not a cursor this feed handed out; pass `next` or `cursor` of an earlier page unchanged' });
-  }
-  if (input.since === undefined && input.cursor === undefined) {
-    errors.push({ param: params.since, message: `give the instant to start from (RFC 3339, e.g. 2026-06-30T00:00:00Z), or a ${params.cursor} from an earlier page` });
-  }
-  if (resumed !== undefined && since !== undefined && resumed.since !== since) {
-    errors.push({ param: params.cursor, message: `this cursor continues the feed since ${resumed.since}, not since ${since}; leave ${params.since} out or give the same instant` });
-  }
-  if (errors.length > 0) throw new ApiError('bad-request', errors.map((e) => `${e.param}: ${e.message}`).join('; '), { errors });
-  return { position: resumed ?? { since: since!, seq: '0' }, limit: limit! };
+export function changesRequestSchema(params: ChangesParams) {
+  return z
+    .object({
+      since: z.string().optional(),
+      limit: z.union([z.string(), z.number()]).optional(),
+      cursor: z.string().optional(),
+    })
+    .transform((input, ctx): ChangesRequest => {
+      let failed = false;
+      const problem = (param: string, message: string) => {
+        failed = true;
+        ctx.addIssue({ code: 'custom', path: [param], message });
+      };
+      const since = input.since === undefined ? undefined : sinceInstant(input.since);
+      if (input.since !== undefined && since === undefined) {
+        problem(params.since, INSTANT_EXPECTED(input.since, 'start'));
+      }
+      const limit = input.limit === undefined ? DEFAULT_CHANGES_LIMIT : pageSize(input.limit);
+      if (limit === undefined) {
+        const got = JSON.stringify(clipped(String(input.limit)));
+        problem(params.limit, `expected a whole number from 1 to ${MAX_CHANGES_LIMIT}, got ${got}`);
+      }
+      const resumed = input.cursor === undefined ? undefined : decodeCursor(input.cursor);
+      if (input.cursor !== undefined && resumed === undefined) {
+        problem(params.cursor, 'not a cursor this feed handed out; '
+          + 'pass `next` or `cursor` of an earlier page unchanged');
+      }
+      if (input.since === undefined && input.cursor === undefined) {
+        problem(params.since, 'give the instant to start from (RFC 3339, e.g. 2026-06-30T00:00:00Z), '
+          + `or a ${params.cursor} from an earlier page`);
+      }
+      if (resumed !== undefined && since !== undefined && resumed.since !== since) {
+        problem(params.cursor, `this cursor continues the feed since ${resumed.since}, not since ${since}; `
+          + `leave ${params.since} out or give the same instant`);
+      }
+      if (failed) return z.NEVER;
+      return { position: resumed ?? { since: since!, seq: '0' }, limit: limit! };
+    });
+}
+
+/** Validates a changes request against `schema`, or throws one 400 ApiError naming each parameter. */
+export function validateChangesRequest(
+  schema: ReturnType<typeof changesRequestSchema>,
+  input: ChangesRequestInput,
+): ChangesRequest {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  throw issuesError(result.error.issues);
 }
 
 /** An opaque cursor for a position: base64url of a small JSON object. */

@@ -1,4 +1,6 @@
 import SchemaBuilder from '@pothos/core';
+import ValidationPlugin from '@pothos/plugin-validation';
+import { issuesError } from '../api/api-error.js';
 import type { ProjectDirectory } from '../db/project-directory.js';
 import type { CancelSignal } from '../db/store.js';
 import type { RateLimitMeter } from '../limits/rate-limiter.js';
@@ -43,7 +45,15 @@ export interface SchemaTypes {
 
 export type Builder = PothosSchemaTypes.SchemaBuilder<PothosSchemaTypes.ExtendDefaultTypes<SchemaTypes>>;
 
-/** A schema builder with the context and scalar types; the types themselves are added by the files beside it. */
+/**
+ * A schema builder with the context and scalar types; the types themselves are added by the files beside it.
+ * A field's arguments declare their validation (`validate`); what it refuses is a 400 ApiError naming each
+ * argument, rendered as REST's are (`BAD_USER_INPUT`, with `errors`).
+ */
 export function createBuilder(): Builder {
-  return new SchemaBuilder<SchemaTypes>({ defaultFieldNullability: false });
+  return new SchemaBuilder<SchemaTypes>({
+    plugins: [ValidationPlugin],
+    defaultFieldNullability: false,
+    validation: { validationError: (failure) => issuesError(failure.issues) },
+  });
 }

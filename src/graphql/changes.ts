@@ -1,4 +1,10 @@
-import { changesCost, DEFAULT_CHANGES_LIMIT, MAX_CHANGES_LIMIT, validateChangesRequest } from '../changes/changes-request.js';
+import { z } from 'zod';
+import {
+  changesCost,
+  changesRequestSchema,
+  DEFAULT_CHANGES_LIMIT,
+  MAX_CHANGES_LIMIT,
+} from '../changes/changes-request.js';
 import { readChanges, type Change, type ChangesPage } from '../changes/read-changes.js';
 import type { Builder } from './builder.js';
 import { exactNumber } from './exact-numbers.js';
@@ -40,19 +46,29 @@ export function addChangesQuery(builder: Builder, refs: { enums: Enums }) {
     t.field({
       type: ChangeConnection,
       description: `Every write of a point since an instant, one entry per write (a value written twice appears twice), a page at a time: the feed of GET /v1/changes. Costs one rate-limit unit per ${DEFAULT_CHANGES_LIMIT} entries asked for.`,
-      args: {
+      args: t.validate({
         since: t.arg({ type: 'DateTime', required: true, description: 'Writes at or after this instant.' }),
         first: t.arg.int({ required: false, defaultValue: DEFAULT_CHANGES_LIMIT, description: `Entries per page, 1 to ${MAX_CHANGES_LIMIT}.` }),
         after: t.arg.string({ required: false, description: 'The `endCursor` of an earlier page with the same `since`.' }),
-      },
-      resolve: async (_root, args, ctx) => {
-        const request = validateChangesRequest(
-          { since: args.since, limit: args.first ?? undefined, cursor: args.after ?? undefined },
-          { since: 'since', limit: 'first', cursor: 'after' },
-        );
+      }, CHANGES_ARGS),
+      resolve: async (_root, { request }, ctx) => {
         await ctx.meter.charge(changesCost(request));
         return readChanges(ctx.services.reads, request);
       },
     }),
   );
 }
+
+// Private
+
+/** The shared changes request schema over the `changes` field's arguments; the resolver gets `{ request }`. */
+const CHANGES_ARGS = z
+  .preprocess(
+    (args: { since: string; first?: number | null; after?: string | null }) => ({
+      since: args.since,
+      limit: args.first ?? undefined,
+      cursor: args.after ?? undefined,
+    }),
+    changesRequestSchema({ since: 'since', limit: 'first', cursor: 'after' }),
+  )
+  .transform((request) => ({ request }));

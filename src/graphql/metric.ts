@@ -1,25 +1,14 @@
+import { z } from 'zod';
+import type { Catalog } from '../catalog/load-catalog.js';
 import { planSeries, type SeriesPlan } from '../series/series-plan.js';
-import { validateSeriesRequest, type SeriesRequestField } from '../series/series-request.js';
+import { SERIES_REQUEST_SCHEMA, type SeriesRequestInput } from '../series/series-request.js';
 import type { Builder } from './builder.js';
 import { chargeSeries } from './charge-series.js';
 import type { Enums } from './enums.js';
 import type { SeriesRef } from './series.js';
 
-/** GraphQL argument names for the fields of the shared series request. */
-const GRAPHQL_ARGS: Readonly<Record<SeriesRequestField, string>> = {
-  projects: 'projects',
-  from: 'from',
-  to: 'to',
-  interval: 'interval',
-  aggregation: 'aggregation',
-  fill: 'fill',
-  transform: 'transform',
-  window: 'window',
-  asOf: 'asOf',
-};
-
 /** The `Metric` type and the `metric` query field. */
-export function addMetricQuery(builder: Builder, refs: { enums: Enums; Series: SeriesRef }) {
+export function addMetricQuery(builder: Builder, refs: { catalog: Catalog; enums: Enums; Series: SeriesRef }) {
   const Metric = builder.objectRef<SeriesPlan>('Metric').implement({
     description: 'One metric\'s series for the requested projects, range and options.',
     fields: (t) => ({
@@ -39,7 +28,7 @@ export function addMetricQuery(builder: Builder, refs: { enums: Enums; Series: S
       nullable: true,
       description:
         'The series of one metric. Same rules as REST /v1/metrics/<name> (the same validation code): omitted `projects` means every project of the metric (an error where the metric requires projects); a project the metric does not allow is an error naming it; bounds are inclusive. The options shape the series as in REST\'s extension parameters; with none, the stored daily points.',
-      args: {
+      args: t.validate({
         name: t.arg({ type: refs.enums.MetricName, required: true, description: 'The metric.' }),
         projects: t.arg({
           type: [refs.enums.Project],
@@ -58,27 +47,40 @@ export function addMetricQuery(builder: Builder, refs: { enums: Enums; Series: S
           required: false,
           description: 'Answer with the values as they were served at this instant: revised values as they were then, points written later absent. Omitted means now.',
         }),
-      },
+      }, seriesArgs(refs.catalog)),
       // Validated and charged per field, like one REST request each: the unit paid at authentication counts towards the first.
-      resolve: async (_root, args, ctx) => {
-        const request = validateSeriesRequest(
-          {
-            metric: ctx.services.catalog.metric(args.name),
-            projects: args.projects ?? undefined,
-            from: args.from ?? undefined,
-            to: args.to ?? undefined,
-            interval: args.interval ?? undefined,
-            aggregation: args.aggregation ?? undefined,
-            fill: args.fill ?? undefined,
-            transform: args.transform ?? undefined,
-            window: args.window ?? undefined,
-            asOf: args.asOf ?? undefined,
-          },
-          GRAPHQL_ARGS,
-        );
+      resolve: async (_root, { request }, ctx) => {
         await chargeSeries(ctx, request);
         return planSeries(request, ctx.directory);
       },
     }),
   );
+}
+
+// Private
+
+/** The `metric` field's arguments as REST's series request reads them (an argument given as null is absent). */
+type MetricArgs = { name: string } & {
+  [K in Exclude<keyof SeriesRequestInput, 'metric'>]?: SeriesRequestInput[K] | null;
+};
+
+/** The shared series request schema over the `metric` field's arguments; the resolver gets `{ request }`. */
+function seriesArgs(catalog: Catalog) {
+  return z
+    .preprocess(
+      (args: MetricArgs): SeriesRequestInput => ({
+        metric: catalog.metric(args.name),
+        projects: args.projects ?? undefined,
+        from: args.from ?? undefined,
+        to: args.to ?? undefined,
+        interval: args.interval ?? undefined,
+        aggregation: args.aggregation ?? undefined,
+        fill: args.fill ?? undefined,
+        transform: args.transform ?? undefined,
+        window: args.window ?? undefined,
+        asOf: args.asOf ?? undefined,
+      }),
+      SERIES_REQUEST_SCHEMA,
+    )
+    .transform((request) => ({ request }));
 }

@@ -18,7 +18,7 @@ export function createGraphqlSchema(catalog: Catalog): GraphQLSchema {
   const enums = addEnums(builder, catalog);
   const DataPoint = addDataPoint(builder);
   const Series = addSeries(builder, { DataPoint, enums });
-  addMetricQuery(builder, { enums, Series });
+  addMetricQuery(builder, { catalog, enums, Series });
   addMetricsQuery(builder, { enums, Series });
   addChangesQuery(builder, { enums });
   addSeriesUpdatedSubscription(builder, { enums });

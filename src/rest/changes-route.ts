@@ -1,5 +1,5 @@
 import { readyDirectory } from '../api/unavailable.js';
-import { changesCost, validateChangesRequest } from '../changes/changes-request.js';
+import { changesCost, changesRequestSchema, validateChangesRequest } from '../changes/changes-request.js';
 import { changesPageJson, readChanges } from '../changes/read-changes.js';
 import type { RestCall } from './rest-services.js';
 import { sendJson } from '../http/send-json.js';
@@ -12,11 +12,16 @@ import { readParameters } from './parse-query.js';
  */
 export async function handleChanges({ req, res, services, query, meter }: RestCall): Promise<void> {
   const params = readParameters(query, ['since', 'limit', 'cursor']);
-  const request = validateChangesRequest(
-    { since: params.get('since'), limit: params.get('limit'), cursor: params.get('cursor') },
-    { since: 'since', limit: 'limit', cursor: 'cursor' },
-  );
+  const request = validateChangesRequest(CHANGES_REQUEST, {
+    since: params.get('since'),
+    limit: params.get('limit'),
+    cursor: params.get('cursor'),
+  });
   await meter.charge(changesCost(request));
   readyDirectory(services.state); // 503 until migrations have run
   await sendJson(req, res, changesPageJson(await readChanges(services.reads, request)));
 }
+
+// Private
+
+const CHANGES_REQUEST = changesRequestSchema({ since: 'since', limit: 'limit', cursor: 'cursor' });

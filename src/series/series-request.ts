@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { MetricDefinition } from '../catalog/load-catalog.js';
-import { ApiError, type ParamError } from '../api/api-error.js';
+import { issuesError } from '../api/api-error.js';
 import { canonicalInstant, INSTANT_EXPECTED, isIsoDate } from '../dates.js';
 import { AGGREGATIONS, DEFAULT_WINDOW, FILLS, INTERVALS, MAX_WINDOW, TRANSFORMS, type SeriesOptions } from './series-options.js';
 import { clipped } from '../clipped.js';
@@ -51,28 +51,6 @@ const isoDateSchema = z.string().refine(isIsoDate, {
   error: (issue) => `expected a real calendar date as YYYY-MM-DD, got ${JSON.stringify(issue.input)}`,
 });
 
-/**
- * The one validation of a series request, shared by REST and GraphQL: the rules of
- * docs/decisions.md for projects (required where the catalog says so, allowed slugs only,
- * case-sensitive, duplicates collapsed, no empty segment) and dates (real days, start not
- * after end). Throws one 400 ApiError whose `errors` name each parameter as the caller
- * calls it (`names`), so REST says `start_date` where GraphQL says `from`.
- */
-export function validateSeriesRequest(input: SeriesRequestInput, names: Readonly<Record<SeriesRequestField, string>>): SeriesRequest {
-  const result = SERIES_REQUEST_SCHEMA.safeParse(input);
-  if (result.success) return result.data;
-  const errors = result.error.issues.map((issue): ParamError => {
-    const field = issue.path[0];
-    return { param: typeof field === 'string' && field in names ? names[field as SeriesRequestField] : 'request', message: issue.message };
-  });
-  throw new ApiError('bad-request', errors.map((e) => `${e.param}: ${e.message}`).join('; '), { errors });
-}
-
-// Private
-
-/** Offending projects named one by one in an error; any more are only counted. */
-const MAX_NAMED_PROJECTS = 5;
-
 /** One of a list of names, refused with the list itself so the caller sees what is allowed. */
 function oneOf<const T extends readonly string[]>(names: T) {
   return z.string().refine((v): v is T[number] => (names as readonly string[]).includes(v), {
@@ -97,7 +75,13 @@ const instantSchema = z.string().transform((text, ctx) => {
   return instant;
 });
 
-const SERIES_REQUEST_SCHEMA = z
+/**
+ * The one validation of a series request, shared by REST and GraphQL: the rules of
+ * docs/decisions.md for projects (required where the catalog says so, allowed slugs only,
+ * case-sensitive, duplicates collapsed, no empty segment) and dates (real days, start not
+ * after end). Each issue's path starts with the {@link SeriesRequestField} it concerns.
+ */
+export const SERIES_REQUEST_SCHEMA = z
   .object({
     metric: z.custom<MetricDefinition>(),
     projects: z.array(z.string()).optional(),
@@ -128,6 +112,24 @@ const SERIES_REQUEST_SCHEMA = z
     };
     return { metric: input.metric, slugs, from: input.from ?? null, to: input.to ?? null, options, asOf: input.asOf ?? null };
   });
+
+/**
+ * Validates a series request for REST: {@link SERIES_REQUEST_SCHEMA}, or one 400 ApiError
+ * whose `errors` name each parameter as REST calls it (`names`: `start_date` for `from`).
+ */
+export function validateSeriesRequest(
+  input: SeriesRequestInput,
+  names: Readonly<Record<SeriesRequestField, string>>,
+): SeriesRequest {
+  const result = SERIES_REQUEST_SCHEMA.safeParse(input);
+  if (result.success) return result.data;
+  throw issuesError(result.error.issues, names);
+}
+
+// Private
+
+/** Offending projects named one by one in an error; any more are only counted. */
+const MAX_NAMED_PROJECTS = 5;
 
 function resolveSlugs(metric: MetricDefinition, projects: readonly string[] | undefined, ctx: z.RefinementCtx): string[] {
   // Built only for an error: joining a long list on every request costs more than the check.
