@@ -467,6 +467,19 @@ for (const kind of STORE_KINDS) {
         expect(mutation.headers.get('allow')).toBe('POST');
       });
 
+      it('answers every method but GET, POST and HEAD with 405 METHOD_NOT_ALLOWED, also for a body POSTed before', async () => {
+        const body = JSON.stringify({ query: '{ metrics { name } }' });
+        const headers = { 'content-type': 'application/json', accept: 'application/graphql-response+json' };
+        for (let round = 0; round < 2; round += 1) {
+          expect((await service.get('/graphql', { method: 'POST', headers, body })).status).toBe(200);
+          for (const method of ['DELETE', 'PATCH', 'PROPFIND']) {
+            const res = await service.get('/graphql', { method, headers, body });
+            await expectRequestError(res, 405, 'application/graphql-response+json', 'METHOD_NOT_ALLOWED');
+            expect(res.headers.get('allow'), method).toBe('GET, POST');
+          }
+        }
+      });
+
       it.each([
         ['a body that is not JSON', '{"query":'],
         ['a batched (array) body', '[{"query":"{ __typename }"}]'],
@@ -493,6 +506,96 @@ for (const kind of STORE_KINDS) {
         expect(res.status).toBeGreaterThanOrEqual(400);
         expect(res.status).toBeLessThan(500);
         expect(text).not.toContain('"data"');
+      });
+    });
+
+    describe('requests sent again', () => {
+      const SERIES = 'metric(name: token_price_usd, projects: [ethereum, solana], from: "2026-06-01", to: "2026-06-05") { series { slug points { date value } } }';
+      const WITH_VARIABLES = 'query Q($projects: [Project!], $from: Date) { metric(name: token_price_usd, projects: $projects, from: $from, to: "2026-06-05") { series { slug points { date value } } } }';
+      const TWO_OPERATIONS = `query A { ${SERIES} } query B { metrics { name } }`;
+      interface Repeat {
+        name: string;
+        fields: { query: string; variables?: unknown; operationName?: unknown };
+        /** Sent between the first and the second time: another request of the same document. */
+        between: { variables?: unknown; operationName?: unknown };
+        path?: string;
+        accept?: string;
+      }
+      const repeats: Repeat[] = [
+        { name: 'the other operation of the same document', fields: { query: TWO_OPERATIONS, operationName: 'A' }, between: { operationName: 'B' } },
+        { name: 'no operation named, of two', fields: { query: TWO_OPERATIONS }, between: { operationName: 'A' } },
+        { name: 'an operation name the document lacks', fields: { query: TWO_OPERATIONS, operationName: 'C' }, between: { operationName: 'A' } },
+        { name: 'an empty operation name', fields: { query: `{ ${SERIES} }`, operationName: '' }, between: { operationName: null } },
+        { name: 'other variables', fields: { query: WITH_VARIABLES, variables: { projects: ['ethereum'] } }, between: { variables: { projects: ['solana'] } } },
+        { name: 'variables of the wrong type', fields: { query: WITH_VARIABLES, variables: { projects: 'nope', from: 7 } }, between: { variables: {} } },
+        { name: 'a URL ending in /health', fields: { query: `{ ${SERIES} }` }, between: {}, path: '/graphql?next=/health' },
+        { name: 'an event stream accepted', fields: { query: `{ ${SERIES} }` }, between: {}, accept: 'text/event-stream' },
+      ];
+      /** Status, headers but the request id and date, and body: what a client sees. */
+      const seen = async (res: Response) => ({
+        status: res.status,
+        headers: [...res.headers].filter(([name]) => name !== 'x-request-id' && name !== 'date'),
+        body: await res.text(),
+      });
+
+      it.each(repeats.map((r, i) => ({ ...r, i })))('answers $name as it did the first time', async (r) => {
+        // A document of the case's own (a comment differs), so no earlier request sent it.
+        const query = `${r.fields.query}\n# repeat ${r.i}`;
+        const post = (fields: object, path = r.path ?? '/graphql') => service.get(path, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: r.accept ?? 'application/graphql-response+json' },
+          body: JSON.stringify({ ...r.fields, query, ...fields }),
+        });
+        const first = await seen(await post({}));
+        await (await post(r.between, '/graphql')).text();
+        expect(await seen(await post({}))).toEqual(first);
+      });
+
+      it('answers a name and a query that run together as another pair does as the query they are', async () => {
+        // A document whose comment holds a NUL, and a request whose name ends where that
+        // document's text did: run together, the two pairs are the same characters.
+        const query = '{ metrics { name } } # a NUL in the name';
+        const head = `query A { ${SERIES} } #`;
+        const post = (body: string) => service.get('/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        const request = JSON.stringify({ query, operationName: `A\u0000${head}` });
+        const first = await seen(await post(request));
+        await (await post(JSON.stringify({ query: `${head}\u0000${query}`, operationName: 'A' }))).text();
+        expect(await seen(await post(request))).toEqual(first);
+        expect(first.status).toBe(400);
+      });
+
+      it('never runs a query sent to a URL ending in /health: that is Yoga\'s health check', async () => {
+        const query = `{ ${SERIES} }`;
+        const post = (path: string) => service.get(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+        expect((await post('/graphql')).status).toBe(200);
+        const health = await post('/graphql?next=/health');
+        expect(await health.text()).not.toContain('ethereum');
+      });
+
+      it('refuses a query the key cannot pay for with a field error, its code, status and Retry-After, repeated or new', async () => {
+        const other = 'test-key-other-0123456789abcdef';
+        const limited = await startTestService(kind, { API_KEYS: `${TEST_KEY},${other}`, RESPONSE_CACHE_MB: '0', RATE_LIMIT_PER_MINUTE: '1', RATE_LIMIT_BURST: '5' });
+        try {
+          const post = (query: string, key: string) => limited.graphql(query, undefined, key);
+          // Four units (four projects, a year each) of the burst's five: the second request is
+          // refused by the series field's charge, inside its execution.
+          const query = '{ metric(name: token_price_usd, projects: [arbitrum, ethereum, fogo, solana], from: "2025-07-01", to: "2026-06-30") { series { slug } } }';
+          expect((await post(query, TEST_KEY)).status).toBe(200);
+          const repeat = await post(query, TEST_KEY);
+          expect((await post(`${query} # 1`, other)).status).toBe(200);
+          const fresh = await post(`${query} # 2`, other);
+          expect(repeat.status).toBe(429);
+          expect(fresh.status).toBe(429);
+          expect(repeat.headers.get('content-type')).toBe(fresh.headers.get('content-type'));
+          expect(Number(repeat.headers.get('retry-after'))).toBeGreaterThan(200);
+          expect(Math.abs(Number(repeat.headers.get('retry-after')) - Number(fresh.headers.get('retry-after')))).toBeLessThanOrEqual(1);
+          const body = JSON.parse(await repeat.text()) as { data: unknown; errors: { extensions: { code: string } }[] };
+          expect(body).toEqual(JSON.parse(await fresh.text()));
+          expect(body.data).toEqual({ metric: null });
+          expect(body.errors[0]!.extensions.code).toBe('RATE_LIMITED');
+        } finally {
+          await limited.stop();
+        }
       });
     });
 

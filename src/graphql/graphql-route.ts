@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ExecutionResult, GraphQLError } from 'graphql';
 import type { RateLimitMeter } from '../limits/rate-limiter.js';
 import { ApiError } from '../api/api-error.js';
 import { API_KEY_HEADER } from '../auth/api-keys.js';
@@ -12,8 +11,7 @@ import type { Route } from '../http/route.js';
 import type { Services } from '../services.js';
 import { createGraphiqlPage } from './graphiql-page.js';
 import { createSplices, type Splices } from './splice.js';
-import { answerOf, createKnownOperations, executeKnown, type KnownOperation, type KnownOperations, type SeenDocument } from './known-operations.js';
-import { createGraphqlServer, maskGraphqlError, type GraphqlServerContext } from './yoga.js';
+import { createGraphqlServer, type GraphqlServerContext } from './yoga.js';
 
 type GraphqlServer = ReturnType<typeof createGraphqlServer>;
 
@@ -24,7 +22,6 @@ type GraphqlServer = ReturnType<typeof createGraphqlServer>;
  */
 export function createGraphqlRoute(services: Services): Route {
   const yoga = createGraphqlServer(services);
-  const operations = createKnownOperations();
   const sendGraphiqlPage = createGraphiqlPage();
   return {
     path: '/graphql',
@@ -73,8 +70,7 @@ export function createGraphqlRoute(services: Services): Route {
         splices,
       };
       try {
-        const known = body !== undefined && isPlainPost(req) ? operations.match(req.headers['content-type'], req.headers.accept, body) : undefined;
-        const answer = known === undefined ? await answerWithYoga(yoga, operations, req, res, body, context, signal) : await answerKnown(yoga, services, known, context);
+        const answer = await answerWithYoga(yoga, req, res, body, context, signal);
         // A subscription's events were written as they came.
         if (answer === 'streamed') return;
         // A large answer stays in parts, written as they are: joined, a 10 MB answer was a
@@ -120,24 +116,19 @@ interface GraphqlAnswer {
 /**
  * Through Yoga: parse, validate and execute, or its refusal. Yoga's own Node entry
  * (whatwg-node's light Request, built from the node request's fields) rather than a Fetch
- * API Request of our own: 16% more GraphQL answers per second in the bench. A query it
- * executed is learned, so its repeats take {@link answerKnown}.
+ * API Request of our own: 16% more GraphQL answers per second in the bench.
  */
-async function answerWithYoga(yoga: GraphqlServer, operations: KnownOperations, req: IncomingMessage, res: ServerResponse, body: Buffer | undefined, context: GraphqlServerContext & { splices: Splices }, signal: ClientGone): Promise<GraphqlAnswer | 'streamed'> {
-  const seen: SeenDocument = {};
+async function answerWithYoga(yoga: GraphqlServer, req: IncomingMessage, res: ServerResponse, body: Buffer | undefined, context: GraphqlServerContext & { splices: Splices }, signal: ClientGone): Promise<GraphqlAnswer | 'streamed'> {
   // A HEAD is the GET it mirrors, answered without its body (the route leaves it out):
   // Yoga itself allows only GET and POST and refused a HEAD with a query with its 405.
   const method = req.method === 'HEAD' ? 'GET' : req.method;
   const request = { method, url: req.url, headers: req.headers, socket: req.socket, body: body?.length === 0 ? ' ' : body };
-  const response = await yoga.handleNodeRequestAndResponse(request, res, { ...context, seen });
+  const response = await yoga.handleNodeRequestAndResponse(request, res, context);
   if (response.status === 415 || response.status === 406) throw mediaTypeRefusal(req, response);
   const contentType = response.headers.get('content-type') ?? '';
   if (contentType.startsWith('text/event-stream')) {
     await sendFetchResponse(res, response, req.method === 'HEAD', signal);
     return 'streamed';
-  }
-  if (seen.document !== undefined && seen.params !== undefined && body !== undefined) {
-    operations.learn({ document: seen.document, params: seen.params }, req.headers.accept, contentType);
   }
   const headers: [string, string][] = [];
   response.headers.forEach((value, name) => {
@@ -145,29 +136,6 @@ async function answerWithYoga(yoga: GraphqlServer, operations: KnownOperations, 
   });
   if (context.splices.size > 0) return { status: response.status, headers, contentType, text: await response.text() };
   return { status: response.status, headers, contentType, bytes: Buffer.from(await response.arrayBuffer()) };
-}
-
-/** A repeat of a query Yoga validated: executed and serialized as Yoga would, without its HTTP layer (known-operations.ts). */
-async function answerKnown(yoga: GraphqlServer, services: Services, known: KnownOperation, context: GraphqlServerContext): Promise<GraphqlAnswer> {
-  services.metrics.countRepeatAnswer();
-  let result: ExecutionResult;
-  try {
-    result = await executeKnown(yoga, known, context);
-  } catch (error) {
-    // Masked as Yoga masks an execution that throws rather than returning errors (none is
-    // known to: the operation was resolved when Yoga first ran this document).
-    result = { errors: [maskGraphqlError(services, error) as GraphQLError] };
-  }
-  const { status, headers, body } = answerOf(result, known.mediaType);
-  return { status, headers: Object.entries(headers), contentType: headers['Content-Type'] ?? '', text: body };
-}
-
-/**
- * A POST to the endpoint's own URL, the only kind a repeat can be: Yoga reads the URL as
- * well (one that ends in `/health`, query string included, gets its health check instead).
- */
-function isPlainPost(req: IncomingMessage): boolean {
-  return req.method === 'POST' && req.url === '/graphql';
 }
 
 /** Whether the key a request was let in with is still accepted (a revoked one is not). */

@@ -16,7 +16,6 @@ import type { GraphqlContext } from './builder.js';
 import { exampleQuery } from './example-query.js';
 import { createSplices, useSplices, type Splices } from './splice.js';
 import { createGraphqlSchema } from './schema.js';
-import { useDocumentRecorder, type SeenDocument } from './known-operations.js';
 import { useVariableCheck } from './variable-check.js';
 
 /** What the route hands Yoga with each request. */
@@ -33,8 +32,6 @@ export interface GraphqlServerContext {
   reserveAnswer(bytes: number): Promise<void>;
   /** Splices the route puts in as bytes (see splice.ts); made here when Yoga is used alone. */
   splices?: Splices;
-  /** Filled with the document when Yoga executes it (known-operations.ts). */
-  seen?: SeenDocument;
 }
 
 /**
@@ -70,7 +67,6 @@ export function createGraphqlServer(services: Services): YogaServerInstance<Grap
         onError: () => {},
       }),
       useSplices((context) => (context as GraphqlContext).splices),
-      useDocumentRecorder((context) => (context as GraphqlServerContext).seen),
     ],
     context: ({ directory, signal, meter, caller, keyStillValid, reserveAnswer, splices }) => ({ services, directory, meter, caller, keyStillValid, signal, reserveAnswer, loaders: createSeriesLoaders(services.reads, directory, signal), splices: splices ?? createSplices(), pointReads: new Map() }),
     graphiql: services.config.graphiql ? () => graphiqlOptions(services) : false,
