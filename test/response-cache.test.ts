@@ -96,6 +96,29 @@ for (const kind of STORE_KINDS) {
       expect(probe.reads).toBe(0);
     });
 
+    it('answers every method but GET, POST and HEAD with 405 METHOD_NOT_ALLOWED, also with the body of a kept answer', async () => {
+      const body = JSON.stringify({ query: QUERY });
+      const headers = { 'content-type': 'application/json', accept: 'application/graphql-response+json' };
+      for (let round = 0; round < 2; round += 1) {
+        expect((await service.get('/graphql', { method: 'POST', headers, body })).status).toBe(200);
+        for (const method of ['DELETE', 'PATCH', 'PROPFIND']) {
+          const res = await service.get('/graphql', { method, headers, body });
+          const answer = JSON.parse(await res.text()) as { data?: unknown; errors: { extensions: { code: string } }[] };
+          expect(res.status, method).toBe(405);
+          expect(res.headers.get('allow'), method).toBe('GET, POST');
+          expect(answer.data, method).toBeUndefined();
+          expect(answer.errors.map((e) => e.extensions.code), method).toEqual(['METHOD_NOT_ALLOWED']);
+        }
+      }
+    });
+
+    it('never answers a URL ending in /health (Yoga\'s health check) with a kept answer', async () => {
+      const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: QUERY }) };
+      expect((await service.get('/graphql', init)).status).toBe(200);
+      expect((await service.get('/graphql', init)).status).toBe(200);
+      expect(await (await service.get('/graphql?next=/health', init)).text()).not.toContain('ethereum');
+    });
+
     it('answers a large GraphQL query (written in parts) whole, as REST\'s points, and again from memory in the same bytes', async () => {
       const issuers = CATALOG.byName.get('etf-aum-change-pct')!.projects;
       const query = '{ metric(name: etf_aum_change_pct, from: "2026-01-01", to: "2026-06-30") { series { slug points { date value } } } }';

@@ -1,7 +1,7 @@
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { getOperationAST, GraphQLError, Kind, type DocumentNode } from 'graphql';
-import { createYoga, type GraphiQLOptions, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, isAsyncIterable, processRegularResult, type GraphiQLOptions, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { ApiError, ERROR_KINDS } from '../api/api-error.js';
 import { API_KEY_HEADER } from '../auth/api-keys.js';
 import type { ProjectDirectory } from '../db/project-directory.js';
@@ -32,6 +32,14 @@ export interface GraphqlServerContext {
   reserveAnswer(bytes: number): Promise<void>;
   /** Splices the route puts in as bytes (see splice.ts); made here when Yoga is used alone. */
   splices?: Splices;
+  /** Filled in once the result is known, for the route to decide whether to keep the answer. */
+  outcome?: ExecutionOutcome;
+}
+
+/** What the route learns of an execution's result. */
+export interface ExecutionOutcome {
+  /** The answer is one JSON result without errors: the only kind the response cache may keep. */
+  complete: boolean;
 }
 
 /**
@@ -66,7 +74,8 @@ export function createGraphqlServer(services: Services): YogaServerInstance<Grap
         enableIf: (args) => isCompiledQuery(args.document, args.operationName),
         onError: () => {},
       }),
-      useSplices((context) => (context as GraphqlContext).splices),
+      useSplices(),
+      useOutcome(),
     ],
     context: ({ directory, signal, meter, caller, keyStillValid, reserveAnswer, splices }) => ({ services, directory, meter, caller, keyStillValid, signal, reserveAnswer, loaders: createSeriesLoaders(services.reads, directory, signal), splices: splices ?? createSplices(), pointReads: new Map() }),
     graphiql: services.config.graphiql ? () => graphiqlOptions(services) : false,
@@ -79,6 +88,17 @@ export function createGraphqlServer(services: Services): YogaServerInstance<Grap
 }
 
 // Private
+
+/** Records in the route's `outcome` whether the answer is one JSON result without errors. */
+function useOutcome(): Plugin<object, GraphqlServerContext> {
+  return {
+    onResultProcess({ result, resultProcessor, serverContext }) {
+      if (serverContext.outcome === undefined) return;
+      const single = !Array.isArray(result) && !isAsyncIterable(result);
+      serverContext.outcome.complete = resultProcessor === processRegularResult && single && !(result.errors?.length);
+    },
+  };
+}
 
 /**
  * Whether an execution is compiled: a query, its document's only operation. The plugin keeps
