@@ -126,7 +126,7 @@ function graphiqlOptions(services: Services): GraphiQLOptions {
 }
 
 /** What a client is told of an error: its own errors as they are, anything else masked and logged. */
-export function maskGraphqlError(services: Services, error: unknown): Error {
+function maskGraphqlError(services: Services, error: unknown): Error {
   const original = error instanceof GraphQLError && error.originalError !== undefined ? error.originalError : error;
   if (original instanceof ApiError) {
     return new GraphQLError(original.message, {
