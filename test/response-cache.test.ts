@@ -2,6 +2,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ApiError } from '../src/api/api-error.js';
+import { lookUpAnswer } from '../src/cache/answer-keeper.js';
+import { createResponseCache, type CachedAnswer } from '../src/cache/response-cache.js';
 import { CATALOG } from '../src/catalog/load-catalog.js';
 import { insertApiKey } from '../src/db/api-key-queries.js';
 import type { Store } from '../src/db/store.js';
@@ -238,5 +241,37 @@ describe('the response cache bound', () => {
     } finally {
       await service.stop();
     }
+  });
+});
+
+describe('the answer keeper', () => {
+  const answer = (cost: number): CachedAnswer => ({ body: Buffer.from('{}'), contentType: 'application/json', cost });
+  const meter = () => {
+    const charges: number[] = [];
+    return { charges, charge: async (cost: number) => void charges.push(cost) };
+  };
+
+  it('keeps no answer read before a write was announced, and keeps one read after it', async () => {
+    const cache = createResponseCache(2 ** 20);
+    cache.invalidate(true);
+    const early = await lookUpAnswer(cache, 'k', meter());
+    cache.invalidate(true); // a write announced while the early read ran
+    const late = await lookUpAnswer(cache, 'k', meter());
+    early.keep(answer(0));
+    expect(cache.get('k')).toBeUndefined();
+    late.keep(answer(0));
+    expect(cache.get('k')).toBeDefined();
+  });
+
+  it('charges a kept answer its cost, and answers afresh when the key cannot pay', async () => {
+    const cache = createResponseCache(2 ** 20);
+    cache.invalidate(true);
+    (await lookUpAnswer(cache, 'k', meter())).keep(answer(4));
+    const paying = meter();
+    expect((await lookUpAnswer(cache, 'k', paying)).kept?.cost).toBe(4);
+    expect(paying.charges).toEqual([4]);
+    const broke = { charge: async () => { throw new ApiError('rate-limited', 'no'); } };
+    expect((await lookUpAnswer(cache, 'k', broke)).kept).toBeUndefined();
+    expect((await lookUpAnswer(cache, undefined, paying)).keeps(1)).toBe(false);
   });
 });
