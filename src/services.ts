@@ -15,7 +15,7 @@ import { createStoredSpans, type StoredSpans } from './limits/stored-spans.js';
 import { createSeriesUpdates, type SeriesUpdates } from './live/series-updates.js';
 import { createServiceMetrics, type ServiceMetrics } from './ops/prometheus.js';
 
-const IGNORED_METRICS: ServiceMetrics = { observeRequest: () => {}, countRepeatAnswer: () => {}, render: async () => ({ contentType: 'text/plain', body: '' }) };
+const IGNORED_METRICS: ServiceMetrics = { observeRequest: () => {}, render: async () => ({ contentType: 'text/plain', body: '' }) };
 
 /** Everything a request handler needs, built once at start-up and shared by REST and GraphQL. */
 export interface Services {

@@ -1,6 +1,6 @@
 import { createServer, request } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
-import { streamBody } from '../src/http/stream-body.js';
+import { streamBody } from '../src/http/send-json.js';
 import { openPostgres } from '../src/db/open-postgres.js';
 import { ClientGone } from '../src/http/client-gone.js';
 import { CancelledError } from '../src/db/store.js';

@@ -496,6 +496,88 @@ for (const kind of STORE_KINDS) {
       });
     });
 
+    describe('requests sent again', () => {
+      const SERIES = 'metric(name: token_price_usd, projects: [ethereum, solana], from: "2026-06-01", to: "2026-06-05") { series { slug points { date value } } }';
+      const WITH_VARIABLES = 'query Q($projects: [Project!], $from: Date) { metric(name: token_price_usd, projects: $projects, from: $from, to: "2026-06-05") { series { slug points { date value } } } }';
+      const TWO_OPERATIONS = `query A { ${SERIES} } query B { metrics { name } }`;
+      interface Repeat {
+        name: string;
+        fields: { query: string; variables?: unknown; operationName?: unknown };
+        /** Sent between the first and the second time: another request of the same document. */
+        between: { variables?: unknown; operationName?: unknown };
+        path?: string;
+        accept?: string;
+      }
+      const repeats: Repeat[] = [
+        { name: 'the other operation of the same document', fields: { query: TWO_OPERATIONS, operationName: 'A' }, between: { operationName: 'B' } },
+        { name: 'no operation named, of two', fields: { query: TWO_OPERATIONS }, between: { operationName: 'A' } },
+        { name: 'an operation name the document lacks', fields: { query: TWO_OPERATIONS, operationName: 'C' }, between: { operationName: 'A' } },
+        { name: 'an empty operation name', fields: { query: `{ ${SERIES} }`, operationName: '' }, between: { operationName: null } },
+        { name: 'other variables', fields: { query: WITH_VARIABLES, variables: { projects: ['ethereum'] } }, between: { variables: { projects: ['solana'] } } },
+        { name: 'variables of the wrong type', fields: { query: WITH_VARIABLES, variables: { projects: 'nope', from: 7 } }, between: { variables: {} } },
+        { name: 'a URL ending in /health', fields: { query: `{ ${SERIES} }` }, between: {}, path: '/graphql?next=/health' },
+        { name: 'an event stream accepted', fields: { query: `{ ${SERIES} }` }, between: {}, accept: 'text/event-stream' },
+      ];
+      /** Status, headers but the request id and date, and body: what a client sees. */
+      const seen = async (res: Response) => ({
+        status: res.status,
+        headers: [...res.headers].filter(([name]) => name !== 'x-request-id' && name !== 'date'),
+        body: await res.text(),
+      });
+
+      it.each(repeats.map((r, i) => ({ ...r, i })))('answers $name as it did the first time', async (r) => {
+        // A document of the case's own (a comment differs), so no earlier request sent it.
+        const query = `${r.fields.query}\n# repeat ${r.i}`;
+        const post = (fields: object, path = r.path ?? '/graphql') => service.get(path, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: r.accept ?? 'application/graphql-response+json' },
+          body: JSON.stringify({ ...r.fields, query, ...fields }),
+        });
+        const first = await seen(await post({}));
+        await (await post(r.between, '/graphql')).text();
+        expect(await seen(await post({}))).toEqual(first);
+      });
+
+      it('answers a name and a query that run together as another pair does as the query they are', async () => {
+        // A document whose comment holds a NUL, and a request whose name ends where that
+        // document's text did: run together, the two pairs are the same characters.
+        const query = '{ metrics { name } } # a NUL in the name';
+        const head = `query A { ${SERIES} } #`;
+        const post = (body: string) => service.get('/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        const request = JSON.stringify({ query, operationName: `A\u0000${head}` });
+        const first = await seen(await post(request));
+        await (await post(JSON.stringify({ query: `${head}\u0000${query}`, operationName: 'A' }))).text();
+        expect(await seen(await post(request))).toEqual(first);
+        expect(first.status).toBe(400);
+      });
+
+      it('refuses a query the key cannot pay for with a field error, its code, status and Retry-After, repeated or new', async () => {
+        const other = 'test-key-other-0123456789abcdef';
+        const limited = await startTestService(kind, { API_KEYS: `${TEST_KEY},${other}`, RESPONSE_CACHE_MB: '0', RATE_LIMIT_PER_MINUTE: '1', RATE_LIMIT_BURST: '5' });
+        try {
+          const post = (query: string, key: string) => limited.graphql(query, undefined, key);
+          // Four units (four projects, a year each) of the burst's five: the second request is
+          // refused by the series field's charge, inside its execution.
+          const query = '{ metric(name: token_price_usd, projects: [arbitrum, ethereum, fogo, solana], from: "2025-07-01", to: "2026-06-30") { series { slug } } }';
+          expect((await post(query, TEST_KEY)).status).toBe(200);
+          const repeat = await post(query, TEST_KEY);
+          expect((await post(`${query} # 1`, other)).status).toBe(200);
+          const fresh = await post(`${query} # 2`, other);
+          expect(repeat.status).toBe(429);
+          expect(fresh.status).toBe(429);
+          expect(repeat.headers.get('content-type')).toBe(fresh.headers.get('content-type'));
+          expect(Number(repeat.headers.get('retry-after'))).toBeGreaterThan(200);
+          expect(Math.abs(Number(repeat.headers.get('retry-after')) - Number(fresh.headers.get('retry-after')))).toBeLessThanOrEqual(1);
+          const body = JSON.parse(await repeat.text()) as { data: unknown; errors: { extensions: { code: string } }[] };
+          expect(body).toEqual(JSON.parse(await fresh.text()));
+          expect(body.data).toEqual({ metric: null });
+          expect(body.errors[0]!.extensions.code).toBe('RATE_LIMITED');
+        } finally {
+          await limited.stop();
+        }
+      });
+    });
+
     describe('errors the client did not cause', () => {
       const pointsQuery = '{ metric(name: token_price_usd, projects: [ethereum]) { series { points { date value } } } }';
 
@@ -549,6 +631,19 @@ for (const kind of STORE_KINDS) {
         const [a, b] = [JSON.parse(text), await resolved.json()];
         expect(a).toEqual(b);
         expect(Object.keys(a.data.metric.series[0].points[0])).toEqual(fields.split(' '));
+      });
+
+      it('answers a query asked as an event stream or multipart with the JSON answer\'s data, every byte counted', async () => {
+        const query = `{ metric(${args}) { series { slug points { date value } } } }`;
+        const post = (accept: string) => service.get('/graphql', { method: 'POST', headers: { 'content-type': 'application/json', accept }, body: JSON.stringify({ query }) });
+        const json = await (await post('application/json')).text();
+        expect(json).toMatch(/"points":\[\{"date":"2026-03-01","value":/);
+        const events = await (await post('text/event-stream')).text();
+        expect(events).toContain(`\nevent: next\ndata: ${json}\n\n`);
+        const multipart = await post('multipart/mixed');
+        const part = /\r\nContent-Length: (\d+)\r\n\r\n([^\r]*)\r\n/.exec(await multipart.text());
+        expect(part?.[2]).toBe(json);
+        expect(Number(part?.[1])).toBe(Buffer.byteLength(json));
       });
 
       it('falls back to resolving points for aliases, __typename and repeated fields, with the same answer', async () => {

@@ -2,6 +2,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ApiError } from '../src/api/api-error.js';
+import { lookUpAnswer } from '../src/cache/answer-keeper.js';
+import { createResponseCache, type CachedAnswer } from '../src/cache/response-cache.js';
 import { CATALOG } from '../src/catalog/load-catalog.js';
 import { insertApiKey } from '../src/db/api-key-queries.js';
 import type { Store } from '../src/db/store.js';
@@ -94,6 +97,29 @@ for (const kind of STORE_KINDS) {
       expect(res.headers.get('content-type')).toMatch(/^application\/graphql-response\+json/);
       expect(await res.text()).toBe(first);
       expect(probe.reads).toBe(0);
+    });
+
+    it('answers every method but GET, POST and HEAD with 405 METHOD_NOT_ALLOWED, also with the body of a kept answer', async () => {
+      const body = JSON.stringify({ query: QUERY });
+      const headers = { 'content-type': 'application/json', accept: 'application/graphql-response+json' };
+      for (let round = 0; round < 2; round += 1) {
+        expect((await service.get('/graphql', { method: 'POST', headers, body })).status).toBe(200);
+        for (const method of ['DELETE', 'PATCH', 'PROPFIND']) {
+          const res = await service.get('/graphql', { method, headers, body });
+          const answer = JSON.parse(await res.text()) as { data?: unknown; errors: { extensions: { code: string } }[] };
+          expect(res.status, method).toBe(405);
+          expect(res.headers.get('allow'), method).toBe('GET, POST');
+          expect(answer.data, method).toBeUndefined();
+          expect(answer.errors.map((e) => e.extensions.code), method).toEqual(['METHOD_NOT_ALLOWED']);
+        }
+      }
+    });
+
+    it('never answers a URL ending in /health (Yoga\'s health check) with a kept answer', async () => {
+      const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: QUERY }) };
+      expect((await service.get('/graphql', init)).status).toBe(200);
+      expect((await service.get('/graphql', init)).status).toBe(200);
+      expect(await (await service.get('/graphql?next=/health', init)).text()).not.toContain('ethereum');
     });
 
     it('answers a large GraphQL query (written in parts) whole, as REST\'s points, and again from memory in the same bytes', async () => {
@@ -215,5 +241,37 @@ describe('the response cache bound', () => {
     } finally {
       await service.stop();
     }
+  });
+});
+
+describe('the answer keeper', () => {
+  const answer = (cost: number): CachedAnswer => ({ body: Buffer.from('{}'), contentType: 'application/json', cost });
+  const meter = () => {
+    const charges: number[] = [];
+    return { charges, charge: async (cost: number) => void charges.push(cost) };
+  };
+
+  it('keeps no answer read before a write was announced, and keeps one read after it', async () => {
+    const cache = createResponseCache(2 ** 20);
+    cache.invalidate(true);
+    const early = await lookUpAnswer(cache, 'k', meter());
+    cache.invalidate(true); // a write announced while the early read ran
+    const late = await lookUpAnswer(cache, 'k', meter());
+    early.keep(answer(0));
+    expect(cache.get('k')).toBeUndefined();
+    late.keep(answer(0));
+    expect(cache.get('k')).toBeDefined();
+  });
+
+  it('charges a kept answer its cost, and answers afresh when the key cannot pay', async () => {
+    const cache = createResponseCache(2 ** 20);
+    cache.invalidate(true);
+    (await lookUpAnswer(cache, 'k', meter())).keep(answer(4));
+    const paying = meter();
+    expect((await lookUpAnswer(cache, 'k', paying)).kept?.cost).toBe(4);
+    expect(paying.charges).toEqual([4]);
+    const broke = { charge: async () => { throw new ApiError('rate-limited', 'no'); } };
+    expect((await lookUpAnswer(cache, 'k', broke)).kept).toBeUndefined();
+    expect((await lookUpAnswer(cache, undefined, paying)).keeps(1)).toBe(false);
   });
 });

@@ -34,9 +34,7 @@ export interface ResponseCache {
   get(key: string): CachedAnswer | undefined;
   /** Taken before the database is read: an answer is kept only if no write was announced since. */
   ticket(): number;
-  /** Whether answers are kept at all now (the cache is on and writes are heard): when not, none need be assembled for it. */
-  readonly keeping: boolean;
-  /** Whether an answer of `bytes` would be kept under `key` now: {@link keeping}, and not too large to keep (see MAX_ENTRY_SHARE). */
+  /** Whether an answer of `bytes` would be kept under `key` now: the cache is on, writes are heard, and it is not too large (see MAX_ENTRY_SHARE). */
   keeps(key: string, bytes: number): boolean;
   set(key: string, answer: CachedAnswer, ticket: number): void;
   /** Every entry is stale now; `listening` says whether writes will be heard from here on. */
@@ -65,9 +63,6 @@ export function createResponseCache(maxBytes: number): ResponseCache {
       return answer;
     },
     ticket: () => generation,
-    get keeping() {
-      return entries !== undefined && listening;
-    },
     keeps(key, bytes) {
       return entries !== undefined && listening && entrySize(key, bytes) <= maxEntrySize;
     },

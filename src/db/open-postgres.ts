@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import postgres from 'postgres';
-import { throwIfCancelled, type CancelSignal, type ColumnText, type Queryable, type Store } from './store.js';
+import { throwIfCancelled, type CancelSignal, type ColumnText, type Queryable, type RawReadOptions, type Store } from './store.js';
 
 export interface PostgresOptions {
   url: string;
@@ -48,13 +48,13 @@ export function openPostgres(options: PostgresOptions): Store {
       await pipeline(Readable.from(csv), input);
     },
   });
-  const readRaw = (text: string, params: readonly unknown[], signal?: CancelSignal) =>
-    runStatement<ColumnText[]>(unanswered, signal, () => sql.unsafe(text, toParameters(params), { prepare: true }).raw());
+  const readRaw = (text: string, params: readonly unknown[], signal?: CancelSignal, options?: RawReadOptions) =>
+    runStatement<ColumnText[]>(unanswered, signal, () => sql.unsafe(text, toParameters(params, options), { prepare: true }).raw());
   return {
     kind: 'postgres',
     description: `PostgreSQL at ${describeUrl(options.url)}`,
     ...over(sql),
-    streamRaw: async function* (text: string, params: readonly unknown[], batchRows: number, signal?: CancelSignal) {
+    streamRaw: async function* (text: string, params: readonly unknown[], batchRows: number, signal?: CancelSignal, options?: RawReadOptions) {
       const cursor = Number.isFinite(batchRows);
       // A cursor is never cancelled: when its reader leaves, the reader stops asking and the
       // transaction ends after the batch in hand, which frees the connection (each batch is
@@ -67,7 +67,7 @@ export function openPostgres(options: PostgresOptions): Store {
         // (see runStatement) starts again; after it, rows have gone out.
         for (let delivered = false, again = true; ; again = false) {
           try {
-            for await (const rows of fetchedBatches(sql, unanswered, text, params, batchRows)) {
+            for await (const rows of fetchedBatches(sql, unanswered, text, toParameters(params, options), batchRows)) {
               delivered = true;
               yield rows;
             }
@@ -77,7 +77,7 @@ export function openPostgres(options: PostgresOptions): Store {
           }
         }
       }
-      yield await readRaw(text, params, signal);
+      yield await readRaw(text, params, signal, options);
     },
     queryRaw: readRaw,
     listen: (channel, onMessage, onState) => listenOn(options, channel, onMessage, onState),
@@ -289,7 +289,7 @@ function createUnansweredWatch(limitMs: number): UnansweredWatch {
  * one. A reader that leaves, or gives up on a batch the server left unanswered, stops
  * asking: the transaction ends once the batch in hand comes, and frees its connection.
  */
-async function* fetchedBatches(sql: postgres.Sql, unanswered: UnansweredWatch, text: string, params: readonly unknown[], batchRows: number): AsyncGenerator<ColumnText[][]> {
+async function* fetchedBatches(sql: postgres.Sql, unanswered: UnansweredWatch, text: string, params: postgres.ParameterOrJSON<never>[], batchRows: number): AsyncGenerator<ColumnText[][]> {
   let asking: ((rows: ColumnText[][]) => void) | undefined;
   let stopped = false;
   let wake: ((more: boolean) => void) | undefined;
@@ -300,7 +300,7 @@ async function* fetchedBatches(sql: postgres.Sql, unanswered: UnansweredWatch, t
   });
   const transaction = sql.begin('read only', async (tx) => {
     await tx.unsafe('set local cursor_tuple_fraction = 1');
-    await tx.unsafe(`declare batches no scroll cursor for ${text}`, toParameters(params), { prepare: true });
+    await tx.unsafe(`declare batches no scroll cursor for ${text}`, params, { prepare: true });
     while (await nextAsk()) {
       const rows = withoutHoles(await tx.unsafe(`fetch ${batchRows} from batches`).raw() as unknown as ColumnText[][]);
       const reader = asking!;
@@ -347,12 +347,11 @@ function cancelledByRequest(error: unknown): boolean {
 }
 
 /**
- * A statement's parameters as the driver takes them. A frozen array (a prepared request's,
- * src/series/read-series.ts) is converted once: it comes again with every repeat of its
- * request. The driver copies what it is given and never changes it.
+ * A statement's parameters as the driver takes them; reused ones are converted once (see
+ * RawReadOptions). The driver copies what it is given and never changes it.
  */
-function toParameters(params: readonly unknown[]): postgres.ParameterOrJSON<never>[] {
-  if (!Object.isFrozen(params)) return params.map(toParameter);
+function toParameters(params: readonly unknown[], options?: RawReadOptions): postgres.ParameterOrJSON<never>[] {
+  if (options?.reusedParameters !== true) return params.map(toParameter);
   let converted = CONVERTED.get(params);
   if (converted === undefined) {
     converted = params.map(toParameter);

@@ -145,8 +145,8 @@ export function createReadRouter(primary: Store, options: ReplicaOptions, logger
     ...primary,
     description: `${primary.description}, reads from ${replicas.length} replica(s)`,
     query: (text, params, signal) => routed((s) => s.query(text, params, signal)),
-    queryRaw: (text, params, signal) => routed((s) => s.queryRaw(text, params, signal)),
-    streamRaw: (text, params, batchRows, signal) => streamRouted(pick(), primary, dropFailed, (s) => s.streamRaw(text, params, batchRows, signal)),
+    queryRaw: (text, params, signal, options) => routed((s) => s.queryRaw(text, params, signal, options)),
+    streamRaw: (text, params, batchRows, signal, options) => streamRouted(pick(), primary, dropFailed, (s) => s.streamRaw(text, params, batchRows, signal, options)),
   };
 
   return {

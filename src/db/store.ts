@@ -55,6 +55,15 @@ export interface Queryable {
   copyCsv(table: string, columns: readonly string[], csv: Iterable<string>): Promise<void>;
 }
 
+/** How a raw read may treat its parameters. */
+export interface RawReadOptions {
+  /**
+   * The same parameter array, never changed, comes again with every repeat of its request
+   * (a prepared request's): the store may convert it once and keep the conversion.
+   */
+  reusedParameters?: boolean;
+}
+
 /**
  * The one interface the data-access code talks to. Both implementations (a PostgreSQL
  * server through postgres.js, embedded PGlite) run the same SQL text.
@@ -70,9 +79,9 @@ export interface Store extends Queryable {
    * per round trip, so a large result never sits in memory whole; `Infinity` reads it in
    * one statement. Leaving the loop early stops the query; aborting `signal` cancels it.
    */
-  streamRaw(text: string, params: readonly unknown[], batchRows: number, signal?: CancelSignal): AsyncIterable<ColumnText[][]>;
+  streamRaw(text: string, params: readonly unknown[], batchRows: number, signal?: CancelSignal, options?: RawReadOptions): AsyncIterable<ColumnText[][]>;
   /** The same in one statement, all rows at once: what most answers need, without the iteration. */
-  queryRaw(text: string, params: readonly unknown[], signal?: CancelSignal): Promise<ColumnText[][]>;
+  queryRaw(text: string, params: readonly unknown[], signal?: CancelSignal, options?: RawReadOptions): Promise<ColumnText[][]>;
   /**
    * Calls `onMessage` with the payload of every notification on `channel` (PostgreSQL's
    * LISTEN: delivered after the notifying transaction commits, whichever process wrote).

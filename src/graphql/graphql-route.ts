@@ -1,19 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ExecutionResult, GraphQLError } from 'graphql';
-import type { RateLimitMeter } from '../limits/rate-limiter.js';
 import { ApiError } from '../api/api-error.js';
 import { API_KEY_HEADER } from '../auth/api-keys.js';
 import { readyDirectory } from '../api/unavailable.js';
-import { readBody, sendFetchResponse, toFetchRequest } from '../http/fetch-bridge.js';
-import type { ClientGone } from '../http/client-gone.js';
+import { countCharges, lookUpAnswer } from '../cache/answer-keeper.js';
+import { readBody, toFetchRequest } from '../http/fetch-bridge.js';
 import { renderGraphqlError } from '../http/render-error.js';
-import { writeParts } from '../http/send-json.js';
+import { sendEvents, sendWhole } from '../http/send-json.js';
 import type { Route } from '../http/route.js';
 import type { GraphqlServices } from './graphql-services.js';
 import { createGraphiqlPage } from './graphiql-page.js';
-import { createSplices, type Splices } from './splice.js';
-import { answerOf, createKnownOperations, executeKnown, type KnownOperation, type KnownOperations, type SeenDocument } from './known-operations.js';
-import { createGraphqlServer, maskGraphqlError, type GraphqlServerContext } from './yoga.js';
+import { createSplices } from './splice.js';
+import { createGraphqlServer, type ExecutionOutcome, type GraphqlServerContext } from './yoga.js';
 
 type GraphqlServer = ReturnType<typeof createGraphqlServer>;
 
@@ -24,7 +21,6 @@ type GraphqlServer = ReturnType<typeof createGraphqlServer>;
  */
 export function createGraphqlRoute(services: GraphqlServices): Route<GraphqlServices> {
   const yoga = createGraphqlServer(services);
-  const operations = createKnownOperations();
   const sendGraphiqlPage = createGraphiqlPage();
   return {
     path: '/graphql',
@@ -44,12 +40,8 @@ export function createGraphqlRoute(services: GraphqlServices): Route<GraphqlServ
       const directory = readyDirectory(services.state);
       // The body is read here first, so the 1 MB limit stays ours.
       const body = req.method === 'GET' || head ? undefined : await readBody(req);
-      const key = cacheKeyOf(req, body);
-      const kept = key === undefined ? undefined : services.responseCache.get(key);
-      // A kept answer charges what executing it did; when the key cannot cover that, the
-      // document runs as usual, so the refusal is the same field error it would be uncached.
-      if (kept !== undefined && (await covered(meter, kept.cost))) return sendBytesAs(res, kept.contentType, kept.body);
-      const ticket = services.responseCache.ticket();
+      const keeper = await lookUpAnswer(services.responseCache, cacheKeyOf(req, body), meter);
+      if (keeper.kept !== undefined) return sendWhole(req, res, { headers: [['content-type', keeper.kept.contentType]], body: keeper.kept.body, compress: false });
       const counting = countCharges(meter);
       // Given back when the response is sent. Yoga can answer before a resolver's wait
       // ends (the client left), so bytes granted after that are given back at once:
@@ -61,9 +53,10 @@ export function createGraphqlRoute(services: GraphqlServices): Route<GraphqlServ
         if (finished) release();
         else held.push(release);
       };
-      // Points go into the answer as the database's bytes, here, after the rest is serialized.
-      const splices = createSplices(true);
-      const context: GraphqlServerContext & { splices: Splices } = {
+      // Points go into the answer as the database's bytes, after the rest is serialized.
+      const splices = createSplices({ asBytes: true });
+      const outcome: ExecutionOutcome = { complete: false };
+      const context: GraphqlServerContext = {
         directory,
         signal,
         meter: counting,
@@ -71,29 +64,25 @@ export function createGraphqlRoute(services: GraphqlServices): Route<GraphqlServ
         keyStillValid: () => stillValid(services, req.headers[API_KEY_HEADER]),
         reserveAnswer,
         splices,
+        outcome,
       };
       try {
-        const known = body !== undefined && isPlainPost(req) ? operations.match(req.headers['content-type'], req.headers.accept, body) : undefined;
-        const answer = known === undefined ? await answerWithYoga(yoga, operations, req, res, body, context, signal) : await answerKnown(yoga, services, known, context);
-        // A subscription's events were written as they came.
-        if (answer === 'streamed') return;
-        // A large answer stays in parts, written as they are: joined, a 10 MB answer was a
-        // second 10 MB in memory while it was written (docs/performance.md, "GraphQL's large
-        // answers in parts"). A small one is joined: one write is cheaper than several.
-        const split = answer.bytes === undefined ? splices.toParts(answer.text!) : [answer.bytes];
-        const length = split.reduce((n, part) => n + part.length, 0);
-        const parts = split.length > 1 && length < JOIN_BELOW_BYTES ? [Buffer.concat(split, length)] : split;
-        // Only whole successes are kept; an answer with errors may depend on more than the
-        // data. Points never hold "errors", so the text around them tells. The joined copy is
-        // made only for an answer the cache will keep: one too large for it would be dropped.
-        if (key !== undefined && services.responseCache.keeps(key, length) && answer.status === 200 && answer.contentType.includes('json') && !(answer.text ?? answer.bytes!).includes('"errors":')) {
-          services.responseCache.set(key, { body: parts.length === 1 ? parts[0]! : Buffer.concat(parts, length), contentType: answer.contentType, cost: counting.total }, ticket);
+        const response = await runYoga(yoga, req, res, body, context);
+        const contentType = response.headers.get('content-type') ?? '';
+        // A subscription's events (or a query's, asked as an event stream) are written as they come.
+        if (contentType.startsWith('text/event-stream') && !head) return await sendEvents(res, response, signal);
+        const headers: [string, string][] = [];
+        response.headers.forEach((value, name) => {
+          if (name.toLowerCase() !== 'content-length') headers.push([name, value]);
+        });
+        // A large answer stays in parts, written as they are: joined, it would be a second copy in memory.
+        const parts = splices.size > 0 ? splices.toParts(await response.text()) : [Buffer.from(await response.arrayBuffer())];
+        const length = parts.reduce((n, part) => n + part.length, 0);
+        // Only whole successes are kept: an answer with errors may depend on more than the data.
+        if (outcome.complete && keeper.keeps(length)) {
+          keeper.keep({ body: parts.length === 1 ? parts[0]! : Buffer.concat(parts, length), contentType, cost: counting.total });
         }
-        res.statusCode = answer.status;
-        for (const [name, value] of answer.headers) res.setHeader(name, value);
-        res.setHeader('content-length', length);
-        if (head) res.end();
-        else writeParts(res, parts);
+        await sendWhole(req, res, { status: response.status, headers, body: parts, compress: false });
       } finally {
         finished = true;
         for (const release of held) release();
@@ -104,70 +93,19 @@ export function createGraphqlRoute(services: GraphqlServices): Route<GraphqlServ
 
 // Private
 
-/** Answers smaller than this are written as one buffer, larger ones in their parts. */
-const JOIN_BELOW_BYTES = 64 * 1024;
-
-/** An answer ready to send: its text with splice markers, or its bytes as they are. */
-interface GraphqlAnswer {
-  status: number;
-  /** Every header but content-length, named as Yoga names them. */
-  headers: [string, string][];
-  contentType: string;
-  text?: string;
-  bytes?: Buffer;
-}
-
 /**
  * Through Yoga: parse, validate and execute, or its refusal. Yoga's own Node entry
- * (whatwg-node's light Request, built from the node request's fields) rather than a Fetch
- * API Request of our own: 16% more GraphQL answers per second in the bench. A query it
- * executed is learned, so its repeats take {@link answerKnown}.
+ * (whatwg-node's light Request, built from the node request's fields): cheaper than a
+ * Fetch API Request of our own.
  */
-async function answerWithYoga(yoga: GraphqlServer, operations: KnownOperations, req: IncomingMessage, res: ServerResponse, body: Buffer | undefined, context: GraphqlServerContext & { splices: Splices }, signal: ClientGone): Promise<GraphqlAnswer | 'streamed'> {
-  const seen: SeenDocument = {};
-  // A HEAD is the GET it mirrors, answered without its body (the route leaves it out):
+async function runYoga(yoga: GraphqlServer, req: IncomingMessage, res: ServerResponse, body: Buffer | undefined, context: GraphqlServerContext): Promise<Response> {
+  // A HEAD is the GET it mirrors, answered without its body (the writer leaves it out):
   // Yoga itself allows only GET and POST and refused a HEAD with a query with its 405.
   const method = req.method === 'HEAD' ? 'GET' : req.method;
   const request = { method, url: req.url, headers: req.headers, socket: req.socket, body: body?.length === 0 ? ' ' : body };
-  const response = await yoga.handleNodeRequestAndResponse(request, res, { ...context, seen });
+  const response = await yoga.handleNodeRequestAndResponse(request, res, context);
   if (response.status === 415 || response.status === 406) throw mediaTypeRefusal(req, response);
-  const contentType = response.headers.get('content-type') ?? '';
-  if (contentType.startsWith('text/event-stream')) {
-    await sendFetchResponse(res, response, req.method === 'HEAD', signal);
-    return 'streamed';
-  }
-  if (seen.document !== undefined && seen.params !== undefined && body !== undefined) {
-    operations.learn({ document: seen.document, params: seen.params }, req.headers.accept, contentType);
-  }
-  const headers: [string, string][] = [];
-  response.headers.forEach((value, name) => {
-    if (name.toLowerCase() !== 'content-length') headers.push([name, value]);
-  });
-  if (context.splices.size > 0) return { status: response.status, headers, contentType, text: await response.text() };
-  return { status: response.status, headers, contentType, bytes: Buffer.from(await response.arrayBuffer()) };
-}
-
-/** A repeat of a query Yoga validated: executed and serialized as Yoga would, without its HTTP layer (known-operations.ts). */
-async function answerKnown(yoga: GraphqlServer, services: GraphqlServices, known: KnownOperation, context: GraphqlServerContext): Promise<GraphqlAnswer> {
-  services.metrics.countRepeatAnswer();
-  let result: ExecutionResult;
-  try {
-    result = await executeKnown(yoga, known, context);
-  } catch (error) {
-    // Masked as Yoga masks an execution that throws rather than returning errors (none is
-    // known to: the operation was resolved when Yoga first ran this document).
-    result = { errors: [maskGraphqlError(services, error) as GraphQLError] };
-  }
-  const { status, headers, body } = answerOf(result, known.mediaType);
-  return { status, headers: Object.entries(headers), contentType: headers['Content-Type'] ?? '', text: body };
-}
-
-/**
- * A POST to the endpoint's own URL, the only kind a repeat can be: Yoga reads the URL as
- * well (one that ends in `/health`, query string included, gets its health check instead).
- */
-function isPlainPost(req: IncomingMessage): boolean {
-  return req.method === 'POST' && req.url === '/graphql';
+  return response;
 }
 
 /** Whether the key a request was let in with is still accepted (a revoked one is not). */
@@ -176,36 +114,14 @@ async function stillValid(services: GraphqlServices, header: string | string[] |
 }
 
 /**
- * What a GraphQL answer depends on besides the data: the document, variables and
- * operation (the body) and the media type asked for. Keys and rate limits do not change
- * an answer. Only POSTed queries are kept; subscriptions (event streams) never are.
+ * What a GraphQL answer depends on besides the data: the URL, the document, variables and
+ * operation (the body) and the media type asked for. Keys and rate limits do not change an
+ * answer. Only POSTed queries are kept; subscriptions (event streams) never are.
  */
 function cacheKeyOf(req: IncomingMessage, body: Buffer | undefined): string | undefined {
   const accept = req.headers.accept ?? '';
-  if (body === undefined || body.length === 0 || accept.includes('text/event-stream')) return undefined;
-  return `${accept}\u0000${req.headers['content-type'] ?? ''}\u0000${body.toString('latin1')}`;
-}
-
-async function covered(meter: RateLimitMeter, cost: number): Promise<boolean> {
-  try {
-    if (cost > 0) await meter.charge(cost);
-    return true;
-  } catch (error) {
-    if (error instanceof ApiError && error.kind === 'rate-limited') return false;
-    throw error;
-  }
-}
-
-/** The meter, adding up what the resolvers charge, so a kept answer can charge the same again. */
-function countCharges(meter: RateLimitMeter): RateLimitMeter & { total: number } {
-  const counting = {
-    total: 0,
-    charge: async (cost: number) => {
-      counting.total += cost;
-      await meter.charge(cost);
-    },
-  };
-  return counting;
+  if (req.method !== 'POST' || body === undefined || body.length === 0 || accept.includes('text/event-stream')) return undefined;
+  return `${req.url}\u0000${accept}\u0000${req.headers['content-type'] ?? ''}\u0000${body.toString('latin1')}`;
 }
 
 /**
@@ -224,13 +140,6 @@ function mediaTypeRefusal(req: IncomingMessage, response: Response): ApiError {
 
 /** The body types Yoga parses (its default request parsers). */
 const BODY_TYPES = 'application/json (or application/graphql+json, application/graphql, application/x-www-form-urlencoded, multipart/form-data)';
-
-function sendBytesAs(res: ServerResponse, contentType: string, body: Buffer): void {
-  res.statusCode = 200;
-  res.setHeader('content-type', contentType);
-  res.setHeader('content-length', body.length);
-  res.end(body);
-}
 
 function isValidHost(host: string | undefined): boolean {
   return host === undefined || (!/[/?#@\\]/.test(host) && URL.canParse(`http://${host}/`));

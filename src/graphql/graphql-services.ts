@@ -28,5 +28,4 @@ export interface GraphqlServices {
   storedSpans: StoredSpans;
   answerBudget: AnswerBudget;
   responseCache: ResponseCache;
-  metrics: { countRepeatAnswer(): void };
 }

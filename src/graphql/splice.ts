@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Kind, type FieldNode, type GraphQLResolveInfo } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { processRegularResult, type Plugin } from 'graphql-yoga';
 import { POINT_FIELDS, type PointField } from '../series/series-sql.js';
 import { columnBytes, columnText, type ColumnText } from '../db/store.js';
 
@@ -27,21 +27,24 @@ export interface Splices {
    * splices made `asBytes`, with a marker where each goes, for {@link Splices.toParts}.
    */
   serialize(result: { data?: unknown }, stringify: (result: unknown) => string): string;
+  /** From now on {@link serialize} puts the recorded values in place, as if not made `asBytes`. */
+  serializeInPlace(): void;
   /**
    * A serialized response's bytes with the recorded values, as bytes, where its markers
-   * stand: in parts, the recorded ones as the store gave them, to be written without a copy.
+   * stand: in parts, the recorded ones as the store gave them, to be written without a
+   * copy. A small answer comes in one part: one write is cheaper than several.
    */
   toParts(serialized: string): Buffer[];
 }
 
 /**
- * Splices for one response. `asBytes`: serialization leaves markers and the route puts
- * the points' bytes in with {@link Splices.toParts}, so points read as bytes are never
- * decoded to a string and encoded again (for a 10 MB answer, two copies and most of the
- * collector's work); without it (Yoga used on its own), the text goes into the string.
+ * Splices for one response. `asBytes`: serialization leaves markers and the route puts the
+ * points' bytes in with {@link Splices.toParts}, so points read as bytes are never decoded to
+ * a string and encoded again; without it (Yoga used on its own), the text goes into the string.
  */
-export function createSplices(asBytes = false): Splices {
+export function createSplices(options: { asBytes?: boolean } = {}): Splices {
   const recorded: { path: (string | number)[]; json: ColumnText }[] = [];
+  let asBytes = options.asBytes === true;
   return {
     add(info, json) {
       const path: (string | number)[] = [];
@@ -56,6 +59,9 @@ export function createSplices(asBytes = false): Splices {
       if (asBytes) return stringify(result);
       return stringify(result).replace(MARKER, (_, i: string) => columnText(recorded[Number(i)]!.json));
     },
+    serializeInPlace() {
+      asBytes = false;
+    },
     toParts(serialized) {
       const parts: Buffer[] = [];
       let from = 0;
@@ -64,7 +70,8 @@ export function createSplices(asBytes = false): Splices {
         from = match.index + match[0].length;
       }
       parts.push(Buffer.from(serialized.slice(from), 'utf8'));
-      return parts;
+      const length = parts.reduce((n, part) => n + part.length, 0);
+      return parts.length > 1 && length < JOIN_BELOW_BYTES ? [Buffer.concat(parts, length)] : parts;
     },
   };
 }
@@ -85,13 +92,17 @@ export function plainPointFields(info: GraphQLResolveInfo): readonly PointField[
   return fields ?? undefined;
 }
 
-/** Serializes every response whose execution recorded splices with them in place. */
-export function useSplices(splicesOf: (context: unknown) => Splices): Plugin {
+/**
+ * Serializes every response whose execution recorded splices with them in place. An answer
+ * sent in another transport than plain JSON (an event stream, multipart) gets their text in
+ * its string: only the route's whole JSON answers are assembled from parts.
+ */
+export function useSplices(): Plugin<{ splices: Splices }, { splices?: Splices }> {
   return {
     onExecute({ args }) {
       return {
         onExecuteDone({ result }) {
-          const splices = splicesOf(args.contextValue);
+          const { splices } = args.contextValue;
           if (splices.size === 0 || Symbol.asyncIterator in result) return;
           // graphql-jit leaves a `stringify` of its own on results; Yoga serializes with it when present.
           const inner = (result as { stringify?: (r: unknown) => string }).stringify ?? JSON.stringify;
@@ -99,10 +110,16 @@ export function useSplices(splicesOf: (context: unknown) => Splices): Plugin {
         },
       };
     },
+    onResultProcess({ resultProcessor, serverContext }) {
+      if (resultProcessor !== processRegularResult) serverContext.splices?.serializeInPlace();
+    },
   };
 }
 
 // Private
+
+/** Answers smaller than this are joined into one buffer, larger ones written in their parts. */
+const JOIN_BELOW_BYTES = 64 * 1024;
 
 /**
  * What marks a spliced value in a serialized response: no response can hold it by chance

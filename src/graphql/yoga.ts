@@ -1,7 +1,7 @@
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { getOperationAST, GraphQLError, Kind, type DocumentNode } from 'graphql';
-import { createYoga, type GraphiQLOptions, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, isAsyncIterable, processRegularResult, type GraphiQLOptions, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { ApiError, ERROR_KINDS } from '../api/api-error.js';
 import { API_KEY_HEADER } from '../auth/api-keys.js';
 import type { ProjectDirectory } from '../db/project-directory.js';
@@ -16,7 +16,6 @@ import type { GraphqlContext } from './builder.js';
 import { exampleQuery } from './example-query.js';
 import { createSplices, useSplices, type Splices } from './splice.js';
 import { createGraphqlSchema } from './schema.js';
-import { useDocumentRecorder, type SeenDocument } from './known-operations.js';
 import { useVariableCheck } from './variable-check.js';
 
 /** What the route hands Yoga with each request. */
@@ -33,8 +32,14 @@ export interface GraphqlServerContext {
   reserveAnswer(bytes: number): Promise<void>;
   /** Splices the route puts in as bytes (see splice.ts); made here when Yoga is used alone. */
   splices?: Splices;
-  /** Filled with the document when Yoga executes it (known-operations.ts). */
-  seen?: SeenDocument;
+  /** Filled in once the result is known, for the route to decide whether to keep the answer. */
+  outcome?: ExecutionOutcome;
+}
+
+/** What the route learns of an execution's result. */
+export interface ExecutionOutcome {
+  /** The answer is one JSON result without errors: the only kind the response cache may keep. */
+  complete: boolean;
 }
 
 /**
@@ -69,8 +74,8 @@ export function createGraphqlServer(services: GraphqlServices): YogaServerInstan
         enableIf: (args) => isCompiledQuery(args.document, args.operationName),
         onError: () => {},
       }),
-      useSplices((context) => (context as GraphqlContext).splices),
-      useDocumentRecorder((context) => (context as GraphqlServerContext).seen),
+      useSplices(),
+      useOutcome(),
     ],
     context: ({ directory, signal, meter, caller, keyStillValid, reserveAnswer, splices }) => ({ services, directory, meter, caller, keyStillValid, signal, reserveAnswer, loaders: createSeriesLoaders(services.reads, directory, signal), splices: splices ?? createSplices(), pointReads: new Map() }),
     graphiql: services.config.graphiql ? () => graphiqlOptions(services) : false,
@@ -83,6 +88,17 @@ export function createGraphqlServer(services: GraphqlServices): YogaServerInstan
 }
 
 // Private
+
+/** Records in the route's `outcome` whether the answer is one JSON result without errors. */
+function useOutcome(): Plugin<object, GraphqlServerContext> {
+  return {
+    onResultProcess({ result, resultProcessor, serverContext }) {
+      if (serverContext.outcome === undefined) return;
+      const single = !Array.isArray(result) && !isAsyncIterable(result);
+      serverContext.outcome.complete = resultProcessor === processRegularResult && single && !(result.errors?.length);
+    },
+  };
+}
 
 /**
  * Whether an execution is compiled: a query, its document's only operation. The plugin keeps
@@ -110,7 +126,7 @@ function graphiqlOptions(services: GraphqlServices): GraphiQLOptions {
 }
 
 /** What a client is told of an error: its own errors as they are, anything else masked and logged. */
-export function maskGraphqlError(services: GraphqlServices, error: unknown): Error {
+function maskGraphqlError(services: GraphqlServices, error: unknown): Error {
   const original = error instanceof GraphQLError && error.originalError !== undefined ? error.originalError : error;
   if (original instanceof ApiError) {
     return new GraphQLError(original.message, {

@@ -1,7 +1,5 @@
-import { once } from 'node:events';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../api/api-error.js';
-import type { ClientGone } from './client-gone.js';
 
 /** GraphQL documents and variables above this size are refused with 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -32,50 +30,7 @@ export function toFetchRequest(req: IncomingMessage, body: Buffer): Request {
   return new Request(url, { method: req.method, headers, body: hasBody ? new Uint8Array(body) : undefined });
 }
 
-/**
- * Copies a fetch-API Response (status, headers, body) onto a node response: whole, with
- * its length, or, for an event stream (a subscription), event by event as it is written,
- * until it ends or the client leaves (`signal`).
- */
-export async function sendFetchResponse(res: ServerResponse, response: Response, head: boolean, signal?: ClientGone): Promise<void> {
-  if (response.body !== null && !head && (response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
-    copyStatusAndHeaders(res, response);
-    res.flushHeaders();
-    const reader = response.body.getReader();
-    const onAbort = () => void reader.cancel().catch(() => {});
-    signal?.addEventListener('abort', onAbort);
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        if (!res.write(value)) await once(res, 'drain', { signal: signal?.abortSignal });
-      }
-    } catch (error) {
-      if (!signal?.aborted) throw error; // the client left: nothing more to send
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
-    }
-    res.end();
-    return;
-  }
-  sendResponseWithBody(res, response, Buffer.from(await response.arrayBuffer()), head);
-}
-
-/** A fetch-API Response's status and headers onto a node response, with `body` in place of the Response's own. */
-function sendResponseWithBody(res: ServerResponse, response: Response, body: Buffer, head: boolean): void {
-  copyStatusAndHeaders(res, response);
-  res.setHeader('content-length', body.length);
-  res.end(head ? undefined : body);
-}
-
 // Private
-
-function copyStatusAndHeaders(res: ServerResponse, response: Response): void {
-  res.statusCode = response.status;
-  response.headers.forEach((value, name) => {
-    if (name !== 'content-length') res.setHeader(name, value);
-  });
-}
 
 function tooLarge(limit: number): ApiError {
   return new ApiError('payload-too-large', `request bodies are limited to ${limit} bytes`);

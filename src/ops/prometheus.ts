@@ -9,8 +9,6 @@ import { shareWithPrimary } from './cluster-metrics.js';
 export interface ServiceMetrics {
   /** One answered request: its route pattern (never the raw path), method and status. */
   observeRequest(route: string, method: string, status: number, seconds: number): void;
-  /** One GraphQL answer to a repeated query, given without Yoga's HTTP layer (src/graphql/known-operations.ts). */
-  countRepeatAnswer(): void;
   /** The Prometheus text exposition of everything counted, and its content type. */
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -48,7 +46,6 @@ export function createServiceMetrics(sources: MetricSources): ServiceMetrics {
     registers: [registry],
   });
   const refused = new Counter({ name: 'metrics_rate_limit_rejections_total', help: 'Requests refused with 429 by the rate limiter.', registers: [registry] });
-  const repeats = new Counter({ name: 'metrics_graphql_repeat_answers_total', help: 'GraphQL answers to a query already validated, given without Yoga\'s HTTP layer.', registers: [registry] });
   gauge(registry, 'metrics_http_requests_in_flight', 'Requests being answered now.', sources.inFlight);
 
   const cache = sources.responseCache;
@@ -107,7 +104,6 @@ export function createServiceMetrics(sources: MetricSources): ServiceMetrics {
       timer.observe(seconds);
       if (status === 429) refused.inc();
     },
-    countRepeatAnswer: () => repeats.inc(),
     async render() {
       return { contentType: registry.contentType, body: gather === undefined ? await registry.metrics() : await gather() };
     },

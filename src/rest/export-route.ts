@@ -3,7 +3,7 @@ import { readyDirectory } from '../api/unavailable.js';
 import type { MetricDefinition } from '../catalog/load-catalog.js';
 import { todayEpochDay } from '../dates.js';
 import type { RestCall } from './rest-services.js';
-import { streamBody, type BodyChunk } from '../http/stream-body.js';
+import { streamBody, type BodyChunk } from '../http/send-json.js';
 import { priceRequest } from '../limits/request-cost.js';
 import { streamSeries } from '../series/read-series.js';
 import { planSeries, type SeriesPlan } from '../series/series-plan.js';

@@ -1,11 +1,11 @@
 import { ApiError } from '../api/api-error.js';
-import type { CachedAnswer } from '../cache/response-cache.js';
+import { lookUpAnswer } from '../cache/answer-keeper.js';
 import { readyDirectory } from '../api/unavailable.js';
 import { todayEpochDay } from '../dates.js';
 import type { RestCall } from './rest-services.js';
 import { readSeriesRows } from '../series/read-series.js';
 import { createRequestPreparer } from './prepared-requests.js';
-import { sendCachedAnswer, sendSeriesBody } from './send-series.js';
+import { sendKeptAnswer, sendSeriesBody } from './send-series.js';
 import { clipped } from '../clipped.js';
 
 /**
@@ -34,17 +34,11 @@ export function createMetricHandler(): (call: RestCall) => Promise<void> {
     const charged = meter.charge(cost);
     if (charged !== undefined) await charged;
     const plan = prepared.plan(readyDirectory(services.state));
-    // Charged first: a kept answer costs what reading it did.
-    const cacheKey = prepared.key;
-    const kept = services.responseCache.get(cacheKey);
-    if (kept !== undefined) return sendCachedAnswer(req, res, kept, services.config.cacheMaxAgeSeconds);
-    const ticket = services.responseCache.ticket();
+    // Charged first, for a kept answer too: it costs what reading it did (kept at cost 0).
+    const keeper = await lookUpAnswer(services.responseCache, prepared.key, meter);
+    if (keeper.kept !== undefined) return sendKeptAnswer(req, res, keeper.kept, services.config.cacheMaxAgeSeconds);
     const projectsPerBatch = Math.max(1, Math.floor(POINTS_PER_BATCH / Math.max(1, span.buckets)));
     const answer = await readSeriesRows(services.reads, plan, 'rest', projectsPerBatch, signal);
-    // An answer is assembled in one buffer for the cache only when the cache keeps it: a copy per request otherwise.
-    const keep = services.responseCache.keeping
-      ? { keeps: (bytes: number) => services.responseCache.keeps(cacheKey, bytes), set: (fresh: CachedAnswer) => services.responseCache.set(cacheKey, fresh, ticket) }
-      : undefined;
-    await sendSeriesBody(req, res, plan, answer, services.config.cacheMaxAgeSeconds, keep);
+    await sendSeriesBody(req, res, plan, answer, services.config.cacheMaxAgeSeconds, keeper);
   };
 }

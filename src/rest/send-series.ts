@@ -1,22 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AnswerKeeper } from '../cache/answer-keeper.js';
 import type { CachedAnswer } from '../cache/response-cache.js';
 import { columnBytes } from '../db/store.js';
 import type { RawSeriesRow, SeriesRows } from '../series/read-series.js';
 import type { SeriesPlan } from '../series/series-plan.js';
-import { appendVary, isNotModified } from '../http/negotiate.js';
-import { sendBytes } from '../http/send-json.js';
-import { streamBody, type BodyChunk } from '../http/stream-body.js';
-
-/**
- * Where a whole answer may be kept (the response cache, for one request): `keeps` says
- * whether it would keep an answer of that many bytes, so none is joined into a copy only to
- * be dropped (the cache keeps nothing over a sixteenth of its size).
- */
-export interface AnswerKeeper {
-  keeps(bytes: number): boolean;
-  set(answer: CachedAnswer): void;
-}
+import { JSON_HEADERS, sendWhole, streamBody, writeValidators, type BodyChunk, type Validators } from '../http/send-json.js';
 
 /**
  * Writes the REST body `{"slug":[points],…}`. The ETag joins the dataset version (bumped
@@ -26,25 +15,24 @@ export interface AnswerKeeper {
  * length (compressed above the threshold); batches stream chunked (compressed when
  * accepted), so memory stays bounded however large the answer is.
  */
-export async function sendSeriesBody(req: IncomingMessage, res: ServerResponse, plan: SeriesPlan, answer: SeriesRows, maxAgeSeconds: number, keep?: AnswerKeeper): Promise<void> {
+export async function sendSeriesBody(req: IncomingMessage, res: ServerResponse, plan: SeriesPlan, answer: SeriesRows, maxAgeSeconds: number, keeper: AnswerKeeper): Promise<void> {
   if ('whole' in answer) {
     const validators = validatorsOf(plan, answer.whole[0]);
-    if (!writeValidators(req, res, validators, maxAgeSeconds)) return;
+    if (!writeValidators(req, res, { ...validators, maxAgeSeconds })) return;
     const body: Buffer[] = [];
     for (const row of answer.whole) body.push(keyBytes(row, body.length === 0 ? 0 : 1), columnBytes(row.points));
     body.push(body.length === 0 ? EMPTY_OBJECT : CLOSING_BRACE);
-    if (keep !== undefined) {
-      const length = body.reduce((n, part) => n + part.length, 0);
-      if (keep.keeps(length)) keep.set({ body: Buffer.concat(body, length), contentType: 'application/json', ...validators, cost: 0 });
-    }
-    await sendBytes(req, res, body);
+    // Joined into one buffer only for the cache, and only when it keeps an answer of this size.
+    const length = body.reduce((n, part) => n + part.length, 0);
+    if (keeper.keeps(length)) keeper.keep({ body: Buffer.concat(body, length), contentType: 'application/json', ...validators, cost: 0 });
+    await sendWhole(req, res, { headers: JSON_HEADERS, body, compress: true });
     return;
   }
   const iterator = answer.batches[Symbol.asyncIterator]();
   try {
     const first = await iterator.next();
     const rows = first.done ? [] : first.value;
-    if (!writeValidators(req, res, validatorsOf(plan, rows[0]), maxAgeSeconds)) return;
+    if (!writeValidators(req, res, { ...validatorsOf(plan, rows[0]), maxAgeSeconds })) return;
     await streamBody(req, res, 'application/json', jsonChunks(chain(rows, iterator)));
   } finally {
     await iterator.return?.();
@@ -52,16 +40,12 @@ export async function sendSeriesBody(req: IncomingMessage, res: ServerResponse, 
 }
 
 /** Sends a kept answer as it was first sent: the same bytes and validators (a 304 when the client's copy is current). */
-export async function sendCachedAnswer(req: IncomingMessage, res: ServerResponse, answer: CachedAnswer, maxAgeSeconds: number): Promise<void> {
-  if (writeValidators(req, res, { etag: answer.etag!, lastModified: answer.lastModified }, maxAgeSeconds)) await sendBytes(req, res, answer.body);
+export async function sendKeptAnswer(req: IncomingMessage, res: ServerResponse, answer: CachedAnswer, maxAgeSeconds: number): Promise<void> {
+  if (!writeValidators(req, res, { etag: answer.etag!, lastModified: answer.lastModified, maxAgeSeconds })) return;
+  await sendWhole(req, res, { headers: JSON_HEADERS, body: answer.body, compress: true });
 }
 
 // Private
-
-interface Validators {
-  etag: string;
-  lastModified: number | undefined;
-}
 
 /** The ETag joins the dataset version and the request; Last-Modified is the newest write to the answer's series. */
 function validatorsOf(plan: SeriesPlan, first: RawSeriesRow | undefined): Validators {
@@ -71,33 +55,12 @@ function validatorsOf(plan: SeriesPlan, first: RawSeriesRow | undefined): Valida
   };
 }
 
-/*
- * The newest write repeats in every answer until the next write, so the last instant
- * parsed and the last HTTP date written are kept (about 2 µs per answer otherwise).
- */
+/** The newest write repeats in every answer until the next write: the last instant parsed is kept. */
 let lastInstant = { text: '', ms: Number.NaN };
-let lastHttpDate = { ms: Number.NaN, text: '' };
 
 function parseInstant(text: string): number {
   if (text !== lastInstant.text) lastInstant = { text, ms: Date.parse(text) };
   return lastInstant.ms;
-}
-
-function httpDate(ms: number): string {
-  if (ms !== lastHttpDate.ms) lastHttpDate = { ms, text: new Date(ms).toUTCString() };
-  return lastHttpDate.text;
-}
-
-/** ETag, Last-Modified and caching headers; false (after a 304) when the client's copy is current. */
-function writeValidators(req: IncomingMessage, res: ServerResponse, { etag, lastModified }: Validators, maxAgeSeconds: number): boolean {
-  res.setHeader('etag', etag);
-  if (lastModified !== undefined) res.setHeader('last-modified', httpDate(lastModified));
-  res.setHeader('cache-control', `private, max-age=${maxAgeSeconds}`);
-  res.setHeader('vary', appendVary(res.getHeader('vary'), 'Accept-Encoding'));
-  if (!isNotModified(req.headers, etag, lastModified)) return true;
-  res.statusCode = 304;
-  res.end();
-  return false;
 }
 
 async function* chain<T>(first: T, rest: AsyncIterator<T>): AsyncGenerator<T> {
@@ -107,10 +70,8 @@ async function* chain<T>(first: T, rest: AsyncIterator<T>): AsyncGenerator<T> {
 
 /**
  * `{"slug":[points],…}` in pieces: the points are the database's bytes, passed through.
- * Each batch is emptied once written. Its rows' columns are views of the driver's read
- * buffers, and the generators a batch passes through (and `chain`, the first batch) still
- * held it while the next was read: a fresh service streaming 76 projects x 3,650 days to
- * 8 clients kept up to 61 MB of buffers through a full collection (docs/performance.md).
+ * Each batch is emptied once written: its rows' columns are views of the driver's read
+ * buffers, which the generators it passes through would otherwise hold while the next is read.
  */
 async function* jsonChunks(batches: AsyncIterable<RawSeriesRow[]>): AsyncGenerator<BodyChunk> {
   let separator = '{';

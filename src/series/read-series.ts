@@ -32,16 +32,16 @@ export type SeriesRows = { whole: RawSeriesRow[] } | { batches: AsyncIterable<Ra
  */
 export async function readSeriesRows(store: Store, plan: SeriesPlan, layout: PointLayout, batchRows: number, signal?: CancelSignal): Promise<SeriesRows> {
   if (plan.projects.length > batchRows) return { batches: streamSeries(store, plan, layout, batchRows, signal) };
-  const { text, parameters } = wholePlanStatement(plan, layout);
-  return { whole: await guardUnavailable(async () => toRows(await store.queryRaw(text, parameters, signal))) };
+  const { text, parameters, reused } = wholePlanStatement(plan, layout);
+  return { whole: await guardUnavailable(async () => toRows(await store.queryRaw(text, parameters, signal, { reusedParameters: reused }))) };
 }
 
 /** A plan's rows, `batchRows` projects per round trip, whatever their number. */
 export async function* streamSeries(store: Store, plan: SeriesPlan, layout: PointLayout, batchRows: number, signal?: CancelSignal): AsyncGenerator<RawSeriesRow[]> {
   const batch = plan.projects.length <= batchRows ? Infinity : batchRows;
-  const { text, parameters } = wholePlanStatement(plan, layout);
+  const { text, parameters, reused } = wholePlanStatement(plan, layout);
   // Rows are checked inside the guard, so a batch cut short is a 503 like any store failure.
-  yield* guardStream(checkedBatches(store.streamRaw(text, parameters, batch, signal)));
+  yield* guardStream(checkedBatches(store.streamRaw(text, parameters, batch, signal, { reusedParameters: reused })));
 }
 
 /**
@@ -63,16 +63,10 @@ async function* checkedBatches(batches: AsyncIterable<ColumnText[][]>): AsyncGen
 /**
  * A batch's rows; a batch with a row missing is refused. A statement cancelled in the
  * middle of a cursor batch leaves holes in the driver's array, which `map` would carry
- * through to the writer as undefined rows (a 500 in the bench), so every index is read.
+ * through to the writer as undefined rows, so every index is read.
  *
- * The driver's arrays are emptied once read. Under steady load V8 moves some of them to
- * the old generation before they die (the young collections come every few hundred
- * requests, forced by the socket buffers), and an array that died there still held its
- * row's column bytes, and with them the socket buffer they are views of: about 45 KB per
- * answer that only a full collection could free, so the buffers piling up forced a full
- * collection of the whole heap every second or so. Emptied, a dead array holds nothing;
- * the 3x365 REST request at 8 connections went from 6-8 full collections in 4 s to none,
- * and V8's helper threads from 27-43 to 8-25 µs per request (docs/performance.md).
+ * The driver's arrays are emptied once read: one that dies in the old generation would
+ * otherwise keep its columns' socket buffer alive until a full collection.
  */
 function toRows(rows: ColumnText[][]): RawSeriesRow[] {
   const result: RawSeriesRow[] = [];
@@ -90,13 +84,13 @@ function toRows(rows: ColumnText[][]): RawSeriesRow[] {
 /**
  * The statement and parameters that read all of a plan's projects, made once per plan and
  * named layout (GraphQL's field lists are made afresh): a repeated REST request brings the
- * same plan (src/rest/prepared-requests.ts), and the same frozen parameter array lets the
- * store convert it once too.
+ * same plan (src/rest/prepared-requests.ts), so its parameters are `reused` and the store
+ * may convert them once too.
  */
-function wholePlanStatement(plan: SeriesPlan, layout: PointLayout): { text: string; parameters: readonly unknown[] } {
+function wholePlanStatement(plan: SeriesPlan, layout: PointLayout): WholePlanStatement {
   if (typeof layout !== 'string') {
     const { text, parameters } = statementFor(plan, layout);
-    return { text, parameters: parameters(query(plan, plan.projects)) };
+    return { text, parameters: parameters(query(plan, plan.projects)), reused: false };
   }
   let byLayout = WHOLE_PLAN_STATEMENTS.get(plan);
   if (byLayout === undefined) {
@@ -106,13 +100,20 @@ function wholePlanStatement(plan: SeriesPlan, layout: PointLayout): { text: stri
   let made = byLayout.get(layout);
   if (made === undefined) {
     const { text, parameters } = statementFor(plan, layout);
-    made = { text, parameters: Object.freeze(parameters(query(plan, plan.projects))) };
+    made = { text, parameters: Object.freeze(parameters(query(plan, plan.projects))), reused: true };
     byLayout.set(layout, made);
   }
   return made;
 }
 
-const WHOLE_PLAN_STATEMENTS = new WeakMap<SeriesPlan, Map<string, { text: string; parameters: readonly unknown[] }>>();
+interface WholePlanStatement {
+  text: string;
+  parameters: readonly unknown[];
+  /** Kept with the plan and handed over again with each repeat of its request. */
+  reused: boolean;
+}
+
+const WHOLE_PLAN_STATEMENTS = new WeakMap<SeriesPlan, Map<string, WholePlanStatement>>();
 
 function statementFor(plan: SeriesPlan, layout: PointLayout): SeriesStatement {
   return seriesStatement({ layout, options: plan.options, extraFields: plan.metric.extraFields, asOf: plan.asOf !== null });
