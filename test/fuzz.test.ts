@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../src/catalog/load-catalog.js';
+import { enumName } from './support/graphql-names.js';
 import { startTestService, TEST_KEY, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 
@@ -12,8 +13,6 @@ const RUNS = { rest: 1_000, graphql: 1_000, raw: 200 } as const;
 
 const METRICS = CATALOG.metrics.map((m) => m.name);
 const SLUGS = [...new Set(CATALOG.metrics.flatMap((m) => m.projects))];
-const enumName = (slug: string): string => slug.replaceAll('-', '_');
-
 /** Strings that commonly break parsers: impossible dates, SQL and LIKE syntax, NUL, surrogates, bidi and combining marks. */
 const HOSTILE_TEXT = [
   '2024-02-30', '2023-02-29', '2024-02-29', '+002024-01-05', '-002024-01-05', '20240105', '2024-1-5', '2024-13-01',
@@ -151,7 +150,7 @@ const rawRequest = fc.record({
 const HOSTILE_OPERATIONS: [string, { query: string; variables?: Record<string, unknown> } | string][] = [
   ['70,000 projects in a variable', {
     query: 'query ($p: [Project!]) { metric(name: token_price_usd, projects: $p) { series { slug } } }',
-    variables: { p: Array.from({ length: 70_000 }, (_, i) => SLUGS[i % SLUGS.length]!.replaceAll('-', '_')) },
+    variables: { p: Array.from({ length: 70_000 }, (_, i) => enumName(SLUGS[i % SLUGS.length]!)) },
   }],
   ['70,000 copies of one project', {
     query: 'query ($p: [Project!]) { metric(name: token_price_usd, projects: $p) { series { slug points { date value } } } }',

@@ -6,6 +6,7 @@ import { GRAPHQL_LIMITS, LIMIT_ERROR_CODE } from '../src/graphql/armor.js';
 import { exampleQuery } from '../src/graphql/example-query.js';
 import { createGraphqlServer } from '../src/graphql/yoga.js';
 import { MAX_BODY_BYTES } from '../src/http/fetch-bridge.js';
+import { enumName } from './support/graphql-names.js';
 import { startTestService, TEST_KEY, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 
@@ -31,7 +32,7 @@ const deep = (depth: number): string => `{ __type(name: "Query") { fields { type
 
 /** Three aliases × 20 projects with coverage and every point field: a large but ordinary request. */
 const bigOrdinaryQuery = (): string => {
-  const slugs = CATALOG.byName.get('etf-aum-change-pct')!.projects.map((s) => s.replaceAll('-', '_'));
+  const slugs = CATALOG.byName.get('etf-aum-change-pct')!.projects.map(enumName);
   const alias = (name: string, from: number, month: string) =>
     `${name}: metric(name: etf_aum_change_pct, projects: [${slugs.slice(from, from + 20).join(', ')}], from: "2026-${month}-01", to: "2026-${month}-28") {
       series { slug firstDate lastDate points { date value extra } }
@@ -289,7 +290,7 @@ describe('GraphQL document limits', () => {
     });
 
     it('names only the first five of 70,000 projects the metric does not have, and counts the rest', async () => {
-      const projects = Array.from({ length: 70_000 }, (_, i) => CATALOG.byName.get('etf-num-products')!.projects[i % 76]!.replaceAll('-', '_'));
+      const projects = Array.from({ length: 70_000 }, (_, i) => enumName(CATALOG.byName.get('etf-num-products')!.projects[i % 76]!));
       const answer = await ask('query ($p: [Project!]) { metric(name: token_price_usd, projects: $p) { name } }', { variables: { p: projects } });
       const message = answer.body.errors?.[0]?.message ?? '';
 

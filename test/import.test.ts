@@ -11,6 +11,7 @@ import { importCommand } from '../src/commands/import-command.js';
 import { loadConfig } from '../src/config.js';
 import { importFile, importFiles, type ImportResult } from '../src/import/import-files.js';
 import { mirrorSeries, type SeriesOutcome } from '../src/sync/mirror-series.js';
+import { projectId } from './support/project-id.js';
 import { STORE_KINDS, type StoreUnderTest } from './support/stores.js';
 
 for (const kind of STORE_KINDS) {
@@ -252,8 +253,7 @@ for (const kind of STORE_KINDS) {
       const project = CATALOG.byName.get('staking-apy')!.projects[1]!;
       const csv = await file('racing.csv', ['metric,project,date,value', `staking-apy,${project},2024-09-01,1.5`]);
       await importFile(store, CATALOG, await file('racing-setup.csv', ['metric,project,date,value', `staking-apy,${project},2024-09-03,9`]));
-      const [{ id }] = await store.query<{ id: number }>(
-        `select p.id from project p join metric m on m.id = p.metric_id where m.name = 'staking-apy' and p.slug = $1`, [project]) as [{ id: number }];
+      const id = await projectId(store, 'staking-apy', project);
       const upstream = { baseUrl: 'http://upstream.test', retries: 0, get: async () => `{"${project}":[{"date":"2024-09-01","value":2.5},{"date":"2024-09-02","value":3.5}]}` };
       const task = { metric: 'staking-apy', slug: project, projectId: id, from: '2024-09-01', to: '2024-09-03' };
       let syncing: Promise<SeriesOutcome> | undefined;
@@ -283,8 +283,7 @@ for (const kind of STORE_KINDS) {
       // once it holds its turn, or a day committed while it waited outlives the mirror.
       const project = CATALOG.byName.get('staking-apy')!.projects[2]!;
       await importFile(store, CATALOG, await file('before-sync.csv', ['metric,project,date,value', `staking-apy,${project},2024-09-30,1`]));
-      const [{ id }] = await store.query<{ id: number }>(
-        `select p.id from project p join metric m on m.id = p.metric_id where m.name = 'staking-apy' and p.slug = $1`, [project]) as [{ id: number }];
+      const id = await projectId(store, 'staking-apy', project);
       const upstream = { baseUrl: 'http://upstream.test', retries: 0, get: async () => `{"${project}":[{"date":"2024-10-01","value":2.5}]}` };
       const task = { metric: 'staking-apy', slug: project, projectId: id, from: '2024-10-01', to: '2024-10-05' };
       const csv = await file('during-sync.csv', ['metric,project,date,value', `staking-apy,${project},2024-10-03,7`]);

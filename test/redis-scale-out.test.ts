@@ -11,7 +11,7 @@ import { openPostgres } from '../src/db/open-postgres.js';
 import { createMemoryRateLimitStore } from '../src/limits/memory-bucket-store.js';
 import { createRedisRateLimitStore, type RedisRateLimitStore } from '../src/limits/redis-bucket-store.js';
 import { prerequisite } from './support/ci.js';
-import { freePort } from './support/private-postgres.js';
+import { freePort } from './support/ports.js';
 import { npmStart, type StartedServer } from './support/processes.js';
 import { startTestService, TEST_KEY, type TestService } from './support/service.js';
 import { createScratchDatabase, STORE_KINDS, TEST_DATABASE_URL, type ScratchDatabase } from './support/stores.js';

@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../src/catalog/load-catalog.js';
+import { projectId } from './support/project-id.js';
 import { heard, startTestService, TEST_KEY, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 
@@ -298,10 +299,10 @@ for (const kind of STORE_KINDS) {
       const etag = before.headers.get('etag')!;
       const old = (await before.json()) as Body;
       const day = old.solana![0]!.date;
+      const solana = await projectId(svc.running.services.store, 'price', 'solana');
       await heard(svc, () => svc.running.services.store.query(
-        `update point set value = value + 1 where day = $1 and project_id = (
-           select p.id from project p join metric m on m.id = p.metric_id where m.name = 'price' and p.slug = 'solana')`,
-        [day],
+        'update point set value = value + 1 where day = $1 and project_id = $2',
+        [day, solana],
       ));
       const after = await svc.get(path, { headers: { 'if-none-match': etag } });
       expect(after.status).toBe(200);

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../src/catalog/load-catalog.js';
 import { importFile } from '../src/import/import-files.js';
+import { enumName } from './support/graphql-names.js';
+import { projectId } from './support/project-id.js';
 import { referenceSeries, type DailyPoint, type ReferenceOptions, type ReferencePoint } from './support/reference-series.js';
 import { startTestService, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
@@ -46,7 +48,8 @@ for (const kind of STORE_KINDS) {
     beforeAll(async () => {
       svc = await startTestService(kind);
       dir = await mkdtemp(join(tmpdir(), 'metrics-ts-'));
-      await svc.running.services.store.query(`delete from point where project_id = (select p.id from project p join metric m on m.id = p.metric_id where m.name = 'other-fees-usd' and p.slug = 'arbitrum')`);
+      const store = svc.running.services.store;
+      await store.query('delete from point where project_id = $1', [await projectId(store, 'other-fees-usd', 'arbitrum')]);
       await writeFile(join(dir, 'edges.csv'), `metric,project,date,value\n${EDGE_SERIES.map((p) => `other-fees-usd,arbitrum,${p.date},${p.value}`).join('\n')}\n`);
       expect((await importFile(svc.running.services.store, CATALOG, join(dir, 'edges.csv'))).ok).toBe(true);
       for (const { metric, projects } of SUBJECTS) {
@@ -95,7 +98,7 @@ for (const kind of STORE_KINDS) {
       await fc.assert(fc.asyncProperty(request, async (r) => {
         const projects = r.subject.projects.slice(0, r.count);
         const args = [
-          `name: ${r.subject.metric.replaceAll('-', '_')}`,
+          `name: ${enumName(r.subject.metric)}`,
           `projects: [${projects.join(', ')}]`,
           ...(r.from === null ? [] : [`from: "${r.from}"`]),
           ...(r.to === null ? [] : [`to: "${r.to}"`]),
