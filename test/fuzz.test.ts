@@ -5,11 +5,20 @@ import { enumName } from './support/graphql-names.js';
 import { startTestService, TEST_KEY, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 
-/** Every answer must arrive within this, whatever was sent. */
-const DEADLINE_MS = 2_000;
+/**
+ * Every answer must arrive within this, whatever was sent: a bound on hangs and runaway work,
+ * far above an answer's time on a loaded machine (speed is measured by the bench).
+ */
+const DEADLINE_MS = 10_000;
 
-/** Generated runs per property and store; the fixed hostile cases come on top. */
+/**
+ * Generated runs per property and store, few enough to finish well within {@link FUZZ_MS} on a
+ * loaded machine; the fixed hostile cases come on top.
+ */
 const RUNS = { rest: 1_000, graphql: 1_000, raw: 200 } as const;
+
+/** How long a property may run: one that has not finished its runs by then fails. */
+const FUZZ_MS = 100_000;
 
 const METRICS = CATALOG.metrics.map((m) => m.name);
 const SLUGS = [...new Set(CATALOG.metrics.flatMap((m) => m.projects))];
@@ -252,9 +261,9 @@ for (const kind of STORE_KINDS) {
       graphql: (await send('/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: FIXED_GRAPHQL }) })).text,
     });
 
-    const fuzzOptions = { endOnFailure: true, interruptAfterTimeLimit: 50_000, markInterruptAsFailure: false } as const;
+    const fuzzOptions = { endOnFailure: true, interruptAfterTimeLimit: FUZZ_MS, markInterruptAsFailure: true } as const;
 
-    it('answers generated REST requests within 2 s and never with a fault', { timeout: 60_000 }, async () => {
+    it('answers generated REST requests promptly and never with a fault', { timeout: FUZZ_MS + 20_000 }, async () => {
       await fc.assert(
         fc.asyncProperty(restRequest, async ({ method, target: { metric, params }, separator }) => {
           const query = params.map(([k, v]) => `${k}=${v}`).join(separator);
@@ -264,11 +273,11 @@ for (const kind of STORE_KINDS) {
       );
     });
 
-    it('answers generated GraphQL documents and variables within 2 s and never with a fault', { timeout: 60_000 }, async () => {
+    it('answers generated GraphQL documents and variables promptly and never with a fault', { timeout: FUZZ_MS + 20_000 }, async () => {
       await fc.assert(fc.asyncProperty(graphqlRequest, async (request) => void (await sendGraphql(request))), { ...fuzzOptions, numRuns: RUNS.graphql });
     });
 
-    it('answers malformed GraphQL bodies within 2 s and never with a fault', { timeout: 60_000 }, async () => {
+    it('answers malformed GraphQL bodies promptly and never with a fault', { timeout: FUZZ_MS + 20_000 }, async () => {
       await fc.assert(
         fc.asyncProperty(rawRequest, async ({ body, contentType }) => {
           await send('/graphql', { method: 'POST', headers: contentType === '' ? {} : { 'content-type': contentType }, body });
@@ -277,7 +286,7 @@ for (const kind of STORE_KINDS) {
       );
     });
 
-    it.each(HOSTILE_OPERATIONS)('answers %s within 2 s and never with a fault', async (_label, operation) => {
+    it.each(HOSTILE_OPERATIONS)('answers %s promptly and never with a fault', async (_label, operation) => {
       const { status } = await send('/graphql', {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },

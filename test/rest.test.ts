@@ -246,6 +246,23 @@ for (const kind of STORE_KINDS) {
         expect(other.status).toBe(200);
       });
 
+      it('answers If-None-Match: * with 304 for a series that exists, read or kept, and an unknown metric with 404', async () => {
+        // RFC 9110 §13.1.2: "*" matches any current representation; a failed condition on GET is a 304.
+        const asked = '/v1/metrics/price?project=ethereum&start_date=2026-03-01&end_date=2026-03-31';
+        const star = { headers: { 'if-none-match': '*' } };
+        const read = await svc.get(asked, star);
+        expect(read.status).toBe(304);
+        expect(await read.text()).toBe('');
+        expect(read.headers.get('etag')).toMatch(/^W\/"[\w-]+"$/);
+        const plain = await svc.get(asked);
+        expect(plain.status).toBe(200);
+        expect(((await plain.json()) as Body).ethereum!.length).toBeGreaterThan(0);
+        const kept = await svc.get(asked, star);
+        expect(kept.status).toBe(304);
+        expect(kept.headers.get('etag')).toBe(plain.headers.get('etag'));
+        expect((await svc.get('/v1/metrics/nope', star)).status).toBe(404);
+      });
+
       it('gives different ETags to different bodies', async () => {
         const a = await svc.get('/v1/metrics/price?project=ethereum&start_date=2026-01-01');
         const b = await svc.get('/v1/metrics/price?project=solana&start_date=2026-01-01');

@@ -49,7 +49,8 @@ for (const kind of STORE_KINDS) {
       svc = await startTestService(kind);
       dir = await mkdtemp(join(tmpdir(), 'metrics-ts-'));
       const store = svc.running.services.store;
-      await store.query('delete from point where project_id = $1', [await projectId(store, 'other-fees-usd', 'arbitrum')]);
+      const arbitrum = await projectId(store, 'other-fees-usd', 'arbitrum');
+      await store.query('delete from point where project_id = $1', [arbitrum]);
       await writeFile(join(dir, 'edges.csv'), `metric,project,date,value\n${EDGE_SERIES.map((p) => `other-fees-usd,arbitrum,${p.date},${p.value}`).join('\n')}\n`);
       expect((await importFile(svc.running.services.store, CATALOG, join(dir, 'edges.csv'))).ok).toBe(true);
       for (const { metric, projects } of SUBJECTS) {
@@ -108,9 +109,14 @@ for (const kind of STORE_KINDS) {
           ...(r.transform === null ? [] : [`transform: ${r.transform.toUpperCase()}`]),
           ...(r.transform === 'moving_average' ? [`window: ${r.window}`] : []),
         ];
-        const res = await svc.graphql(`{ metric(${args.join(', ')}) { series { slug points { date value count } } } }`);
-        const body = (await res.json()) as { data: { metric: { series: { slug: string; points: ReferencePoint[] }[] } }; errors?: unknown };
+        const selection = 'name series { slug points { date value count } }';
+        const res = await svc.graphql(`{ metric(${args.join(', ')}) { ${selection} } }`);
+        type Series = { slug: string; points: ReferencePoint[] };
+        const body = (await res.json()) as { data: { metric: { name: string; series: Series[] } }; errors?: unknown };
         expect(body.errors).toBeUndefined();
+        // Which series came back, so a wrong or missing one cannot pass as an empty loop.
+        expect(body.data.metric.name).toBe(r.subject.metric);
+        expect(body.data.metric.series.map((series) => series.slug)).toEqual(projects);
         for (const series of body.data.metric.series) {
           const want = expected(r, series.slug);
           expectSeries(series.points, want, r);
