@@ -15,7 +15,8 @@ import { STORE_KINDS } from './support/stores.js';
 const DAY = '2026-06-15';
 const WRITTEN = 31_337.25;
 const PATH = '/v1/metrics/token-price-usd?project=ethereum&start_date=2026-06-10&end_date=2026-06-20';
-const QUERY = '{ metric(name: token_price_usd, projects: [ethereum], from: "2026-06-11", to: "2026-06-19") { series { slug points { date value } } } }';
+const QUERY = `{ metric(name: token_price_usd, projects: [ethereum], from: "2026-06-11", to: "2026-06-19") {
+  series { slug points { date value } } } }`;
 
 for (const kind of STORE_KINDS) {
   describe.skipIf(!kind.available)(`a read racing a write on ${kind.name}`, { timeout: 60_000 }, () => {
@@ -36,11 +37,16 @@ for (const kind of STORE_KINDS) {
      * waits for the service to hear it, then lets the read go on; answers with the raced
      * answer's value on DAY and the next answer's.
      */
-    const race = async (request: () => Promise<Response>, valueOnDay: (body: unknown) => number | undefined, value: number) => {
+    const race = async (
+      request: () => Promise<Response>,
+      valueOnDay: (body: unknown) => number | undefined,
+      value: number,
+    ) => {
       const held = reads.holdNext();
       const racing = request();
       await held.reached;
-      await heard(service, () => upsertPoints(service.running.services.store, [{ projectId: ethereum, day: DAY, value, extra: null }]));
+      const store = service.running.services.store;
+      await heard(service, () => upsertPoints(store, [{ projectId: ethereum, day: DAY, value, extra: null }]));
       held.release();
       const raced = await racing;
       expect(raced.status).toBe(200);
@@ -50,7 +56,8 @@ for (const kind of STORE_KINDS) {
     };
 
     it('serves a REST write on the next request, not the answer read before it was announced', async () => {
-      const onDay = (body: unknown) => (body as { ethereum: { date: string; value: number }[] }).ethereum.find((p) => p.date === DAY)?.value;
+      type Body = { ethereum: { date: string; value: number }[] };
+      const onDay = (body: unknown) => (body as Body).ethereum.find((p) => p.date === DAY)?.value;
       const { raced, next } = await race(() => service.get(PATH), onDay, WRITTEN);
       // The raced answer holds what was read before the write: otherwise nothing raced.
       expect(raced).toBeDefined();

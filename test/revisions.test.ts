@@ -254,7 +254,8 @@ for (const kind of STORE_KINDS) {
       const imported = await dbNow();
       await new Promise((resolve) => setTimeout(resolve, 5));
       // An operator's fix, outside the import's write path: it sets the value only.
-      await store.query('update point set value = 3 where day = $1 and project_id = $2', [LATER, await projectId(store, METRIC, other)]);
+      const id = await projectId(store, METRIC, other);
+      await store.query('update point set value = 3 where day = $1 and project_id = $2', [LATER, id]);
       const corrected = await dbNow();
       const valueAsOf = async (asOf: string) => {
         const res = await service.get(`/v1/metrics/${METRIC}?project=${other}&start_date=${LATER}&end_date=${LATER}&as_of=${encodeURIComponent(asOf)}`);
