@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CATALOG, type MetricDefinition } from '../src/catalog/load-catalog.js';
 import type { Store } from '../src/db/store.js';
 import { upsertPoints } from '../src/db/write-points.js';
+import { enumName } from './support/graphql-names.js';
 import { heard, startTestService, TEST_KEY, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 
@@ -28,9 +29,6 @@ interface SeriesBody {
 }
 
 type RestPoint = { date: string; value: number } & Record<string, unknown>;
-
-/** The GraphQL name of a slug as docs/decisions.md states it: `-` becomes `_`, case kept. */
-const enumName = (slug: string): string => slug.replaceAll('-', '_');
 
 const metricDef = (name: string): MetricDefinition => {
   const metric = CATALOG.byName.get(name);
