@@ -68,7 +68,7 @@ export function createGraphqlServer(services: Services): YogaServerInstance<Grap
       useGraphqlArmor(),
       useArgumentErrors(),
       useVariableCheck(),
-      // Compiled execution: a series of thousands of points resolves about three times faster.
+      // Compiled execution: more GraphQL answers per second under load, in paired bench runs.
       // Only queries are compiled; anything else takes graphql's own path and its errors.
       useGraphQlJit({}, {
         enableIf: (args) => isCompiledQuery(args.document, args.operationName),
