@@ -69,7 +69,7 @@ export function createGraphqlServer(services: GraphqlServices): YogaServerInstan
       useGraphqlArmor(),
       useArgumentErrors(),
       useVariableCheck(),
-      // Compiled execution: a series of thousands of points resolves about three times faster.
+      // Compiled execution: more GraphQL answers per second under load, in paired bench runs.
       // Only queries are compiled; anything else takes graphql's own path and its errors.
       useGraphQlJit({}, {
         enableIf: (args) => isCompiledQuery(args.document, args.operationName),
