@@ -72,7 +72,12 @@ for (const kind of STORE_KINDS) {
       const key = generateApiKey();
       await insertApiKey(store, 'limited', hashApiKey(key), { ratePerMinute: 60, burst: 5 });
 
-      expect(await createKeyVerifier(store, []).verify(key)).toEqual({ id: `db:${createHash('sha256').update(key).digest('hex').slice(0, 12)}`, name: 'limited', ratePerMinute: 60, burst: 5 });
+      expect(await createKeyVerifier(store, []).verify(key)).toEqual({
+        id: `db:${createHash('sha256').update(key).digest('hex').slice(0, 12)}`,
+        name: 'limited',
+        ratePerMinute: 60,
+        burst: 5,
+      });
     });
 
     it('rejects a revoked key at once for a fresh verifier', async () => {

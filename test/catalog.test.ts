@@ -17,7 +17,8 @@ const REPRODUCED: Record<string, string> = {
     'arbitrum, base, bob, boba, ethereum, hyperevm, ink, katana, megaeth, mode, monad, shape, solana, superseed, worldchain, zora',
   'sequencer-cost-total': 'arbitrum, base, katana, optimism, unichain, zksync',
   'treasury-nav-eth-usd': 'BMNR, BTBT, BTCS, ETHM, ETHZ, FGNX, GAME, SBET',
-  'treasury-volume-usd': 'BMNR, BNC, BTBT, BTCS, CEP, CEPO, DFDV, ETHM, ETHZ, GAME, HYPD, MSTR, SBET, SMLR, SQNS, STKE, UPXI',
+  'treasury-volume-usd':
+    'BMNR, BNC, BTBT, BTCS, CEP, CEPO, DFDV, ETHM, ETHZ, GAME, HYPD, MSTR, SBET, SMLR, SQNS, STKE, UPXI',
   'priority-fees-usd': 'arbitrum, base, ethereum, solana',
   'priority-fees': 'arbitrum, base, ethereum, solana',
   'other-fees-usd': 'arbitrum, ethereum',
@@ -26,8 +27,22 @@ const REPRODUCED: Record<string, string> = {
 };
 
 const INTEGER_METRICS = ['etf-num-products', 'transaction-fail-total', 'launchpad-tokens-launched'];
-const PROJECT_REQUIRED = ['etf-num-products', 'treasury-volume-usd', 'priority-fees-usd', 'priority-fees', 'other-fees-usd', 'etf-flows-btc', 'price'];
-const RULE_4_METRICS = ['transaction-l1-fee-total-usd', 'staking-mev-yield-native', 'launchpad-volume-usd', 'staking-liquid-rate', 'staking-apy'];
+const PROJECT_REQUIRED = [
+  'etf-num-products',
+  'treasury-volume-usd',
+  'priority-fees-usd',
+  'priority-fees',
+  'other-fees-usd',
+  'etf-flows-btc',
+  'price',
+];
+const RULE_4_METRICS = [
+  'transaction-l1-fee-total-usd',
+  'staking-mev-yield-native',
+  'launchpad-volume-usd',
+  'staking-liquid-rate',
+  'staking-apy',
+];
 
 const metric = (name: string) => {
   const m = CATALOG.byName.get(name);
@@ -36,17 +51,36 @@ const metric = (name: string) => {
 };
 
 /** A deep copy of the shipped catalog document to break in one place. */
-const copy = (): { lists: Record<string, { slugs: string[] }>; metrics: Record<string, unknown>[] } => structuredClone(raw) as never;
+const copy = (): { lists: Record<string, { slugs: string[] }>; metrics: Record<string, unknown>[] } =>
+  structuredClone(raw) as never;
 
 describe('the shipped catalog', () => {
   it('has the 24 metrics of interface-v1.md in its order', () => {
     expect(CATALOG.metrics.map((m) => m.name)).toEqual([
-      'etf-num-products', 'etf-aum-change-pct', 'token-price-usd', 'transaction-base-fee-total-usd',
-      'stablecoin-supply-total-usd', 'transaction-fail-total', 'treasury-market-cap-usd', 'outstanding-mnav',
-      'transaction-fee-med-native', 'launchpad-tokens-launched', 'sequencer-cost-total', 'volume-usd',
-      'treasury-nav-eth-usd', 'treasury-volume-usd', 'priority-fees-usd', 'priority-fees', 'other-fees-usd',
-      'etf-flows-btc', 'price', 'transaction-l1-fee-total-usd', 'staking-mev-yield-native', 'launchpad-volume-usd',
-      'staking-liquid-rate', 'staking-apy',
+      'etf-num-products',
+      'etf-aum-change-pct',
+      'token-price-usd',
+      'transaction-base-fee-total-usd',
+      'stablecoin-supply-total-usd',
+      'transaction-fail-total',
+      'treasury-market-cap-usd',
+      'outstanding-mnav',
+      'transaction-fee-med-native',
+      'launchpad-tokens-launched',
+      'sequencer-cost-total',
+      'volume-usd',
+      'treasury-nav-eth-usd',
+      'treasury-volume-usd',
+      'priority-fees-usd',
+      'priority-fees',
+      'other-fees-usd',
+      'etf-flows-btc',
+      'price',
+      'transaction-l1-fee-total-usd',
+      'staking-mev-yield-native',
+      'launchpad-volume-usd',
+      'staking-liquid-rate',
+      'staking-apy',
     ]);
   });
 

@@ -35,7 +35,9 @@ for (const kind of STORE_KINDS) {
     let start: string;
 
     const dbNow = async (): Promise<string> => {
-      const [row] = await service.running.services.store.query<{ now: string }>(`select to_char(clock_timestamp() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as now`);
+      const [row] = await service.running.services.store.query<{ now: string }>(
+        `select to_char(clock_timestamp() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as now`,
+      );
       return row!.now;
     };
     const page = async (query: string): Promise<FeedPage> => {
@@ -57,7 +59,8 @@ for (const kind of STORE_KINDS) {
         current = await page(`cursor=${current.next}&limit=${limit}`);
       }
     };
-    const write = (slug: string, day: string, value: number) => upsertPoints(service.running.services.store, [{ projectId: projectIds.get(slug)!, day, value, extra: null }]);
+    const write = (slug: string, day: string, value: number) =>
+      upsertPoints(service.running.services.store, [{ projectId: projectIds.get(slug)!, day, value, extra: null }]);
 
     beforeAll(async () => {
       service = await startTestService(kind);
@@ -79,7 +82,9 @@ for (const kind of STORE_KINDS) {
       await write(SLUGS[0]!, '2026-07-01', 1.5);
       await write(SLUGS[1]!, '2026-07-01', 2);
       await write(SLUGS[0]!, '2026-07-01', 1.25);
-      await removePoints(service.running.services.store, [{ projectId: projectIds.get(SLUGS[1]!)!, day: '2026-07-01' }]);
+      await removePoints(service.running.services.store, [
+        { projectId: projectIds.get(SLUGS[1]!)!, day: '2026-07-01' },
+      ]);
       await write(SLUGS[2]!, '2026-07-02', 0.1234567890123);
       const res = await service.get(`/v1/changes?since=${encodeURIComponent(start)}`);
       const text = await res.text();
@@ -125,7 +130,7 @@ for (const kind of STORE_KINDS) {
       const committed: [string, string, number | null][] = [];
       let writing = true;
       let seed = 7;
-      const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+      const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
       const writer = async (id: number) => {
         for (let n = 0; n < 12; n++) {
           const slug = SLUGS[id % SLUGS.length]!;
@@ -164,7 +169,9 @@ for (const kind of STORE_KINDS) {
         let cursor: string | undefined;
         for (;;) {
           const stillWriting = writing;
-          const current = await page(cursor === undefined ? `since=${encodeURIComponent(since)}&limit=3` : `cursor=${cursor}&limit=3`);
+          const current = await page(
+            cursor === undefined ? `since=${encodeURIComponent(since)}&limit=3` : `cursor=${cursor}&limit=3`,
+          );
           rows.push(...current.changes);
           cursor = current.next ?? current.cursor;
           if (!stillWriting && current.next === undefined) return rows;
@@ -179,13 +186,19 @@ for (const kind of STORE_KINDS) {
       // Every change the feed shows happened, none is missing and none repeated: the same multiset.
       const key = (slug: string, day: string, value: number | null) => `${slug} ${day} ${value}`;
       expect(committed.length).toBeGreaterThan(40);
-      expect(seen.map((c) => key(c.project, c.date, c.value)).sort()).toEqual(committed.map(([s, d, v]) => key(s, d, v)).sort());
+      expect(seen.map((c) => key(c.project, c.date, c.value)).sort()).toEqual(
+        committed.map(([s, d, v]) => key(s, d, v)).sort(),
+      );
       // The feed's last word on each day is what is stored now.
       const last = new Map(seen.map((c) => [`${c.project} ${c.date}`, c.value]));
       for (const slug of SLUGS) {
-        const res = await service.get(`/v1/metrics/${METRIC}?project=${slug}&start_date=2026-08-01&end_date=2026-08-09`);
+        const res = await service.get(
+          `/v1/metrics/${METRIC}?project=${slug}&start_date=2026-08-01&end_date=2026-08-09`,
+        );
         const stored = ((await res.json()) as Record<string, { date: string; value: number }[]>)[slug]!;
-        for (const [k, v] of last) if (k.startsWith(`${slug} `)) expect(stored.find((p) => p.date === k.slice(slug.length + 1))?.value ?? null).toBe(v);
+        for (const [k, v] of last)
+          if (k.startsWith(`${slug} `))
+            expect(stored.find((p) => p.date === k.slice(slug.length + 1))?.value ?? null).toBe(v);
       }
     });
 
@@ -197,13 +210,17 @@ for (const kind of STORE_KINDS) {
       let after: string | undefined;
       for (;;) {
         const res = await service.graphql(query, { since, after });
-        const body = (await res.json()) as { data: { changes: { changes: typeof rows; endCursor: string; hasNextPage: boolean } } };
+        const body = (await res.json()) as {
+          data: { changes: { changes: typeof rows; endCursor: string; hasNextPage: boolean } };
+        };
         expect(body.data.changes.changes.length).toBeLessThanOrEqual(4);
         rows.push(...body.data.changes.changes);
         after = body.data.changes.endCursor;
         if (!body.data.changes.hasNextPage) break;
       }
-      expect(rows.map((r) => [r.slug, r.date, r.value, r.updatedAt])).toEqual(rest.rows.map((r) => [r.project, r.date, r.value, r.updatedAt]));
+      expect(rows.map((r) => [r.slug, r.date, r.value, r.updatedAt])).toEqual(
+        rest.rows.map((r) => [r.project, r.date, r.value, r.updatedAt]),
+      );
       expect(new Set(rows.map((r) => r.name))).toEqual(new Set(['staking_apy']));
       const wrong = await service.graphql(`{ changes(since: "2026-01-01T00:00:00Z", first: 0) { hasNextPage } }`);
       const errors = ((await wrong.json()) as { errors: { message: string; extensions: { code: string } }[] }).errors;
@@ -215,17 +232,29 @@ for (const kind of STORE_KINDS) {
       const cursor = (await page(`since=2026-01-01`)).cursor;
       const cases: [string, RegExp][] = [
         ['', /since: give the instant to start from/],
-        ['since=yesterday', /since: expected an RFC 3339 instant such as 2026-06-30T12:00:00Z \(in UTC, within the years 0001-9999\), or a date YYYY-MM-DD meaning the start of that UTC day; got "yesterday"/],
+        [
+          'since=yesterday',
+          /since: expected an RFC 3339 instant such as 2026-06-30T12:00:00Z \(in UTC, within the years 0001-9999\), or a date YYYY-MM-DD meaning the start of that UTC day; got "yesterday"/,
+        ],
         // An offset that moves the instant out of the years 0001 to 9999 (PostgreSQL's) was a 500.
-        ['since=0001-01-01T00:00:00%2B01:00', /since: expected an RFC 3339 instant .*\(in UTC, within the years 0001-9999\).*; got "0001-01-01T00:00:00\+01:00"/],
+        [
+          'since=0001-01-01T00:00:00%2B01:00',
+          /since: expected an RFC 3339 instant .*\(in UTC, within the years 0001-9999\).*; got "0001-01-01T00:00:00\+01:00"/,
+        ],
         ['since=2026-01-01&limit=0', /limit: expected a whole number from 1 to 10000/],
         ['since=2026-01-01&limit=10001', /limit: expected a whole number from 1 to 10000/],
         ['since=2026-01-01&limit=abc', /limit: expected a whole number/],
         ['cursor=not-a-cursor', /cursor: not a cursor this feed handed out/],
         [`cursor=${Buffer.from('{"v":1,"since":"x","x":"1","s":"1"}').toString('base64url')}`, /cursor: not a cursor/],
         // A position past PostgreSQL's bigint (19 digits, but above 9223372036854775807) was a 500.
-        [`cursor=${Buffer.from('{"v":1,"since":"2026-01-01T00:00:00.000000Z","s":"9223372036854775808"}').toString('base64url')}`, /cursor: not a cursor this feed handed out/],
-        [`since=2026-02-01&cursor=${cursor}`, /cursor: this cursor continues the feed since 2026-01-01T00:00:00.000000Z/],
+        [
+          `cursor=${Buffer.from('{"v":1,"since":"2026-01-01T00:00:00.000000Z","s":"9223372036854775808"}').toString('base64url')}`,
+          /cursor: not a cursor this feed handed out/,
+        ],
+        [
+          `since=2026-02-01&cursor=${cursor}`,
+          /cursor: this cursor continues the feed since 2026-01-01T00:00:00.000000Z/,
+        ],
         ['since=2026-01-01&until=2026-02-01', /unknown parameter "until"/],
       ];
       for (const [query, message] of cases) {
@@ -242,12 +271,18 @@ for (const kind of STORE_KINDS) {
       const since = await dbNow();
       const id = await projectId(service.running.services.store, 'etf-num-products', 'blackrock');
       const store = service.running.services.store;
-      await upsertPoints(store, [{ projectId: id, day: '2026-10-01', value: '5', extra: '{"spot": 2, "futures": 1, "leveraged": 2}' }]);
-      await upsertPoints(store, [{ projectId: id, day: '2026-10-01', value: '5', extra: '{"spot": 3, "futures": 1, "leveraged": 1}' }]);
+      await upsertPoints(store, [
+        { projectId: id, day: '2026-10-01', value: '5', extra: '{"spot": 2, "futures": 1, "leveraged": 2}' },
+      ]);
+      await upsertPoints(store, [
+        { projectId: id, day: '2026-10-01', value: '5', extra: '{"spot": 3, "futures": 1, "leveraged": 1}' },
+      ]);
       await removePoints(store, [{ projectId: id, day: '2026-10-01' }]);
 
       const text = await (await service.get(`/v1/changes?since=${encodeURIComponent(since)}`)).text();
-      const entries = [...text.matchAll(/\{"metric":"etf-num-products"[^{}]*(?:\{[^{}]*\}[^{}]*)?\}/g)].map((m) => m[0].replace(/"updatedAt":"[^"]+"/, '"updatedAt":"…"'));
+      const entries = [...text.matchAll(/\{"metric":"etf-num-products"[^{}]*(?:\{[^{}]*\}[^{}]*)?\}/g)].map((m) =>
+        m[0].replace(/"updatedAt":"[^"]+"/, '"updatedAt":"…"'),
+      );
       expect(entries).toEqual([
         '{"metric":"etf-num-products","project":"blackrock","date":"2026-10-01","value":5,"extra":{"spot": 2, "futures": 1, "leveraged": 2},"updatedAt":"…"}',
         '{"metric":"etf-num-products","project":"blackrock","date":"2026-10-01","value":5,"extra":{"spot": 3, "futures": 1, "leveraged": 1},"updatedAt":"…"}',
@@ -255,7 +290,9 @@ for (const kind of STORE_KINDS) {
       ]);
 
       const res = await service.graphql(`{ changes(since: "${since}") { changes { name value extra } } }`);
-      const body = (await res.json()) as { data: { changes: { changes: { name: string; value: number | null; extra: unknown }[] } } };
+      const body = (await res.json()) as {
+        data: { changes: { changes: { name: string; value: number | null; extra: unknown }[] } };
+      };
       expect(body.data.changes.changes).toEqual([
         { name: 'etf_num_products', value: 5, extra: { spot: 2, futures: 1, leveraged: 2 } },
         { name: 'etf_num_products', value: 5, extra: { spot: 3, futures: 1, leveraged: 1 } },
@@ -272,7 +309,9 @@ for (const kind of STORE_KINDS) {
       const valuesOf = (json: string) => [...json.matchAll(/"value":(-?[0-9][0-9.eE+-]*|null)/g)].map((m) => m[1]);
 
       const rest = valuesOf(await (await service.get(`/v1/changes?since=${encodeURIComponent(since)}`)).text());
-      const graphql = valuesOf(await (await service.graphql(`{ changes(since: "${since}") { changes { value } } }`)).text());
+      const graphql = valuesOf(
+        await (await service.graphql(`{ changes(since: "${since}") { changes { value } } }`)).text(),
+      );
 
       expect(rest).toEqual(['0.1234567890123456789', '9007199254740993']);
       expect(graphql).toEqual(rest);

@@ -54,7 +54,10 @@ describe.skipIf(!postgres.available)('clients that leave in the middle of a stre
   beforeAll(async () => {
     store = await postgres.open();
     await migrate(store.store);
-    await seedDatabase(store.store, CATALOG, { years: 3, lastDay: Date.parse(`${TEST_LAST_DAY}T00:00:00Z`) / 86_400_000 });
+    await seedDatabase(store.store, CATALOG, {
+      years: 3,
+      lastDay: Date.parse(`${TEST_LAST_DAY}T00:00:00Z`) / 86_400_000,
+    });
     // No response cache: every request must reach the database.
     service = await startTestService(postgres, { RESPONSE_CACHE_MB: '0' }, { store });
   }, 120_000);
@@ -119,7 +122,10 @@ describe('a client that stops reading a streamed answer', () => {
       socket.write('GET / HTTP/1.1\r\nhost: x\r\n\r\n');
       const started = Date.now();
       while (!closed && Date.now() - started < 10_000) await new Promise((resolve) => setTimeout(resolve, 50));
-      expect({ closed, withinSeconds: (Date.now() - started) / 1000 < 5 }).toEqual({ closed: true, withinSeconds: true });
+      expect({ closed, withinSeconds: (Date.now() - started) / 1000 < 5 }).toEqual({
+        closed: true,
+        withinSeconds: true,
+      });
       expect(produced).toBeLessThan(200); // it stopped producing: far less than 10 s of a local socket
     } finally {
       socket.destroy();
@@ -170,7 +176,11 @@ describe.skipIf(!postgres.available)('a cancel that lands on the wrong statement
         batches += 1;
         await new Promise((resolve) => setTimeout(resolve, 600));
       }
-      expect({ rows, batches, slowerThanTheTimeout: Date.now() - started > 1_000 }).toEqual({ rows: 100_000, batches: 5, slowerThanTheTimeout: true });
+      expect({ rows, batches, slowerThanTheTimeout: Date.now() - started > 1_000 }).toEqual({
+        rows: 100_000,
+        batches: 5,
+        slowerThanTheTimeout: true,
+      });
       // The connection came back: the one-connection pool answers at once.
       expect(await slow.query<{ n: number }>('select 1 as n')).toEqual([{ n: 1 }]);
     } finally {
@@ -185,10 +195,13 @@ describe.skipIf(!postgres.available)('a cancel that lands on the wrong statement
       const failing = one.query('select i, 1 / (4 - i) as boom from generate_series(1, 10) i').catch((e: Error) => e);
       const next = one.query<{ x: number }>('select x from generate_series(1, 5) x');
       const raw = one.queryRaw('select x from generate_series(1, 5) x', []);
-      const failingRaw = one.queryRaw('select i, 1 / (4 - i) as boom from generate_series(1, 10) i', []).catch((e: Error) => e);
+      const failingRaw = one
+        .queryRaw('select i, 1 / (4 - i) as boom from generate_series(1, 10) i', [])
+        .catch((e: Error) => e);
       const streamed = (async () => {
         const batches: string[][] = [];
-        for await (const rows of one.streamRaw('select x from generate_series(1, 5) x', [], 2)) batches.push(rows.map((row) => String(row[0])));
+        for await (const rows of one.streamRaw('select x from generate_series(1, 5) x', [], 2))
+          batches.push(rows.map((row) => String(row[0])));
         return batches;
       })();
       expect(await failing).toMatchObject({ code: '22012' });
@@ -221,7 +234,7 @@ for (const kind of STORE_KINDS) {
         await store.exec('create sequence left_probe');
         const gone = new ClientGone();
         gone.abort();
-        const nextval = 'select nextval(\'left_probe\') as n';
+        const nextval = "select nextval('left_probe') as n";
         await expect(store.query(nextval, [], gone)).rejects.toBeInstanceOf(CancelledError);
         await expect(store.queryRaw(nextval, [], gone)).rejects.toBeInstanceOf(CancelledError);
         for (const batchRows of [2, Infinity]) {
@@ -231,8 +244,12 @@ for (const kind of STORE_KINDS) {
           await expect(streamed).rejects.toBeInstanceOf(CancelledError);
         }
         // Not one of them ran: the sequence was never advanced.
-        expect(await store.query<{ is_called: boolean }>('select is_called from left_probe')).toEqual([{ is_called: false }]);
-        expect(await store.query<{ n: string }>(nextval, [], new ClientGone())).toEqual([{ n: kind.name === 'pglite' ? 1 : '1' }]);
+        expect(await store.query<{ is_called: boolean }>('select is_called from left_probe')).toEqual([
+          { is_called: false },
+        ]);
+        expect(await store.query<{ n: string }>(nextval, [], new ClientGone())).toEqual([
+          { n: kind.name === 'pglite' ? 1 : '1' },
+        ]);
       } finally {
         await dispose();
       }
@@ -240,21 +257,26 @@ for (const kind of STORE_KINDS) {
 
     it('GraphQL answers waiting for the answer budget leave the queue with their clients: nothing is read for them', async () => {
       let pointReads = 0;
-      const service = await startTestService(kind, { RESPONSE_CACHE_MB: '0' }, {
-        // Counts the reads of points that ran to the end, not the ones refused before they were sent.
-        wrapStore: (store) => ({
-          ...store,
-          queryRaw: async (text, params, signal) => {
-            const rows = await store.queryRaw(text, params, signal);
-            if (/\bpoint\b/.test(text)) pointReads += 1;
-            return rows;
-          },
-        }),
-      });
+      const service = await startTestService(
+        kind,
+        { RESPONSE_CACHE_MB: '0' },
+        {
+          // Counts the reads of points that ran to the end, not the ones refused before they were sent.
+          wrapStore: (store) => ({
+            ...store,
+            queryRaw: async (text, params, signal) => {
+              const rows = await store.queryRaw(text, params, signal);
+              if (/\bpoint\b/.test(text)) pointReads += 1;
+              return rows;
+            },
+          }),
+        },
+      );
       try {
         const budget = service.running.services.answerBudget;
         // Every project for a year: about 1.1 MB by the estimate, so the answer reserves.
-        const query = '{ metric(name: etf_aum_change_pct, from: "2025-07-01", to: "2026-06-30") { series { slug points { date value } } } }';
+        const query =
+          '{ metric(name: etf_aum_change_pct, from: "2025-07-01", to: "2026-06-30") { series { slug points { date value } } } }';
         const hold = await budget.reserve(GRAPHQL_ANSWER_BUDGET_BYTES);
         const requests = Array.from({ length: 4 }, () => postAndLeave(service.url, query));
         await until('four requests waiting for the budget', () => budget.waiting === 4, { withinMs: 30_000 });
@@ -271,9 +293,13 @@ for (const kind of STORE_KINDS) {
         const res = await service.graphql(query);
         expect(res.status).toBe(200);
         const body = (await res.json()) as { data: { metric: { series: { slug: string; points: unknown[] }[] } } };
-        const rest = (await (await service.get('/v1/metrics/etf-aum-change-pct?start_date=2025-07-01&end_date=2026-06-30')).json()) as Record<string, unknown[]>;
+        const rest = (await (
+          await service.get('/v1/metrics/etf-aum-change-pct?start_date=2025-07-01&end_date=2026-06-30')
+        ).json()) as Record<string, unknown[]>;
         expect(body.data.metric.series).toHaveLength(76);
-        expect(Object.fromEntries(body.data.metric.series.map((s) => [s.slug, s.points.length]))).toEqual(Object.fromEntries(Object.entries(rest).map(([slug, points]) => [slug, points.length])));
+        expect(Object.fromEntries(body.data.metric.series.map((s) => [s.slug, s.points.length]))).toEqual(
+          Object.fromEntries(Object.entries(rest).map(([slug, points]) => [slug, points.length])),
+        );
       } finally {
         await service.stop();
       }
@@ -283,9 +309,11 @@ for (const kind of STORE_KINDS) {
 
 /** POSTs a GraphQL query over a real socket; the function returned hangs up. */
 function postAndLeave(url: string, query: string): () => void {
-  const req = request(`${url}/graphql`, { method: 'POST', headers: { 'x-api-key': TEST_KEY, 'content-type': 'application/json' } });
+  const req = request(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'x-api-key': TEST_KEY, 'content-type': 'application/json' },
+  });
   req.on('error', () => {});
   req.end(JSON.stringify({ query }));
   return () => req.destroy();
 }
-

@@ -44,7 +44,9 @@ describe('one process at a time on an embedded store folder', () => {
     const claim = claimEmbeddedStore(folder, 'server', 'npm start');
     try {
       expect(() => claimEmbeddedStore(folder, 'command', 'npm run import')).toThrow(StoreHeldError);
-      expect(() => claimEmbeddedStore(folder, 'command', 'npm run import')).toThrow(`the embedded store ${folder} is held by process ${process.pid} (npm start)`);
+      expect(() => claimEmbeddedStore(folder, 'command', 'npm run import')).toThrow(
+        `the embedded store ${folder} is held by process ${process.pid} (npm start)`,
+      );
       // Only its user may read the secret.
       expect((await stat(claim.path)).mode & 0o777).toBe(0o600);
       expect(readHolder(folder)).toMatchObject({ pid: process.pid, role: 'server', secret: claim.holder.secret });
@@ -55,7 +57,7 @@ describe('one process at a time on an embedded store folder', () => {
     claimEmbeddedStore(folder, 'command', 'again').release();
   });
 
-  it('announces its port in an owner file only its user may read, even with a readable file planted under the side file\'s name', async () => {
+  it("announces its port in an owner file only its user may read, even with a readable file planted under the side file's name", async () => {
     const folder = join(dir, 'planted');
     const claim = claimEmbeddedStore(folder, 'server', 'npm start');
     try {
@@ -74,19 +76,28 @@ describe('one process at a time on an embedded store folder', () => {
     const folder = join(dir, 'b');
     const ended = spawn(process.execPath, ['-e', '0']);
     await new Promise((resolve) => ended.once('exit', resolve));
-    await writeFile(`${folder}.owner.json`, JSON.stringify({ pid: ended.pid, role: 'server', label: 'npm start', controlPort: 1 }));
+    await writeFile(
+      `${folder}.owner.json`,
+      JSON.stringify({ pid: ended.pid, role: 'server', label: 'npm start', controlPort: 1 }),
+    );
     const claim = claimEmbeddedStore(folder, 'command', 'npm run keys');
     expect(JSON.parse(await readFile(claim.path, 'utf8'))).toMatchObject({ pid: process.pid, role: 'command' });
     claim.release();
   });
 
-  it('takes over a claim naming this process\'s own id, left by an earlier process with that id (a container\'s PID 1 after a kill)', async () => {
+  it("takes over a claim naming this process's own id, left by an earlier process with that id (a container's PID 1 after a kill)", async () => {
     const folder = join(dir, 'own-id');
     // What a server killed in a container leaves: its id, which the restarted server has again.
-    await writeFile(`${folder}.owner.json`, JSON.stringify({ pid: process.pid, role: 'server', label: 'a metrics server', controlPort: 1, secret: 's' }));
+    await writeFile(
+      `${folder}.owner.json`,
+      JSON.stringify({ pid: process.pid, role: 'server', label: 'a metrics server', controlPort: 1, secret: 's' }),
+    );
     const claim = claimEmbeddedStore(folder, 'server', 'a metrics server');
     try {
-      expect(JSON.parse(await readFile(claim.path, 'utf8'))).toMatchObject({ pid: process.pid, secret: claim.holder.secret });
+      expect(JSON.parse(await readFile(claim.path, 'utf8'))).toMatchObject({
+        pid: process.pid,
+        secret: claim.holder.secret,
+      });
     } finally {
       claim.release();
     }
@@ -117,32 +128,69 @@ describe('one process at a time on an embedded store folder', () => {
       // Field 22 of /proc/<pid>/stat, read here independently of the code under test.
       const stat = await readFile(`/proc/${holder.pid}/stat`, 'utf8');
       expect(written.started.split('/')[1]).toBe(stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[19]);
-      expect(() => claimEmbeddedStore(folder, 'command', 'npm run keys')).toThrow(`is held by process ${holder.pid} (holder)`);
+      expect(() => claimEmbeddedStore(folder, 'command', 'npm run keys')).toThrow(
+        `is held by process ${holder.pid} (holder)`,
+      );
     } finally {
       holder.kill();
     }
   }, 30_000);
 
-  it('judges a claim made in another pid namespace by liveness alone, as a container\'s server seen from its host', async () => {
+  it("judges a claim made in another pid namespace by liveness alone, as a container's server seen from its host", async () => {
     const folder = join(dir, 'other-namespace');
     // There this id belongs to a server that runs; here it names another live process
     // (vitest's), which started at another time: in this namespace that would be a reused id.
-    await writeFile(`${folder}.owner.json`, JSON.stringify({ pid: process.ppid, pidNamespace: 'pid:[1]', host: 'a-container', started: 'another-boot/1', role: 'server', label: 'npm start' }));
-    expect(() => claimEmbeddedStore(folder, 'command', 'npm run keys')).toThrow(`is held by process ${process.ppid} (npm start)`);
+    await writeFile(
+      `${folder}.owner.json`,
+      JSON.stringify({
+        pid: process.ppid,
+        pidNamespace: 'pid:[1]',
+        host: 'a-container',
+        started: 'another-boot/1',
+        role: 'server',
+        label: 'npm start',
+      }),
+    );
+    expect(() => claimEmbeddedStore(folder, 'command', 'npm run keys')).toThrow(
+      `is held by process ${process.ppid} (npm start)`,
+    );
   });
 
-  it('takes over a claim naming this process\'s own id and host name from another pid namespace, as a restarted container finds it', async () => {
+  it("takes over a claim naming this process's own id and host name from another pid namespace, as a restarted container finds it", async () => {
     const folder = join(dir, 'restarted-container');
-    await writeFile(`${folder}.owner.json`, JSON.stringify({ pid: process.pid, pidNamespace: 'pid:[1]', host: hostname(), started: 'a-boot/1', role: 'server', label: 'a metrics server' }));
+    await writeFile(
+      `${folder}.owner.json`,
+      JSON.stringify({
+        pid: process.pid,
+        pidNamespace: 'pid:[1]',
+        host: hostname(),
+        started: 'a-boot/1',
+        role: 'server',
+        label: 'a metrics server',
+      }),
+    );
     const claim = claimEmbeddedStore(folder, 'server', 'a metrics server');
-    expect(JSON.parse(await readFile(claim.path, 'utf8'))).toMatchObject({ pid: process.pid, secret: claim.holder.secret });
+    expect(JSON.parse(await readFile(claim.path, 'utf8'))).toMatchObject({
+      pid: process.pid,
+      secret: claim.holder.secret,
+    });
     claim.release();
   });
 
-  it('refuses a claim naming this process\'s own id from another host name and pid namespace, and says which file to delete if that host is gone', async () => {
+  it("refuses a claim naming this process's own id from another host name and pid namespace, and says which file to delete if that host is gone", async () => {
     const folder = join(dir, 'recreated-container');
     // A container recreated after a hard stop: from in here it looks like a live second container.
-    await writeFile(`${folder}.owner.json`, JSON.stringify({ pid: process.pid, pidNamespace: 'pid:[1]', host: 'an-older-container', started: 'a-boot/1', role: 'server', label: 'npm start' }));
+    await writeFile(
+      `${folder}.owner.json`,
+      JSON.stringify({
+        pid: process.pid,
+        pidNamespace: 'pid:[1]',
+        host: 'an-older-container',
+        started: 'a-boot/1',
+        role: 'server',
+        label: 'npm start',
+      }),
+    );
     expect(() => claimEmbeddedStore(folder, 'server', 'npm start')).toThrow(
       `is held by process ${process.pid} (npm start) on host an-older-container; if nothing there serves this folder any more (a container recreated after a hard stop), delete ${folder}.owner.json`,
     );
@@ -154,12 +202,18 @@ describe('one process at a time on an embedded store folder', () => {
       try { claimEmbeddedStore(${JSON.stringify(folder)}, 'command', 'racer'); console.log('won'); setTimeout(() => {}, 1500); }
       catch { console.log('lost'); }
     })`;
-    const outcomes = await Promise.all(Array.from({ length: 6 }, () => new Promise<string>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', '-e', script]);
-      let out = '';
-      child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-      child.once('exit', () => resolve(out.trim()));
-    })));
+    const outcomes = await Promise.all(
+      Array.from(
+        { length: 6 },
+        () =>
+          new Promise<string>((resolve) => {
+            const child = spawn(process.execPath, ['--import', 'tsx', '-e', script]);
+            let out = '';
+            child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+            child.once('exit', () => resolve(out.trim()));
+          }),
+      ),
+    );
     expect(outcomes.filter((o) => o === 'won')).toHaveLength(1);
     expect(outcomes.filter((o) => o === 'lost')).toHaveLength(5);
   }, 30_000);
@@ -173,11 +227,16 @@ describe('one process at a time on an embedded store folder', () => {
       });
     });
     // This test's own process stands in for a server that holds the folder but has hung.
-    await writeFile(`${folder}.owner.json`, JSON.stringify({ pid: process.pid, role: 'server', label: 'npm start', controlPort: closedPort, secret: 's' }));
+    await writeFile(
+      `${folder}.owner.json`,
+      JSON.stringify({ pid: process.pid, role: 'server', label: 'npm start', controlPort: closedPort, secret: 's' }),
+    );
     const run = await npm('keys', ['list'], { PGLITE_DIR: folder });
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toContain(`the embedded store ${folder} is held by process ${process.pid} (npm start), which does not answer`);
+    expect(run.stderr).toContain(
+      `the embedded store ${folder} is held by process ${process.pid} (npm start), which does not answer`,
+    );
     expect(run.stderr).toContain(`stop that process (Ctrl-C in its terminal, or kill ${process.pid})`);
     expect(run.ms).toBeLessThan(10_000);
     expect(existsSync(folder)).toBe(false); // nothing was opened or created
@@ -189,7 +248,9 @@ describe('one process at a time on an embedded store folder', () => {
     try {
       const run = await npm('keys', ['list'], { PGLITE_DIR: folder });
       expect(run.code).toBe(1);
-      expect(run.stderr).toContain(`is held by process ${process.pid} (npm run import); wait for it to finish, then run this again`);
+      expect(run.stderr).toContain(
+        `is held by process ${process.pid} (npm run import); wait for it to finish, then run this again`,
+      );
     } finally {
       claim.release();
     }

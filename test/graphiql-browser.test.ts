@@ -15,10 +15,7 @@ describe.skipIf(!BROWSER_AVAILABLE)('GraphiQL in a headless browser', { timeout:
   let page: Page;
 
   beforeAll(async () => {
-    [service, browser] = await Promise.all([
-      startTestService(pglite),
-      launchBrowser(),
-    ]);
+    [service, browser] = await Promise.all([startTestService(pglite), launchBrowser()]);
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   }, 90_000);
 
@@ -39,18 +36,26 @@ describe.skipIf(!BROWSER_AVAILABLE)('GraphiQL in a headless browser', { timeout:
     const queryEditor = page.locator('.graphiql-query-editor').first();
     await queryEditor.locator('.view-lines').waitFor({ timeout: 30_000 });
     await expect.poll(() => editorText(queryEditor)).toContain('query TokenPrices {');
-    expect(await editorText(queryEditor)).toContain(exampleQuery(example).split('\n').find((l) => l.includes('metric('))!.trim());
+    expect(await editorText(queryEditor)).toContain(
+      exampleQuery(example)
+        .split('\n')
+        .find((l) => l.includes('metric('))!
+        .trim(),
+    );
 
     await page.locator('button[data-name="headers"]').click();
     const headersEditor = page.locator('.graphiql-editor-tool .graphiql-editor:visible').first();
     await expect.poll(() => editorText(headersEditor)).toMatch(/\{\s*"x-api-key"\s*:\s*""\s*\}/);
 
-    await vi.waitFor(async () => {
-      await headersEditor.locator('.view-lines').click();
-      await page.keyboard.press('Control+A');
-      await page.keyboard.press('Backspace');
-      expect(await editorText(headersEditor)).toBe('');
-    }, { timeout: 10_000, interval: 250 });
+    await vi.waitFor(
+      async () => {
+        await headersEditor.locator('.view-lines').click();
+        await page.keyboard.press('Control+A');
+        await page.keyboard.press('Backspace');
+        expect(await editorText(headersEditor)).toBe('');
+      },
+      { timeout: 10_000, interval: 250 },
+    );
     // insertText, not typing key by key: the editor would auto-close every quote and brace.
     await page.keyboard.insertText(JSON.stringify({ 'x-api-key': TEST_KEY }));
     await expect.poll(() => editorText(headersEditor)).toBe(JSON.stringify({ 'x-api-key': TEST_KEY }));
@@ -72,6 +77,8 @@ describe.skipIf(!BROWSER_AVAILABLE)('GraphiQL in a headless browser', { timeout:
     const again = await page.reload();
     expect((await again?.text()) ?? '').not.toContain(TEST_KEY);
     await page.locator('button[data-name="headers"]').click();
-    await expect.poll(() => editorText(page.locator('.graphiql-editor-tool .graphiql-editor:visible').first())).toContain(TEST_KEY);
+    await expect
+      .poll(() => editorText(page.locator('.graphiql-editor-tool .graphiql-editor:visible').first()))
+      .toContain(TEST_KEY);
   });
 });

@@ -20,16 +20,19 @@ interface GraphqlBody {
 const GRAPHIQL_ACCEPT = 'application/graphql-response+json, application/json, multipart/mixed';
 
 /** `n` aliased selections of one cheap field. */
-const aliases = (n: number): string => `{ ${Array.from({ length: n }, (_, i) => `a${i}: metrics { name }`).join(' ')} }`;
+const aliases = (n: number): string =>
+  `{ ${Array.from({ length: n }, (_, i) => `a${i}: metrics { name }`).join(' ')} }`;
 
 /** A document of exactly `n` tokens (commas are not tokens): one project named again and again. */
-const tokens = (n: number): string => `{ metric(name: token_price_usd, projects: [${'solana, '.repeat(n - 15)}]) { name } }`;
+const tokens = (n: number): string =>
+  `{ metric(name: token_price_usd, projects: [${'solana, '.repeat(n - 15)}]) { name } }`;
 
 /** `n` directives, each on its own repetition of one field (graphql forbids repeating one on a field). */
 const directives = (n: number): string => `{ metrics { ${'name @include(if: true) '.repeat(n)}} }`;
 
 /** Selections `depth` levels deep, through `__type` (the data fields nest only four). */
-const deep = (depth: number): string => `{ __type(name: "Query") { fields { type ${'{ ofType '.repeat(depth - 4)}{ name }${' }'.repeat(depth - 4)} } } }`;
+const deep = (depth: number): string =>
+  `{ __type(name: "Query") { fields { type ${'{ ofType '.repeat(depth - 4)}{ name }${' }'.repeat(depth - 4)} } } }`;
 
 /** Three aliases × 20 projects with coverage and every point field: a large but ordinary request. */
 const bigOrdinaryQuery = (): string => {
@@ -88,10 +91,12 @@ describe('GraphQL document limits', () => {
   const expectRefused = (answer: Awaited<ReturnType<typeof ask>>, message: RegExp) => {
     expect(answer.status).toBe(400);
     expect(answer.body.data ?? null).toBeNull();
-    expect(answer.body.errors).toContainEqual(expect.objectContaining({
-      message: expect.stringMatching(message),
-      extensions: { code: LIMIT_ERROR_CODE },
-    }));
+    expect(answer.body.errors).toContainEqual(
+      expect.objectContaining({
+        message: expect.stringMatching(message),
+        extensions: { code: LIMIT_ERROR_CODE },
+      }),
+    );
     expect(answer.text).not.toMatch(/Syntax Error: (Query|Aliases|Directives)/);
   };
 
@@ -114,7 +119,8 @@ describe('GraphQL document limits', () => {
     });
 
     it('does not count fragments as levels, only the shape of the response', async () => {
-      const answer = await ask(`{ ...Q } fragment Q on Query { ...T } fragment T on Query { __type(name: "Query") { ...F } }
+      const answer =
+        await ask(`{ ...Q } fragment Q on Query { ...T } fragment T on Query { __type(name: "Query") { ...F } }
         fragment F on __Type { fields { type { ofType { ofType { name } } } } }`);
 
       expectAnswered(answer);
@@ -139,12 +145,18 @@ describe('GraphQL document limits', () => {
     });
 
     it('counts a field aliased as __typename', async () => {
-      expectRefused(await ask(`{ __typename: metrics { name } ${aliases(15).slice(1, -1)} }`), /^Aliases limit of 15 exceeded, found 16\.$/);
+      expectRefused(
+        await ask(`{ __typename: metrics { name } ${aliases(15).slice(1, -1)} }`),
+        /^Aliases limit of 15 exceeded, found 16\.$/,
+      );
     });
 
     it('counts aliases inside fragments', async () => {
-      expectRefused(await ask(`{ ...A ...B } fragment A on Query { ${aliases(8).slice(1, -1)} }
-        fragment B on Query { ${aliases(8).slice(1, -1).replaceAll(/a(\d)/g, 'b$1')} }`), /Aliases limit of 15 exceeded, found 16/);
+      expectRefused(
+        await ask(`{ ...A ...B } fragment A on Query { ${aliases(8).slice(1, -1)} }
+        fragment B on Query { ${aliases(8).slice(1, -1).replaceAll(/a(\d)/g, 'b$1')} }`),
+        /Aliases limit of 15 exceeded, found 16/,
+      );
     });
   });
 
@@ -183,14 +195,24 @@ describe('GraphQL document limits', () => {
     });
 
     it('prices a page size written in the document as one passed in a variable: a full changes page is no costlier than a small one', async () => {
-      const page = (first: string) => `query${first === '$first' ? '($first: Int)' : ''} { changes(since: "2026-01-01T00:00:00Z", first: ${first}) { changes { name slug date value updatedAt } hasNextPage endCursor } }`;
-      for (const [first, variables] of [['10000', {}], ['300', {}], ['$first', { first: 10_000 }]] as const) {
+      const page = (first: string) =>
+        `query${first === '$first' ? '($first: Int)' : ''} { changes(since: "2026-01-01T00:00:00Z", first: ${first}) { changes { name slug date value updatedAt } hasNextPage endCursor } }`;
+      for (const [first, variables] of [
+        ['10000', {}],
+        ['300', {}],
+        ['$first', { first: 10_000 }],
+      ] as const) {
         const answer = await ask(page(first), { variables });
         expectAnswered(answer);
         expect((answer.body.data as { changes: { changes: unknown[] } }).changes.changes, first).toBeInstanceOf(Array);
       }
       // The limit still counts what a document selects, page sizes or not.
-      expectRefused(await ask(COSTLY_QUERY.replace('{ a0:', '{ changes(since: "2026-01-01T00:00:00Z", first: 5) { hasNextPage } a0:')), /^Query Cost limit of 5000 exceeded/);
+      expectRefused(
+        await ask(
+          COSTLY_QUERY.replace('{ a0:', '{ changes(since: "2026-01-01T00:00:00Z", first: 5) { hasNextPage } a0:'),
+        ),
+        /^Query Cost limit of 5000 exceeded/,
+      );
     });
 
     it('answers the query GraphiQL opens with', async () => {
@@ -199,7 +221,7 @@ describe('GraphQL document limits', () => {
   });
 
   describe('introspection', () => {
-    it('answers graphql\'s full introspection query, every option on', async () => {
+    it("answers graphql's full introspection query, every option on", async () => {
       const query = getIntrospectionQuery({
         descriptions: true,
         specifiedByUrl: true,
@@ -215,7 +237,7 @@ describe('GraphQL document limits', () => {
       expect(schema.types.map((t) => t.name)).toEqual(expect.arrayContaining(['Query', 'Metric', 'Series', 'Project']));
     });
 
-    it('answers graphql\'s default introspection query', async () => {
+    it("answers graphql's default introspection query", async () => {
       expectAnswered(await ask(getIntrospectionQuery()));
     });
   });
@@ -232,17 +254,18 @@ describe('GraphQL document limits', () => {
       const answer = await ask(tokens(1100), { accept: 'application/json' });
 
       expectRefused(answer, /^Token limit of 1000 exceeded\.$/);
-      expect(answer.body.errors).toEqual([{ message: 'Token limit of 1000 exceeded.', extensions: { code: LIMIT_ERROR_CODE } }]);
+      expect(answer.body.errors).toEqual([
+        { message: 'Token limit of 1000 exceeded.', extensions: { code: LIMIT_ERROR_CODE } },
+      ]);
     });
 
     it('reports every limit a document breaks at once', async () => {
       const answer = await ask(`{ ${aliases(16).slice(1, -1)} ${deep(7).slice(1, -1)} }`);
 
       expect(answer.status).toBe(400);
-      expect(answer.body.errors?.map((e) => e.message)).toEqual(expect.arrayContaining([
-        expect.stringMatching(/^Aliases limit/),
-        expect.stringMatching(/^Query depth limit/),
-      ]));
+      expect(answer.body.errors?.map((e) => e.message)).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^Aliases limit/), expect.stringMatching(/^Query depth limit/)]),
+      );
     });
 
     it.each([
@@ -272,7 +295,9 @@ describe('GraphQL document limits', () => {
       expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
       const body = (await res.json()) as { errors: { message: string; extensions: { code: string } }[] };
       expect(body).not.toHaveProperty('data');
-      expect(body.errors).toEqual([{ message: `request bodies are limited to ${MAX_BODY_BYTES} bytes`, extensions: { code: 'PAYLOAD_TOO_LARGE' } }]);
+      expect(body.errors).toEqual([
+        { message: `request bodies are limited to ${MAX_BODY_BYTES} bytes`, extensions: { code: 'PAYLOAD_TOO_LARGE' } },
+      ]);
     });
 
     it('refuses a batched (array) body with 400', async () => {
@@ -288,19 +313,26 @@ describe('GraphQL document limits', () => {
 
     it('refuses 70,000 unknown projects in a variable with at most 51 errors, promptly', async () => {
       const projects = Array.from({ length: 70_000 }, (_, i) => `p${i}`);
-      const answer = await ask('query ($p: [Project!]) { metric(name: token_price_usd, projects: $p) { name } }', { variables: { p: projects } });
+      const answer = await ask('query ($p: [Project!]) { metric(name: token_price_usd, projects: $p) { name } }', {
+        variables: { p: projects },
+      });
 
       expect(answer.status).toBe(400);
       expect(answer.ms).toBeLessThan(PROMPTLY_MS);
       expect(answer.body.errors?.length).toBe(51);
-      expect(answer.body.errors?.[0]).toMatchObject({ message: expect.stringContaining('"p0"'), extensions: { code: 'BAD_USER_INPUT' } });
+      expect(answer.body.errors?.[0]).toMatchObject({
+        message: expect.stringContaining('"p0"'),
+        extensions: { code: 'BAD_USER_INPUT' },
+      });
       expect(answer.body.errors?.at(-1)?.message).toMatch(/too many errors/i);
     });
 
     it('names only the first five of 70,000 projects the metric does not have, and counts the rest', async () => {
       const issuers = CATALOG.byName.get('etf-num-products')!.projects;
       const projects = Array.from({ length: 70_000 }, (_, i) => enumName(issuers[i % 76]!));
-      const answer = await ask('query ($p: [Project!]) { metric(name: token_price_usd, projects: $p) { name } }', { variables: { p: projects } });
+      const answer = await ask('query ($p: [Project!]) { metric(name: token_price_usd, projects: $p) { name } }', {
+        variables: { p: projects },
+      });
       const message = answer.body.errors?.[0]?.message ?? '';
 
       expect(answer.body.data?.metric ?? null).toBeNull();
@@ -347,7 +379,10 @@ describe('GraphQL document limits', () => {
     };
     const simpleRequests: [string, () => RequestInit & { url?: string }][] = [
       ['a GET with the query in its URL', () => ({ url: '/graphql?query=%7B__typename%7D' })],
-      ['a text/plain POST', () => ({ method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"query":"{ __typename }"}' })],
+      [
+        'a text/plain POST',
+        () => ({ method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"query":"{ __typename }"}' }),
+      ],
       ['a multipart POST', () => ({ method: 'POST', body: form() })],
       ['a form POST', () => ({ method: 'POST', body: new URLSearchParams({ query: '{ __typename }' }) })],
     ];
@@ -371,13 +406,15 @@ describe('GraphQL document limits', () => {
     });
 
     it('has Yoga accept a simple request once it carries the key header, which no page can add without a preflight', async () => {
-      const res = await yogaAlone(new Request('http://localhost/graphql?query=%7B__typename%7D', { headers: { 'x-api-key': TEST_KEY } }));
+      const res = await yogaAlone(
+        new Request('http://localhost/graphql?query=%7B__typename%7D', { headers: { 'x-api-key': TEST_KEY } }),
+      );
 
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual({ data: { __typename: 'Query' } });
     });
 
-    it('answers GraphiQL\'s own requests: a JSON POST with the key header', async () => {
+    it("answers GraphiQL's own requests: a JSON POST with the key header", async () => {
       const answer = await ask('{ __typename }', { accept: GRAPHIQL_ACCEPT });
 
       expect(answer.status).toBe(200);

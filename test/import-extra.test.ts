@@ -117,22 +117,24 @@ for (const kind of STORE_KINDS) {
       expect(rest.status).toBe(200);
       // The fields as PostgreSQL's jsonb writes them, as REST always has.
       expect(await rest.text()).toBe(
-        '{"blackrock":[{"date":"2031-03-01","value":3,"spot": 2, "futures": 1, "leveraged": null},'
-          + '{"date":"2031-03-02","value":4,"spot": 4}]}',
+        '{"blackrock":[{"date":"2031-03-01","value":3,"spot": 2, "futures": 1, "leveraged": null},' +
+          '{"date":"2031-03-02","value":4,"spot": 4}]}',
       );
       const gql = await service.graphql(
-        '{ metric(name: etf_num_products, projects: [blackrock], from: "2031-02-01") '
-          + '{ series { points { date value extra } } } }',
+        '{ metric(name: etf_num_products, projects: [blackrock], from: "2031-02-01") ' +
+          '{ series { points { date value extra } } } }',
       );
       expect(await gql.json()).toEqual({
         data: {
           metric: {
-            series: [{
-              points: [
-                { date: '2031-03-01', value: 3, extra: { spot: 2, futures: 1, leveraged: null } },
-                { date: '2031-03-02', value: 4, extra: { spot: 4 } },
-              ],
-            }],
+            series: [
+              {
+                points: [
+                  { date: '2031-03-01', value: 3, extra: { spot: 2, futures: 1, leveraged: null } },
+                  { date: '2031-03-02', value: 4, extra: { spot: 4 } },
+                ],
+              },
+            ],
           },
         },
       });

@@ -62,7 +62,10 @@ describe('a newcomer on the embedded store', { timeout: 120_000 }, () => {
   it('serves the key in no answer to a request without it', async () => {
     const requests: [string, RequestInit][] = [
       ['/graphql', { headers: { accept: 'text/html' } }],
-      ['/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ metrics { name } }"}' }],
+      [
+        '/graphql',
+        { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ metrics { name } }"}' },
+      ],
       ['/docs', {}],
       ['/healthz', {}],
       ['/readyz', {}],
@@ -142,13 +145,20 @@ describe('a newcomer on the embedded store', { timeout: 120_000 }, () => {
 
   it('refuses a second server on the same folder at once, naming the one that holds it', async () => {
     const started = Date.now();
-    await expect(npmStart(env, 20_000)).rejects.toThrow(/held by process \d+ \(npm start\); only one process may serve an embedded store/);
+    await expect(npmStart(env, 20_000)).rejects.toThrow(
+      /held by process \d+ \(npm start\); only one process may serve an embedded store/,
+    );
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it('stops on Ctrl-C with its last log lines written, then restarts with the data and no new key', async () => {
     await server.stop('SIGINT');
-    expect(server.logLines().slice(-2).map((l) => l.msg)).toEqual(['shutting down', 'stopped']);
+    expect(
+      server
+        .logLines()
+        .slice(-2)
+        .map((l) => l.msg),
+    ).toEqual(['shutting down', 'stopped']);
 
     const list = await npm('keys', ['list'], env);
     expect(list.code).toBe(0);
@@ -185,7 +195,10 @@ describe('Ctrl-C during the first start', { timeout: 120_000 }, () => {
       // Seeding is one statement, so it ends, and the key made after it is shown: it exists now.
       const key = /Created API key "local" \(shown once, keep it\): (mk_[\w-]+)/.exec(err)?.[1];
       expect(key).toMatch(/^mk_[\w-]{43}$/);
-      const messages = out.split('\n').filter((l) => l.startsWith('{')).map((l) => (JSON.parse(l) as { msg?: string }).msg);
+      const messages = out
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => (JSON.parse(l) as { msg?: string }).msg);
       expect(messages).toContain('shutting down');
       expect(messages.at(-1)).toBe('stopped');
       expect(messages).not.toContain('ready');
@@ -193,7 +206,9 @@ describe('Ctrl-C during the first start', { timeout: 120_000 }, () => {
       const again = await npmStart({ PGLITE_DIR: join(dir, 'pglite'), LOG_LEVEL: 'info' });
       try {
         expect(again.stderr()).not.toMatch(/mk_[\w-]{43}/);
-        const res = await fetch(`${again.url}/v1/metrics/token-price-usd?project=ethereum`, { headers: { 'x-api-key': key! } });
+        const res = await fetch(`${again.url}/v1/metrics/token-price-usd?project=ethereum`, {
+          headers: { 'x-api-key': key! },
+        });
         expect(res.status).toBe(200);
         expect(((await res.json()) as { ethereum: unknown[] }).ethereum.length).toBeGreaterThan(1000);
       } finally {

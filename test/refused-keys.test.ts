@@ -29,7 +29,9 @@ describe('the limit on refused keys', () => {
     const refusal = catchError(() => limit.check('10.0.0.1'));
     expect(refusal).toBeInstanceOf(ApiError);
     expect(refusal).toMatchObject({ kind: 'rate-limited', headers: { 'retry-after': '20' } });
-    expect((refusal as Error).message).toBe('too many refused keys from this address (at most 3 a minute); keys not seen accepted before are not looked up for 20 s');
+    expect((refusal as Error).message).toBe(
+      'too many refused keys from this address (at most 3 a minute); keys not seen accepted before are not looked up for 20 s',
+    );
     expect(catchError(() => limit.check('10.0.0.2'))).toBeUndefined();
     now += 19_000;
     expect(catchError(() => limit.check('10.0.0.1'))).toMatchObject({ headers: { 'retry-after': '1' } });
@@ -59,7 +61,11 @@ for (const kind of STORE_KINDS) {
           return store.query(text, params, signal);
         },
       });
-      service = await startTestService(kind, { API_KEYS: CONFIGURED, REFUSED_KEYS_PER_MINUTE: '3' }, { wrapStore: counted });
+      service = await startTestService(
+        kind,
+        { API_KEYS: CONFIGURED, REFUSED_KEYS_PER_MINUTE: '3' },
+        { wrapStore: counted },
+      );
     });
 
     afterAll(async () => {
@@ -92,15 +98,25 @@ for (const kind of STORE_KINDS) {
       expect(refused.headers.get('content-type')).toBe('application/problem+json');
       expect(refused.headers.get('retry-after')).toBe('20');
       const problem = (await refused.json()) as { status: number; detail: string };
-      expect(problem).toMatchObject({ status: 429, detail: expect.stringContaining('too many refused keys from this address') });
+      expect(problem).toMatchObject({
+        status: 429,
+        detail: expect.stringContaining('too many refused keys from this address'),
+      });
       // A stored key never seen accepted would need a lookup too: refused the same way.
       expect((await service.get(PATH, { key: unused })).status).toBe(429);
       expect(lookups - before).toBe(4);
 
       // GraphQL answers with its own error shape and code.
-      const graphql = await service.get('/graphql', { key: 'made-up-5-0123456789abcdef', method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' }, body: JSON.stringify({ query: '{ __typename }' }) });
+      const graphql = await service.get('/graphql', {
+        key: 'made-up-5-0123456789abcdef',
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+        body: JSON.stringify({ query: '{ __typename }' }),
+      });
       expect(graphql.status).toBe(429);
-      expect(((await graphql.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe('RATE_LIMITED');
+      expect(
+        ((await graphql.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code,
+      ).toBe('RATE_LIMITED');
 
       // Keys that need no lookup pass as before.
       const passing = await service.get(PATH, { key: used });

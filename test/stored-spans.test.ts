@@ -26,7 +26,10 @@ function fakeStore(rows: Map<string, Row>) {
   return { db, reads, fail: () => (failNext = true) };
 }
 
-const row = (slug: string, first: string | null, last: string | null): [string, Row] => [`m/${slug}`, { metric: 'm', slug, first, last }];
+const row = (slug: string, first: string | null, last: string | null): [string, Row] => [
+  `m/${slug}`,
+  { metric: 'm', slug, first, last },
+];
 
 describe('stored spans', () => {
   it('reads every series when listening starts, and again only when it restarts', async () => {
@@ -51,7 +54,11 @@ describe('stored spans', () => {
   });
 
   it('reads a written series alone, several announced during a read in the next one, and forgets an emptied one', async () => {
-    const rows = new Map([row('a', '2020-01-01', '2026-06-30'), row('b', '2021-01-01', '2026-06-30'), row('c', '2022-01-01', '2026-06-30')]);
+    const rows = new Map([
+      row('a', '2020-01-01', '2026-06-30'),
+      row('b', '2021-01-01', '2026-06-30'),
+      row('c', '2022-01-01', '2026-06-30'),
+    ]);
     const { db, reads } = fakeStore(rows);
     const spans = createStoredSpans(db, pino({ enabled: false }));
     spans.listening(true);

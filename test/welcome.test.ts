@@ -10,7 +10,12 @@ function welcome(env: Record<string, string>, keyless = false): string {
     return true;
   });
   try {
-    printWelcome('http://127.0.0.1:4000', 1234, { example: { from: '2026-10-27', to: '2026-11-25' }, keyless }, loadConfig(env));
+    printWelcome(
+      'http://127.0.0.1:4000',
+      1234,
+      { example: { from: '2026-10-27', to: '2026-11-25' }, keyless },
+      loadConfig(env),
+    );
   } finally {
     write.mockRestore();
   }
@@ -37,7 +42,8 @@ describe('the welcome message', () => {
   });
 
   it('says how to make a key only when the server has none', () => {
-    const hint = '\nNo API key exists yet: make one with  npm run keys -- create --name NAME  (it prints the key once).\n';
+    const hint =
+      '\nNo API key exists yet: make one with  npm run keys -- create --name NAME  (it prints the key once).\n';
     expect(welcome({}, true)).toContain(hint);
     expect(welcome({}, false)).not.toContain('No API key');
   });

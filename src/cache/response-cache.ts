@@ -51,9 +51,14 @@ export function createResponseCache(maxBytes: number): ResponseCache {
   /** Bumped by every invalidation: a read that began before it may hold older data. */
   let generation = 0;
   const maxEntrySize = Math.floor(maxBytes * MAX_ENTRY_SHARE);
-  const entries = maxBytes > 0
-    ? new LRUCache<string, CachedAnswer>({ maxSize: maxBytes, maxEntrySize, sizeCalculation: (answer, key) => entrySize(key, answer.body.length) })
-    : undefined;
+  const entries =
+    maxBytes > 0
+      ? new LRUCache<string, CachedAnswer>({
+          maxSize: maxBytes,
+          maxEntrySize,
+          sizeCalculation: (answer, key) => entrySize(key, answer.body.length),
+        })
+      : undefined;
   return {
     get(key) {
       if (entries === undefined || !listening) return undefined;

@@ -16,7 +16,12 @@ export interface CoverageRecord {
  * With `asOf` (canonical UTC text, see `canonicalInstant`), as they were at that instant, as an as-of read
  * serves the points: a day written later is not covered, and a write made later is not the last one.
  */
-export async function readCoverage(db: Queryable, projectIds: readonly number[], signal?: CancelSignal, asOf: string | null = null): Promise<CoverageRecord[]> {
+export async function readCoverage(
+  db: Queryable,
+  projectIds: readonly number[],
+  signal?: CancelSignal,
+  asOf: string | null = null,
+): Promise<CoverageRecord[]> {
   if (asOf !== null) return db.query<CoverageRecord>(COVERAGE_AS_OF, [projectIds, asOf], signal);
   return db.query<CoverageRecord>(
     `select u.id as "projectId",
@@ -42,7 +47,10 @@ export interface StoredSpanRecord {
  * The first and last stored day of the named series, or of every series when `only` is
  * undefined: two index probes a series (pricing requests by what they will read; where a sync resumes).
  */
-export async function readStoredSpans(db: Queryable, only?: readonly { metric: string; slug: string }[]): Promise<StoredSpanRecord[]> {
+export async function readStoredSpans(
+  db: Queryable,
+  only?: readonly { metric: string; slug: string }[],
+): Promise<StoredSpanRecord[]> {
   return db.query<StoredSpanRecord>(
     `select p.id as "projectId", m.name as metric, p.slug,
        (select min(pt.day) from point pt where pt.project_id = p.id)::text as first,

@@ -65,7 +65,13 @@ export async function removePoints(db: Queryable, days: readonly RemovedPoint[])
  * days are chosen once this writer holds its turn, so a day another writer committed
  * while this one waited is removed too: a mirror of the range leaves nothing it was not sent.
  */
-export async function removePointsExcept(db: Queryable, projectId: number, from: string, to: string, kept: readonly string[]): Promise<WriteCount> {
+export async function removePointsExcept(
+  db: Queryable,
+  projectId: number,
+  from: string,
+  to: string,
+  kept: readonly string[],
+): Promise<WriteCount> {
   await takeWriteTurn(db);
   const removed = await db.query(
     `delete from point
@@ -126,7 +132,9 @@ async function takeWriteTurn(db: Queryable): Promise<void> {
   await db.query('select 1 from dataset_version for update');
   // The write time (migration 0008), once per transaction and only now that this writer
   // holds the turn: every writer before it has committed, so write times follow commit order.
-  await db.query(`select set_config('metrics.write_time', coalesce(nullif(current_setting('metrics.write_time', true), ''), clock_timestamp()::text), true)`);
+  await db.query(
+    `select set_config('metrics.write_time', coalesce(nullif(current_setting('metrics.write_time', true), ''), clock_timestamp()::text), true)`,
+  );
 }
 
 function count(rows: readonly { added: boolean }[]): WriteCount {

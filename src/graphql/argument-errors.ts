@@ -30,7 +30,9 @@ export function useArgumentErrors(): Plugin {
   return {
     onValidate({ validateFn, setValidationFn }) {
       setValidationFn((schema, document, rules, typeInfo, options) => {
-        const reworded = (rules ?? specifiedRules).map((rule: ValidationRule) => (rule === ValuesOfCorrectTypeRule ? argumentValuesRule : rule));
+        const reworded = (rules ?? specifiedRules).map((rule: ValidationRule) =>
+          rule === ValuesOfCorrectTypeRule ? argumentValuesRule : rule,
+        );
         return validateFn(schema, document, reworded, typeInfo, options);
       });
     },
@@ -55,9 +57,10 @@ function argumentError(context: ValidationContext, error: GraphQLError): GraphQL
   const value = error.nodes?.[0];
   const type = context.getInputType();
   const own = error.extensions.code !== undefined;
-  const message = own || value === undefined || type === null || type === undefined
-    ? `${placeOf(context)}: ${error.message.replace(/\s*Did you mean [^?]*\?$/, '')}`
-    : `${placeOf(context)} expects ${expectation(type)}, got ${clipped(print(value))}.${enumHint(type, value)}`;
+  const message =
+    own || value === undefined || type === null || type === undefined
+      ? `${placeOf(context)}: ${error.message.replace(/\s*Did you mean [^?]*\?$/, '')}`
+      : `${placeOf(context)} expects ${expectation(type)}, got ${clipped(print(value))}.${enumHint(type, value)}`;
   return new GraphQLError(message, { nodes: error.nodes, extensions: { code: 'BAD_USER_INPUT' } });
 }
 

@@ -12,9 +12,16 @@ const POINT_BYTES = 40;
  * and options would be charged, and reserves the memory a large answer will take. Every
  * field that reads points goes through here before it reads them.
  */
-export async function chargeSeries(ctx: GraphqlContext, request: Pick<SeriesRequest, 'metric' | 'slugs' | 'from' | 'to' | 'options'>): Promise<void> {
+export async function chargeSeries(
+  ctx: GraphqlContext,
+  request: Pick<SeriesRequest, 'metric' | 'slugs' | 'from' | 'to' | 'options'>,
+): Promise<void> {
   const { storedSpans, clock } = ctx.services;
-  const { cost, span } = priceRequest(request, todayEpochDay(clock()), request.slugs.map((slug) => storedSpans.of(request.metric.name, slug)));
+  const { cost, span } = priceRequest(
+    request,
+    todayEpochDay(clock()),
+    request.slugs.map((slug) => storedSpans.of(request.metric.name, slug)),
+  );
   await ctx.meter.charge(cost);
   const bytes = request.slugs.length * span.buckets * POINT_BYTES;
   if (bytes >= SMALL_ANSWER_BYTES) await ctx.reserveAnswer(bytes);

@@ -18,14 +18,21 @@ export function handleDocsPage({ res, services }: PageCall): void {
 // Private
 
 /** The page is static HTML with one inline style sheet: no script runs in it, and no other site frames it. */
-const CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 function renderDocs({ catalog, config, store }: PageServices): string {
   const metrics = catalog.metrics
-    .map((m) => `<li><code>GET /v1/metrics/${m.name}</code> — ${m.valueKind}${m.projectRequired ? ', <code>project</code> required' : ''}; ${counted(m.projects.length, 'project')}</li>`)
+    .map(
+      (m) =>
+        `<li><code>GET /v1/metrics/${m.name}</code> — ${m.valueKind}${m.projectRequired ? ', <code>project</code> required' : ''}; ${counted(m.projects.length, 'project')}</li>`,
+    )
     .join('\n');
   const problems = Object.entries(ERROR_KINDS)
-    .map(([kind, k]) => `<li id="problem-${kind}"><code>${k.status}</code> <b>${k.title}</b> — type <code>/docs#problem-${kind}</code>, GraphQL code <code>${k.graphqlCode}</code></li>`)
+    .map(
+      ([kind, k]) =>
+        `<li id="problem-${kind}"><code>${k.status}</code> <b>${k.title}</b> — type <code>/docs#problem-${kind}</code>, GraphQL code <code>${k.graphqlCode}</code></li>`,
+    )
     .join('\n');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Metrics API</title>
@@ -151,13 +158,23 @@ A request costs one unit per started 365 project-days it asks for (at least one;
 a series stored further back, or past today, costs what the request reads of it: the range asked, clipped to the days it holds),
 and every authenticated request pays one unit up front. Every answer carries <code>RateLimit</code> and <code>RateLimit-Policy</code>
 (draft-ietf-httpapi-ratelimit-headers-10); a request over the budget gets 429 with <code>Retry-After</code>.
-${config.refusedKeysPerMinute === 0 ? '' : `A client address that presents more than ${config.refusedKeysPerMinute} refused keys a minute gets 429 with <code>Retry-After</code>, instead of a lookup,
+${
+  config.refusedKeysPerMinute === 0
+    ? ''
+    : `A client address that presents more than ${config.refusedKeysPerMinute} refused keys a minute gets 429 with <code>Retry-After</code>, instead of a lookup,
 for a key not seen accepted before, until its allowance refills; a key already in use keeps working.
-`}${config.redisUrl === undefined ? '' : `The budget is shared by every instance of the service (it is kept in Redis). While Redis cannot be reached, each instance counts
+`
+}${
+  config.redisUrl === undefined
+    ? ''
+    : `The budget is shared by every instance of the service (it is kept in Redis). While Redis cannot be reached, each instance counts
 on its own, so a key may get more than its budget for that time; requests are neither refused nor delayed because of it (a charge waits 250 ms for Redis at most).
-`}${store.kind === 'postgres'
+`
+}${
+  store.kind === 'postgres'
     ? `When the database is away or too slow (statement timeout ${config.statementTimeoutSeconds} s), requests get 503 with <code>Retry-After: 5</code>, never a hang or a trace.`
-    : 'This instance serves an embedded database in its own thread: each query runs to its end, without a statement timeout, and the others wait for it.'}</p>
+    : 'This instance serves an embedded database in its own thread: each query runs to its end, without a statement timeout, and the others wait for it.'
+}</p>
 
 <h2 id="problems">Errors</h2>
 <p>On <code>/v1</code> every error is <code>application/problem+json</code> (RFC 9457) with <code>type</code>, <code>title</code>, <code>status</code>, <code>detail</code>,

@@ -67,7 +67,11 @@ function prepare(key: string, metric: MetricDefinition, query: string, today: nu
     request,
     price: (spans) => {
       if (priced?.spans !== spans || priced.generation !== spans.generation) {
-        const price = priceRequest(request, today, request.slugs.map((slug) => spans.of(metric.name, slug)));
+        const price = priceRequest(
+          request,
+          today,
+          request.slugs.map((slug) => spans.of(metric.name, slug)),
+        );
         priced = { spans, generation: spans.generation, price };
       }
       return priced.price;

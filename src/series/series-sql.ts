@@ -131,7 +131,14 @@ function statement(shape: SeriesShape): string {
  */
 function storedPoints(shape: SeriesShape): string {
   // Stored values are canonical already (every write path trims them), so they are written as they are.
-  const point: PointColumns = { day: 'pt.day', value: 'pt.value::text', always: true, count: '1', extra: 'pt.extra', revised: 'pt.written_at' };
+  const point: PointColumns = {
+    day: 'pt.day',
+    value: 'pt.value::text',
+    always: true,
+    count: '1',
+    extra: 'pt.extra',
+    revised: 'pt.written_at',
+  };
   return `select ${aggregateText(shape.layout, pointText(shape.layout, point), 'pt.day')}
     from ${pointSource(shape)} pt
     where pt.project_id = r.project_id
@@ -157,17 +164,33 @@ function storedPoints(shape: SeriesShape): string {
 function bucketedPoints(shape: SeriesShape): string {
   const { options } = shape;
   // The earliest bucket the transform looks at: `window - 1` buckets back, or the previous one.
-  const needed = options.transform === 'moving_average' ? `(b.out_lo::timestamp - ({{window}}::integer - 1) * {{step}}::interval)::date`
-    : options.transform === 'change' || options.transform === 'percent_change' ? `(b.out_lo::timestamp - {{step}}::interval)::date`
-    : 'b.out_lo';
+  const needed =
+    options.transform === 'moving_average'
+      ? `(b.out_lo::timestamp - ({{window}}::integer - 1) * {{step}}::interval)::date`
+      : options.transform === 'change' || options.transform === 'percent_change'
+        ? `(b.out_lo::timestamp - {{step}}::interval)::date`
+        : 'b.out_lo';
   // Fill `previous` reads back to the last bucket with data before that one, so every bucket
   // the transform looks at has its carried value, not only the range's first.
   const carriedFrom = `coalesce((select date_trunc({{unit}}, max(pt.day)::timestamp)::date from ${pointSource(shape)} pt where pt.project_id = r.project_id and pt.day < ${needed}), ${needed})`;
-  const warmLo = options.fill === 'previous' ? `greatest(b.first_bucket, ${carriedFrom})`
-    : needed === 'b.out_lo' ? 'b.out_lo' : `greatest(b.first_bucket, ${needed})`;
-  const extra = shape.extraFields.length === 0 ? 'null::jsonb'
-    : `jsonb_build_object(${shape.extraFields.map((f) => `'${identifier(f)}', trim_scale(${aggregate(options.aggregation, extraNumber(f))})`).join(', ')})`;
-  const point: PointColumns = { day: 'o.bucket', value: 'trim_scale(o.value)::text', always: false, count: 'o.n', extra: 'o.extra', revised: 'o.revised' };
+  const warmLo =
+    options.fill === 'previous'
+      ? `greatest(b.first_bucket, ${carriedFrom})`
+      : needed === 'b.out_lo'
+        ? 'b.out_lo'
+        : `greatest(b.first_bucket, ${needed})`;
+  const extra =
+    shape.extraFields.length === 0
+      ? 'null::jsonb'
+      : `jsonb_build_object(${shape.extraFields.map((f) => `'${identifier(f)}', trim_scale(${aggregate(options.aggregation, extraNumber(f))})`).join(', ')})`;
+  const point: PointColumns = {
+    day: 'o.bucket',
+    value: 'trim_scale(o.value)::text',
+    always: false,
+    count: 'o.n',
+    extra: 'o.extra',
+    revised: 'o.revised',
+  };
   const revised = selects(shape.layout, 'revisedAt') ? 'max(d.written_at)' : 'null::timestamptz';
   return `select ${aggregateText(shape.layout, pointText(shape.layout, point), 'o.bucket')}
     from (
@@ -335,6 +358,7 @@ function isoInstant(value: string): string {
 
 /** Extra field names come from the catalog, which admits lower-case identifiers only; checked again before they enter SQL text. */
 function identifier(name: string): string {
-  if (!/^[a-z][a-z0-9_]*$/.test(name)) throw new Error(`extra field ${JSON.stringify(name)} is not a lower-case identifier`);
+  if (!/^[a-z][a-z0-9_]*$/.test(name))
+    throw new Error(`extra field ${JSON.stringify(name)} is not a lower-case identifier`);
   return name;
 }

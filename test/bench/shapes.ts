@@ -37,7 +37,13 @@ export interface Target {
 }
 
 /** The three ways of asking for the same points. */
-export function targetsFor(shape: Shape, lastDay: string, projectIds: number[], ports: { floor: number; service: number }, key: string): Target[] {
+export function targetsFor(
+  shape: Shape,
+  lastDay: string,
+  projectIds: number[],
+  ports: { floor: number; service: number },
+  key: string,
+): Target[] {
   const metric = CATALOG.byName.get(BENCH_METRIC)!;
   const slugs = metric.projects.slice(0, shape.projects);
   const to = lastDay;
@@ -67,9 +73,15 @@ export function targetsFor(shape: Shape, lastDay: string, projectIds: number[], 
       url: `http://127.0.0.1:${ports.service}/graphql`,
       method: 'POST',
       headers: { 'x-api-key': key, 'content-type': 'application/json', accept: 'application/graphql-response+json' },
-      body: JSON.stringify({ query: graphqlQuery, variables: { projects: slugs.map((s) => s.replaceAll('-', '_')), from, to } }),
+      body: JSON.stringify({
+        query: graphqlQuery,
+        variables: { projects: slugs.map((s) => s.replaceAll('-', '_')), from, to },
+      }),
       pointsOf: (body) => {
-        const result = JSON.parse(body) as { data?: { metric: { series: { slug: string; points: unknown[] }[] } }; errors?: unknown };
+        const result = JSON.parse(body) as {
+          data?: { metric: { series: { slug: string; points: unknown[] }[] } };
+          errors?: unknown;
+        };
         if (!result.data) throw new Error(`graphql answered errors: ${JSON.stringify(result.errors).slice(0, 300)}`);
         return Object.fromEntries(result.data.metric.series.map((s) => [s.slug, s.points]));
       },
