@@ -82,7 +82,8 @@ async function expectGraphqlUnavailable(res: Response): Promise<void> {
     data?: Record<string, unknown> | null;
     errors: { message: string; extensions: { code: string } }[];
   };
-  expect(body.data ?? { metric: null }).toEqual({ metric: null }); // no data: nothing at all, or the nullable field null
+  // no data: nothing at all, or the nullable field null
+  expect(body.data ?? { metric: null }).toEqual({ metric: null });
   expect(body.errors).toHaveLength(1);
   expect(body.errors[0]!.extensions.code).toBe('SERVICE_UNAVAILABLE');
   expect(body.errors[0]!.message).toMatch(/retry shortly/);

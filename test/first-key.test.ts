@@ -9,7 +9,10 @@ import { Writable } from 'node:stream';
 
 const HINT = 'No API key exists yet: make one with  npm run keys -- create --name NAME  (it prints the key once).';
 
-/** What preparing a new database of `kind` writes on standard error, and whether it is left keyless, for a configuration given as environment variables. */
+/**
+ * What preparing a new database of `kind` writes on standard error, and whether it is left keyless, for a
+ * configuration given as environment variables.
+ */
 async function firstStart(
   kind: (typeof STORE_KINDS)[number],
   env: Record<string, string>,

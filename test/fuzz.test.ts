@@ -22,7 +22,10 @@ const FUZZ_MS = 100_000;
 
 const METRICS = CATALOG.metrics.map((m) => m.name);
 const SLUGS = [...new Set(CATALOG.metrics.flatMap((m) => m.projects))];
-/** Strings that commonly break parsers: impossible dates, SQL and LIKE syntax, NUL, surrogates, bidi and combining marks. */
+/**
+ * Strings that commonly break parsers: impossible dates, SQL and LIKE syntax, NUL, surrogates, bidi and combining
+ * marks.
+ */
 const HOSTILE_TEXT = [
   '2024-02-30',
   '2023-02-29',

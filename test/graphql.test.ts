@@ -57,7 +57,10 @@ for (const kind of STORE_KINDS) {
       return { status: res.status, body: (await res.json()) as GraphqlBody<Data> };
     };
 
-    /** Asserts a GraphQL error response refusing the request: the status, the media type, no data, one error with `code`. */
+    /**
+     * Asserts a GraphQL error response refusing the request: the status, the media type, no data, one error with
+     * `code`.
+     */
     const expectRequestError = async (res: Response, status: number, type: string, code: string) => {
       const text = await res.text();
       expect(res.status).toBe(status);
@@ -386,7 +389,8 @@ for (const kind of STORE_KINDS) {
             headers: { accept: 'text/html', 'accept-encoding': encoding },
           });
           expect(packed.headers.get('content-encoding')).toBe(encoding);
-          // The page is a few kilobytes; graphiql-page.test.ts holds a whole first visit, the editor's files included, to a third.
+          // The page is a few kilobytes; graphiql-page.test.ts holds a whole first visit, the editor's files
+          // included, to a third.
           expect(Number(packed.headers.get('content-length'))).toBeLessThan(html.length);
           expect(packed.headers.get('etag')).toBe(plain.headers.get('etag'));
           expect(await packed.text()).toBe(html);
@@ -570,7 +574,8 @@ for (const kind of STORE_KINDS) {
               body,
             });
 
-            // expectRequestError holds extensions to the code alone: no originalError, no SyntaxError's name or message.
+            // expectRequestError holds extensions to the code alone: no originalError, no SyntaxError's name or
+            // message.
             await expectRequestError(res, 400, accept, 'BAD_USER_INPUT');
           }
         },

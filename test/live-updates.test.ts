@@ -29,7 +29,10 @@ const ROWS =
 /** How long an event may take to arrive: a bound on one that never comes, far above its time on a loaded machine. */
 const EVENT_MS = 10_000;
 
-/** Waits until the service holds `count` open subscriptions: a write must not race a subscribe, nor a count a client that left. */
+/**
+ * Waits until the service holds `count` open subscriptions: a write must not race a subscribe, nor a count a client
+ * that left.
+ */
 async function subscribed(service: { running: TestService['running'] }, count: number): Promise<void> {
   const { seriesUpdates } = service.running.services;
   await until(

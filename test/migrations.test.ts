@@ -125,7 +125,7 @@ for (const kind of STORE_KINDS) {
       const plan = await explain('rest', DAILY, '2026-01-15T00:00:00.000000Z', reviseAll);
       // A plain or a bitmap scan of the key's range: the planner picks by the share of revised rows.
       expect(plan).toMatch(
-        /(Index Scan using point_pkey on point c|Bitmap Heap Scan on point c[^\n]*\n(\s+(Recheck Cond|Filter):[^\n]*\n)*\s+->  Bitmap Index Scan on point_pkey) .*\n\s+Index Cond: \(\(project_id = r\.project_id\) AND \(day >= '2026-01-01'::date\) AND \(day <= '2026-03-01'::date\)\)/,
+        /(Index Scan using point_pkey on point c|Bitmap Heap Scan on point c[^\n]*\n(\s+(Recheck Cond|Filter):[^\n]*\n)*\s+-> {2}Bitmap Index Scan on point_pkey) .*\n\s+Index Cond: \(\(project_id = r\.project_id\) AND \(day >= '2026-01-01'::date\) AND \(day <= '2026-03-01'::date\)\)/,
       );
       expect(plan).toMatch(
         /Index Scan using point_history_pkey on point_history h .*\n\s+Index Cond: \(\(project_id = r\.project_id\) AND \(day >= '2026-01-01'::date\) AND \(day <= '2026-03-01'::date\)/,

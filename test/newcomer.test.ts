@@ -100,7 +100,8 @@ describe('a newcomer on the embedded store', { timeout: 120_000 }, () => {
   it('revokes a key while the server runs: the server carries the command out and refuses the key at once', async () => {
     const run = await npm('keys', ['create', '--name', 'carol'], env);
     const carol = run.stdout.trim();
-    expect((await get('/v1/metrics/price?project=ethereum', withKey(carol))).status).toBe(200); // now in the server's key cache
+    // now in the server's key cache
+    expect((await get('/v1/metrics/price?project=ethereum', withKey(carol))).status).toBe(200);
 
     const revoke = await npm('keys', ['revoke', 'carol'], env);
     expect(revoke.code).toBe(0);

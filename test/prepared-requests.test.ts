@@ -69,7 +69,8 @@ describe('prepared metric requests', () => {
     const spans = fakeSpans();
     const prepared = prepare(metric, `project=${first}`, day);
     const before = prepared.price(spans);
-    expect(before.cost).toBe(Math.ceil((day - toEpochDay('2016-03-10') + 1) / 365)); // the assumed ten years, both ends counted: 11
+    // the assumed ten years, both ends counted: 11
+    expect(before.cost).toBe(Math.ceil((day - toEpochDay('2016-03-10') + 1) / 365));
     spans.set(first!, { first: toEpochDay('1996-03-11'), last: toEpochDay('2026-03-10') });
     const after = prepared.price(spans);
     expect(after).not.toBe(before);

@@ -476,7 +476,10 @@ interface PrivateRedis {
   scriptCalls(): number;
 }
 
-/** A redis-server of this test's own on `port` (with more `options`), keeping nothing on disk; resolves once it answers PING (or asks for a password). */
+/**
+ * A redis-server of this test's own on `port` (with more `options`), keeping nothing on disk; resolves once it
+ * answers PING (or asks for a password).
+ */
 async function startPrivateRedis(port: number, options: string[] = []): Promise<PrivateRedis> {
   const child: ChildProcess = spawn(
     'redis-server',

@@ -221,7 +221,8 @@ describe('the response cache bound', () => {
     } finally {
       await Promise.all([service.stop(), off.stop()]);
     }
-  }, 90_000); // two seeded embedded services and 288 requests: 14 s alone, over 30 s beside the rest of the suite on two cores
+    // two seeded embedded services and 288 requests: over 30 s beside the rest of the suite
+  }, 90_000);
 
   /**
    * A service with a 1 MB cache, which keeps no entry over 64 KB (a sixteenth), and the body

@@ -135,7 +135,8 @@ for (const kind of STORE_KINDS) {
         new RegExp(`got "a${'😀'.repeat(31)}…"$`, 'u'),
       );
       expect(await refused('aggregation=median')).toMatch(/got "median"$/);
-      // Every value echoed back is shortened the same way: as_of, the feed's limit, an export's format, a metric's name.
+      // Every value echoed back is shortened the same way: as_of, the feed's limit, an export's format, a metric's
+      // name.
       const problem = async (path: string) =>
         (await (await svc.get(path)).json()) as { detail: string; errors?: { message: string }[] };
       expect(

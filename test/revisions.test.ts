@@ -301,7 +301,8 @@ for (const kind of STORE_KINDS) {
         lastDate: LATER,
         updatedAt: feed.changes.filter((c) => c.project === SLUG).at(-1)!.updatedAt,
       });
-      // Before the later day was added: the seeded last day is the last, the revision of the added day the newest write.
+      // Before the later day was added: the seeded last day is the last, the revision of the added day the newest
+      // write.
       expect(await coverage(steps[1]!.after)).toEqual({
         firstDate: now.firstDate,
         lastDate: ADDED,

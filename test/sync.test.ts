@@ -305,7 +305,8 @@ for (const kind of STORE_KINDS) {
       expect((await sync(mirrorStore.store, scope)).err.join('')).toContain('changes feed: position kept');
       const refusing = await startStub(upstream.url, [{ path: /^\/v1\/changes\?cursor=/, status: 400 }]);
       try {
-        // The position is kept per upstream: the stub in front is another one, so give it the one kept for the upstream.
+        // The position is kept per upstream: the stub in front is another one, so give it the one kept for the
+        // upstream.
         await mirrorStore.store.query(
           `update sync_cursor set upstream = $2 || ' metrics=price projects=solana' where upstream = $1 || ' metrics=price projects=solana'`,
           [upstream.url, refusing.url],

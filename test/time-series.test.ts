@@ -16,7 +16,10 @@ import {
 import { startTestService, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 
-/** Series the properties draw from: prices, counts with extra fields, signed percentages, weekly volumes, and a hand-made one with gaps and zeros. */
+/**
+ * Series the properties draw from: prices, counts with extra fields, signed percentages, weekly volumes, and a
+ * hand-made one with gaps and zeros.
+ */
 const SUBJECTS = [
   { metric: 'token-price-usd', projects: ['ethereum', 'solana', 'arbitrum'] },
   { metric: 'transaction-fail-total', projects: ['ethereum', 'base'] },
@@ -198,7 +201,7 @@ for (const kind of STORE_KINDS) {
 
       it('gives no percentage across a gap or from zero, and no change across a gap', async () => {
         expect(await edges('start_date=2024-01-10&end_date=2024-01-23&transform=percent_change')).toEqual([
-          { date: '2024-01-10', value: 3.3333333333333333 },
+          { date: '2024-01-10', value: 3.3333333333333335 },
           { date: '2024-01-18', value: null },
           { date: '2024-01-19', value: null },
           { date: '2024-01-20', value: 100 },
@@ -297,7 +300,10 @@ for (const kind of STORE_KINDS) {
 
 // Private
 
-/** The same dates, and values equal up to float rounding (the service computes with exact decimals); integers exactly. */
+/**
+ * The same dates, and values equal up to float rounding (the service computes with exact decimals); integers
+ * exactly.
+ */
 function expectSeries(
   actual: readonly { date: string; value: number | null }[],
   want: readonly ReferencePoint[],

@@ -34,7 +34,10 @@ export interface ResponseCache {
   get(key: string): CachedAnswer | undefined;
   /** Taken before the database is read: an answer is kept only if no write was announced since. */
   ticket(): number;
-  /** Whether an answer of `bytes` would be kept under `key` now: the cache is on, writes are heard, and it is not too large (see MAX_ENTRY_SHARE). */
+  /**
+   * Whether an answer of `bytes` would be kept under `key` now: the cache is on, writes are heard, and it is not too
+   * large (see MAX_ENTRY_SHARE).
+   */
   keeps(key: string, bytes: number): boolean;
   set(key: string, answer: CachedAnswer, ticket: number): void;
   /** Every entry is stale now; `listening` says whether writes will be heard from here on. */

@@ -43,7 +43,8 @@ export function useArgumentErrors(): Plugin {
 
 /** graphql's ValuesOfCorrectTypeRule, its errors passed through {@link argumentError}. */
 function argumentValuesRule(context: ValidationContext): ASTVisitor {
-  // The rule reads the context's type information as it reports, so it gets the context itself with only reportError replaced.
+  // The rule reads the context's type information as it reports, so it gets the context itself with only reportError
+  // replaced.
   const reporting = Object.create(context) as ValidationContext;
   reporting.reportError = (error) => context.reportError(argumentError(context, error));
   return ValuesOfCorrectTypeRule(reporting);

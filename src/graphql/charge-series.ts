@@ -4,7 +4,10 @@ import { priceRequest } from '../limits/request-cost.js';
 import type { SeriesRequest } from '../series/series-request.js';
 import type { GraphqlContext } from './builder.js';
 
-/** About what one point takes in an answer (`{"date":"2024-01-01","value":12345.678}`), to size a large one before it is read. */
+/**
+ * About what one point takes in an answer (`{"date":"2024-01-01","value":12345.678}`), to size a large one before it
+ * is read.
+ */
 const POINT_BYTES = 40;
 
 /**

@@ -176,7 +176,10 @@ function isValidHost(host: string | undefined): boolean {
   return host === undefined || (!/[/?#@\\]/.test(host) && URL.canParse(`http://${host}/`));
 }
 
-/** A browser opening the page, also from a shared link whose `?query=` the page puts in its editor; never with GRAPHIQL=off. */
+/**
+ * A browser opening the page, also from a shared link whose `?query=` the page puts in its editor; never with
+ * GRAPHIQL=off.
+ */
 function isGraphiqlPageRequest(req: IncomingMessage, { config }: GraphqlServices): boolean {
   return config.graphiql && req.method === 'GET' && (req.headers.accept ?? '').includes('text/html');
 }

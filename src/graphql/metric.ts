@@ -89,7 +89,8 @@ export function addMetricQuery(builder: Builder, refs: { catalog: Catalog; enums
         },
         seriesArgs(refs.catalog),
       ),
-      // Validated and charged per field, like one REST request each: the unit paid at authentication counts towards the first.
+      // Validated and charged per field, like one REST request each: the unit paid at authentication counts towards
+      // the first.
       resolve: async (_root, { request }, ctx) => {
         await chargeSeries(ctx, request);
         return planSeries(request, ctx.directory);

@@ -58,7 +58,10 @@ function refuseLiteral(expects: string, ast: ValueNode): never {
   throw refusal(expects, print(ast), ast);
 }
 
-/** The client's error: what the scalar expects and what it was given (shortened as every echoed value is: it is the client's text). */
+/**
+ * The client's error: what the scalar expects and what it was given (shortened as every echoed value is: it is the
+ * client's text).
+ */
 function refusal(expects: string, given: string | undefined, node?: ValueNode): GraphQLError {
   return new GraphQLError(`${expects}, got ${given === undefined ? 'nothing' : clipped(given)}`, {
     nodes: node,

@@ -55,7 +55,7 @@ export function createSplices(options: { asBytes?: boolean } = {}): Splices {
       return recorded.length;
     },
     serialize(result, stringify) {
-      recorded.forEach(({ path }, i) => replaceAt(result.data, path, `\u0000${NONCE}:${i}`));
+      for (const [i, { path }] of recorded.entries()) replaceAt(result.data, path, `\u0000${NONCE}:${i}`);
       if (asBytes) return stringify(result);
       return stringify(result).replace(MARKER, (_, i: string) => columnText(recorded[Number(i)]!.json));
     },

@@ -209,7 +209,10 @@ function httpDate(ms: number): string {
   return lastHttpDate.text;
 }
 
-/** Waits for `sink` to drain; a client that takes nothing for `ms` has its connection closed, which ends the wait as its leaving does. */
+/**
+ * Waits for `sink` to drain; a client that takes nothing for `ms` has its connection closed, which ends the wait as
+ * its leaving does.
+ */
 async function drained(sink: NodeJS.WritableStream, res: ServerResponse, gone: AbortSignal, ms: number): Promise<void> {
   const stalled = setTimeout(() => res.destroy(), ms);
   try {

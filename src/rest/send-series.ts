@@ -54,7 +54,9 @@ export async function sendSeriesBody(
   }
 }
 
-/** Sends a kept answer as it was first sent: the same bytes and validators (a 304 when the client's copy is current). */
+/**
+ * Sends a kept answer as it was first sent: the same bytes and validators (a 304 when the client's copy is current).
+ */
 export async function sendKeptAnswer(
   req: IncomingMessage,
   res: ServerResponse,
@@ -124,10 +126,16 @@ function planHash(plan: SeriesPlan): string {
   return hash;
 }
 
-/** Repeated requests bring the same plan (prepared-requests.ts): a digest costs about 10 µs in a busy server, a lookup nothing. */
+/**
+ * Repeated requests bring the same plan (prepared-requests.ts): a digest costs about 10 µs in a busy server, a lookup
+ * nothing.
+ */
 const PLAN_HASHES = new WeakMap<SeriesPlan, string>();
 
-/** `{"slug":` (0) and `,"slug":` (1) as bytes for a row, made once per slug (the catalog's; a safety cap all the same). */
+/**
+ * `{"slug":` (0) and `,"slug":` (1) as bytes for a row, made once per slug (the catalog's; a safety cap all the
+ * same).
+ */
 function keyBytes(row: RawSeriesRow, separator: 0 | 1): Buffer {
   const slug = String(row.slug);
   let both = KEY_BYTES.get(slug);

@@ -4,7 +4,10 @@ import { seriesStatement, type PointLayout, type SeriesStatement } from './serie
 import type { CancelSignal, ColumnText, Store } from '../db/store.js';
 import type { PlannedProject, SeriesPlan } from './series-plan.js';
 
-/** One project of an answer, undecoded: its id and slug, the dataset version, the batch's last write, its points' text. */
+/**
+ * One project of an answer, undecoded: its id and slug, the dataset version, the batch's last write, its points'
+ * text.
+ */
 export interface RawSeriesRow {
   projectId: ColumnText;
   slug: ColumnText;

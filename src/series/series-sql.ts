@@ -37,7 +37,10 @@ export interface SeriesShape {
   options: SeriesOptions;
   /** The metric's extra fields (catalog identifiers), aggregated like the value. */
   extraFields: readonly string[];
-  /** Whether the points are read as of an instant (from the current values and their history) rather than as they are now. */
+  /**
+   * Whether the points are read as of an instant (from the current values and their history) rather than as they are
+   * now.
+   */
   asOf: boolean;
 }
 
@@ -60,7 +63,10 @@ export interface SeriesQuery {
   asOf: string | null;
 }
 
-/** The statement for a shape; built once per shape (there are at most a few hundred), so the driver prepares each once per connection. */
+/**
+ * The statement for a shape; built once per shape (there are at most a few hundred), so the driver prepares each once
+ * per connection.
+ */
 export function seriesStatement(shape: SeriesShape): SeriesStatement {
   const { interval, aggregation, fill, transform, window } = shape.options;
   const layout = typeof shape.layout === 'string' ? shape.layout : shape.layout.graphql.join(',');
@@ -356,7 +362,10 @@ function isoInstant(value: string): string {
   return `to_char(${value} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 }
 
-/** Extra field names come from the catalog, which admits lower-case identifiers only; checked again before they enter SQL text. */
+/**
+ * Extra field names come from the catalog, which admits lower-case identifiers only; checked again before they enter
+ * SQL text.
+ */
 function identifier(name: string): string {
   if (!/^[a-z][a-z0-9_]*$/.test(name))
     throw new Error(`extra field ${JSON.stringify(name)} is not a lower-case identifier`);

@@ -93,7 +93,10 @@ for (const build of builds) {
 }
 rmSync(BUFFER_LOG, { force: true });
 
-/** `; ArrayBuffers at most X MB before a forced full collection, Y MB after`, from buffer-sampler.mjs' lines since `from`. */
+/**
+ * `; ArrayBuffers at most X MB before a forced full collection, Y MB after`, from buffer-sampler.mjs' lines since
+ * `from`.
+ */
 function buffersSince(from: number): string {
   const samples = readFileSync(BUFFER_LOG, 'utf8')
     .trim()

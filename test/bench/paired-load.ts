@@ -86,7 +86,10 @@ export async function pairedLoad(
 
 // Private
 
-/** Every socket asks again as soon as its answer is in, until the slice's time is up; the slice ends with its last answer. */
+/**
+ * Every socket asks again as soon as its answer is in, until the slice's time is up; the slice ends with its last
+ * answer.
+ */
 async function loadSlice(pool: Connection[], sliceMs: number): Promise<{ requests: number; ms: number }> {
   const started = performance.now();
   const deadline = started + sliceMs;

@@ -96,7 +96,10 @@ export function postgresCpuUs(): number {
   return total;
 }
 
-/** The machine's busy and idle (idle and I/O wait) CPU time over all cores so far, in µs, from `/proc/stat` (USER_HZ is 100). */
+/**
+ * The machine's busy and idle (idle and I/O wait) CPU time over all cores so far, in µs, from `/proc/stat` (USER_HZ
+ * is 100).
+ */
 export function machineCpuUs(): { busy: number; idle: number } {
   const fields = readFileSync('/proc/stat', 'utf8')
     .slice(0, 200)

@@ -366,7 +366,8 @@ async function pairedLine(
   floorTwoTarget: Target,
 ): Promise<string> {
   const options = { connections, pairs: PAIRS, sliceMs: SLICE_MS };
-  await pairedLoad(floorTarget, floorTwoTarget, { ...options, pairs: 2, sliceMs: 500 }); // the second floor's first answers
+  // the second floor's first answers
+  await pairedLoad(floorTarget, floorTwoTarget, { ...options, pairs: 2, sliceMs: 500 });
   const describe = (result: PairedResult) => {
     const pairs = [...result.pairRatios].sort((a, b) => a - b);
     return `${(result.rps[1] / result.rps[0]).toFixed(3)} (${result.rps[0].toFixed(0)} and ${result.rps[1].toFixed(0)} req/s; pairs ${pairs[0]!.toFixed(2)}-${pairs.at(-1)!.toFixed(2)})`;

@@ -18,7 +18,10 @@ export interface MeasuredRow {
 /** One run's figures: the table's rows, and the 76x3650 growth on a fresh service at 8 connections. */
 export interface RunFigures {
   rows: readonly MeasuredRow[];
-  /** MB of peak RSS growth by target (`rest`, `graphql`, and `floor` for reference); absent when the memory runs were left out. */
+  /**
+   * MB of peak RSS growth by target (`rest`, `graphql`, and `floor` for reference); absent when the memory runs were
+   * left out.
+   */
   freshGrowthMb: Readonly<Record<string, number>>;
 }
 

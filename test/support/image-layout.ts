@@ -85,7 +85,10 @@ export async function layOutImage(dockerfile: string, context: string, into: str
   };
 }
 
-/** How to start a process in the container: its working folder, its user and the image's environment with `env` over it. */
+/**
+ * How to start a process in the container: its working folder, its user and the image's environment with `env` over
+ * it.
+ */
 export function inContainer(layout: ImageLayout, env: Record<string, string>): SpawnOptions {
   return {
     cwd: layout.workdir,

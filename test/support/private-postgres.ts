@@ -28,7 +28,10 @@ export interface PrivatePostgres {
   start(): Promise<void>;
   /** `fast` disconnects clients and shuts down cleanly; `immediate` is a crash. */
   stop(mode?: 'fast' | 'immediate'): Promise<void>;
-  /** SIGSTOP (`true`) or SIGCONT (`false`) to the server and its processes: a host that hangs, or a network that drops every packet. */
+  /**
+   * SIGSTOP (`true`) or SIGCONT (`false`) to the server and its processes: a host that hangs, or a network that drops
+   * every packet.
+   */
   freeze(frozen: boolean): Promise<void>;
   /**
    * Freezes it and thaws it after `ms` whatever happens, so code with no bound of its own
