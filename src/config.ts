@@ -58,7 +58,8 @@ const envSchema = z.object({
   DATABASE_READ_URLS: commaListOf(
     (url) => /^postgres(ql)?:\/\/[^/]/.test(url),
     (url) =>
-      `expected postgres:// URLs joined with commas, got ${JSON.stringify(url.replace(/\/\/[^@]*@/, '//…@').slice(0, 80))}`,
+      `expected postgres:// URLs joined with commas, got ` +
+      `${JSON.stringify(url.replace(/\/\/[^@]*@/, '//…@').slice(0, 80))}`,
   ).optional(),
   REPLICA_MAX_LAG_SECONDS: z.coerce.number().positive().max(86_400).default(D.REPLICA_MAX_LAG_SECONDS),
   PGLITE_DIR: z.string().min(1).default(D.PGLITE_DIR),
@@ -71,7 +72,8 @@ const envSchema = z.object({
   CORS_ORIGINS: commaListOf(
     isOrigin,
     (origin) =>
-      `expected origins such as https://app.example (scheme, host and optional port, nothing after) joined with commas, got ${JSON.stringify(origin.slice(0, 80))}`,
+      `expected origins such as https://app.example (scheme, host and optional ` +
+      `port, nothing after) joined with commas, got ${JSON.stringify(origin.slice(0, 80))}`,
   ).optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(D.RATE_LIMIT_PER_MINUTE),
   RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(D.RATE_LIMIT_BURST),
@@ -164,7 +166,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const workers = e.WORKERS === 'auto' ? availableParallelism() : e.WORKERS;
   if (workers !== 1 && e.DATABASE_URL === undefined) {
     throw new Error(
-      'invalid configuration:\n  WORKERS: several workers need DATABASE_URL (the embedded store belongs to one process)',
+      'invalid configuration:\n  WORKERS: several workers need DATABASE_URL ' +
+        '(the embedded store belongs to one process)',
     );
   }
   return Object.freeze({

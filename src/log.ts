@@ -54,7 +54,9 @@ export function createRequestLog(logger: Logger): (line: RequestLine) => void {
   return ({ requestId, method, route, status, ms }) => {
     if (!logger.isLevelEnabled('info')) return;
     destination.write(
-      `{"level":30,"time":${Date.now()},"requestId":${JSON.stringify(requestId)},"method":${JSON.stringify(method)},"route":${JSON.stringify(route)},"status":${status},"ms":${ms},"msg":"request"}\n`,
+      `{"level":30,"time":${Date.now()},"requestId":${JSON.stringify(requestId)}` +
+        `,"method":${JSON.stringify(method)},"route":${JSON.stringify(route)}` +
+        `,"status":${status},"ms":${ms},"msg":"request"}\n`,
     );
   };
 }

@@ -99,13 +99,16 @@ describe('bench targets', () => {
       judgeTargets({ rows: run({ rest: 0.93, largeP50: 0.9 }), freshGrowthMb: { rest: 68, graphql: 50.25 } }),
     );
     expect(text).toContain(
-      "REST ≥ 0.95× the floor's req/s, p99 ≤ 1.5× its p99 (3x365, 8 and 32 connections): req/s 0.930 and 0.930× the floor's, p99 1.000 and 1.000×: NOT MET",
+      "REST ≥ 0.95× the floor's req/s, p99 ≤ 1.5× its p99 (3x365, 8 and 32 connections): " +
+        "req/s 0.930 and 0.930× the floor's, p99 1.000 and 1.000×: NOT MET",
     );
     expect(text).toContain(
-      "76x3650 p50 ≤ 1.1× the floor's, both APIs (1, 8 and 32 connections): REST 0.900, 0.900 and 0.900×, GraphQL 0.900, 0.900 and 0.900×: met",
+      "76x3650 p50 ≤ 1.1× the floor's, both APIs (1, 8 and 32 connections): " +
+        'REST 0.900, 0.900 and 0.900×, GraphQL 0.900, 0.900 and 0.900×: met',
     );
     expect(text).toContain(
-      '76x3650 peak RSS growth ≤ 64 MB on a fresh service, both APIs (8 connections): REST 68.0 MB, GraphQL 50.3 MB: NOT MET',
+      '76x3650 peak RSS growth ≤ 64 MB on a fresh service, both APIs (8 connections): ' +
+        'REST 68.0 MB, GraphQL 50.3 MB: NOT MET',
     );
     // The fresh floor's growth is printed beside them, for reference; it is not judged.
     const withFloor = formatVerdicts(

@@ -6,15 +6,25 @@ import { CATALOG, parseCatalog } from '../src/catalog/load-catalog.js';
 const REPRODUCED: Record<string, string> = {
   'token-price-usd': 'arbitrum, ethereum, fogo, solana',
   'transaction-base-fee-total-usd':
-    'arbitrum, avalanche, base, berachain, bob, boba, ethereum, fogo, hyperliquid, ink, katana, megaeth, mode, monad, plasma, polygon, shape, solana, superseed, worldchain, zora',
+    'arbitrum, avalanche, base, berachain, bob, boba, ethereum, fogo, hyperliquid, ' +
+    'ink, katana, megaeth, mode, monad, plasma, polygon, shape, solana, superseed, ' +
+    'worldchain, zora',
   'stablecoin-supply-total-usd':
-    'aptos, arbitrum, avalanche, base, berachain, bnb, ethereum, hyperevm, ink, katana, optimism, plasma, polygon, solana, tron, unichain, worldchain, zksync',
+    'aptos, arbitrum, avalanche, base, berachain, bnb, ethereum, hyperevm, ' +
+    'ink, katana, optimism, plasma, polygon, solana, tron, unichain, worldchain, ' +
+    'zksync',
   'transaction-fail-total':
-    'aptos, arbitrum, avalanche, base, berachain, bnb, bob, boba, celestia, ethereum, fogo, hyperevm, ink, katana, megaeth, mode, monad, optimism, plasma, polygon, shape, solana, superseed, tron, unichain, worldchain, zksync, zora',
+    'aptos, arbitrum, avalanche, base, berachain, bnb, bob, boba, celestia, ' +
+    'ethereum, fogo, hyperevm, ink, katana, megaeth, mode, monad, optimism, ' +
+    'plasma, polygon, shape, solana, superseed, tron, unichain, worldchain, ' +
+    'zksync, zora',
   'treasury-market-cap-usd':
-    'ASST, BMNR, BNC, BNKK, BRR, BTBT, BTCM, BTCS, CEP, CEPO, DFDV, ETHM, ETHZ, FGNX, FWDI, GAME, HSDT, HYPD, IPST, MSTR, NAKA, PAPL, PURR, SBET, SLAI, SLMT, SMLR, SQNS, STSS, SUIG, UPXI, XXI',
+    'ASST, BMNR, BNC, BNKK, BRR, BTBT, BTCM, BTCS, CEP, CEPO, DFDV, ETHM, ' +
+    'ETHZ, FGNX, FWDI, GAME, HSDT, HYPD, IPST, MSTR, NAKA, PAPL, PURR, SBET, ' +
+    'SLAI, SLMT, SMLR, SQNS, STSS, SUIG, UPXI, XXI',
   'transaction-fee-med-native':
-    'arbitrum, base, bob, boba, ethereum, hyperevm, ink, katana, megaeth, mode, monad, shape, solana, superseed, worldchain, zora',
+    'arbitrum, base, bob, boba, ethereum, hyperevm, ink, katana, megaeth, ' +
+    'mode, monad, shape, solana, superseed, worldchain, zora',
   'sequencer-cost-total': 'arbitrum, base, katana, optimism, unichain, zksync',
   'treasury-nav-eth-usd': 'BMNR, BTBT, BTCS, ETHM, ETHZ, FGNX, GAME, SBET',
   'treasury-volume-usd':

@@ -123,88 +123,95 @@ for (const kind of STORE_KINDS) {
       expect((await page(`since=${encodeURIComponent(start)}&cursor=${all.cursor}`)).changes).toHaveLength(1);
     });
 
-    it('loses and repeats nothing while concurrent transactions write, commit out of order, roll back and delete', async () => {
-      const since = await dbNow();
-      const store = service.running.services.store;
-      // What committed transactions wrote, recorded by the writers: [slug, day, value|null].
-      const committed: [string, string, number | null][] = [];
-      let writing = true;
-      let seed = 7;
-      const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-      const writer = async (id: number) => {
-        for (let n = 0; n < 12; n++) {
-          const slug = SLUGS[id % SLUGS.length]!;
-          const days = new Set<string>();
-          const count = 1 + Math.floor(random() * 4);
-          for (let i = 0; i < count; i++) days.add(`2026-08-${String(1 + Math.floor(random() * 9)).padStart(2, '0')}`);
-          // Values are unique, so no write repeats the stored value (which would change nothing);
-          // a removal follows a write of the same day in the same transaction, so it always removes a point.
-          const writes: [string, string, number | null][] = [];
-          for (const [i, day] of [...days].entries()) {
-            writes.push([slug, day, id * 1000 + n * 10 + i + 0.5]);
-            if (random() < 0.25) writes.push([slug, day, null]);
+    it(
+      'loses and repeats nothing while concurrent transactions write, commit ' + 'out of order, roll back and delete',
+      async () => {
+        const since = await dbNow();
+        const store = service.running.services.store;
+        // What committed transactions wrote, recorded by the writers: [slug, day, value|null].
+        const committed: [string, string, number | null][] = [];
+        let writing = true;
+        let seed = 7;
+        const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+        const writer = async (id: number) => {
+          for (let n = 0; n < 12; n++) {
+            const slug = SLUGS[id % SLUGS.length]!;
+            const days = new Set<string>();
+            const count = 1 + Math.floor(random() * 4);
+            for (let i = 0; i < count; i++)
+              days.add(`2026-08-${String(1 + Math.floor(random() * 9)).padStart(2, '0')}`);
+            // Values are unique, so no write repeats the stored value (which would change nothing);
+            // a removal follows a write of the same day in the same transaction, so it always removes a point.
+            const writes: [string, string, number | null][] = [];
+            for (const [i, day] of [...days].entries()) {
+              writes.push([slug, day, id * 1000 + n * 10 + i + 0.5]);
+              if (random() < 0.25) writes.push([slug, day, null]);
+            }
+            const rollback = random() < 0.15;
+            const hold = Math.floor(random() * 30);
+            try {
+              await store.transaction(async (tx) => {
+                // An id first and the writes later, as an import that stages its rows does: transactions
+                // that began earlier commit later, and the feed must still not skip them.
+                await tx.query('select pg_current_xact_id()');
+                await sleep(hold);
+                for (const [s, day, value] of writes) {
+                  if (value === null) await removePoints(tx, [{ projectId: projectIds.get(s)!, day }]);
+                  else await upsertPoints(tx, [{ projectId: projectIds.get(s)!, day, value, extra: null }]);
+                }
+                if (rollback) throw new Error('rolled back on purpose');
+              });
+              committed.push(...writes);
+            } catch (error) {
+              if (!rollback) throw error;
+            }
           }
-          const rollback = random() < 0.15;
-          const hold = Math.floor(random() * 30);
-          try {
-            await store.transaction(async (tx) => {
-              // An id first and the writes later, as an import that stages its rows does: transactions
-              // that began earlier commit later, and the feed must still not skip them.
-              await tx.query('select pg_current_xact_id()');
-              await sleep(hold);
-              for (const [s, day, value] of writes) {
-                if (value === null) await removePoints(tx, [{ projectId: projectIds.get(s)!, day }]);
-                else await upsertPoints(tx, [{ projectId: projectIds.get(s)!, day, value, extra: null }]);
-              }
-              if (rollback) throw new Error('rolled back on purpose');
-            });
-            committed.push(...writes);
-          } catch (error) {
-            if (!rollback) throw error;
+        };
+        const reader = async (): Promise<FeedRow[]> => {
+          const rows: FeedRow[] = [];
+          let cursor: string | undefined;
+          for (;;) {
+            const stillWriting = writing;
+            const current = await page(
+              cursor === undefined ? `since=${encodeURIComponent(since)}&limit=3` : `cursor=${cursor}&limit=3`,
+            );
+            rows.push(...current.changes);
+            cursor = current.next ?? current.cursor;
+            if (!stillWriting && current.next === undefined) return rows;
+            if (current.next === undefined) await sleep(5);
           }
-        }
-      };
-      const reader = async (): Promise<FeedRow[]> => {
-        const rows: FeedRow[] = [];
-        let cursor: string | undefined;
-        for (;;) {
-          const stillWriting = writing;
-          const current = await page(
-            cursor === undefined ? `since=${encodeURIComponent(since)}&limit=3` : `cursor=${cursor}&limit=3`,
-          );
-          rows.push(...current.changes);
-          cursor = current.next ?? current.cursor;
-          if (!stillWriting && current.next === undefined) return rows;
-          if (current.next === undefined) await sleep(5);
-        }
-      };
-      const reading = reader();
-      await Promise.all([0, 1, 2, 3].map(writer));
-      writing = false;
-      const seen = await reading;
+        };
+        const reading = reader();
+        await Promise.all([0, 1, 2, 3].map(writer));
+        writing = false;
+        const seen = await reading;
 
-      // Every change the feed shows happened, none is missing and none repeated: the same multiset.
-      const key = (slug: string, day: string, value: number | null) => `${slug} ${day} ${value}`;
-      expect(committed.length).toBeGreaterThan(40);
-      expect(seen.map((c) => key(c.project, c.date, c.value)).sort()).toEqual(
-        committed.map(([s, d, v]) => key(s, d, v)).sort(),
-      );
-      // The feed's last word on each day is what is stored now.
-      const last = new Map(seen.map((c) => [`${c.project} ${c.date}`, c.value]));
-      for (const slug of SLUGS) {
-        const res = await service.get(
-          `/v1/metrics/${METRIC}?project=${slug}&start_date=2026-08-01&end_date=2026-08-09`,
+        // Every change the feed shows happened, none is missing and none repeated: the same multiset.
+        const key = (slug: string, day: string, value: number | null) => `${slug} ${day} ${value}`;
+        expect(committed.length).toBeGreaterThan(40);
+        expect(seen.map((c) => key(c.project, c.date, c.value)).sort()).toEqual(
+          committed.map(([s, d, v]) => key(s, d, v)).sort(),
         );
-        const stored = ((await res.json()) as Record<string, { date: string; value: number }[]>)[slug]!;
-        for (const [k, v] of last)
-          if (k.startsWith(`${slug} `))
-            expect(stored.find((p) => p.date === k.slice(slug.length + 1))?.value ?? null).toBe(v);
-      }
-    });
+        // The feed's last word on each day is what is stored now.
+        const last = new Map(seen.map((c) => [`${c.project} ${c.date}`, c.value]));
+        for (const slug of SLUGS) {
+          const res = await service.get(
+            `/v1/metrics/${METRIC}?project=${slug}&start_date=2026-08-01&end_date=2026-08-09`,
+          );
+          const stored = ((await res.json()) as Record<string, { date: string; value: number }[]>)[slug]!;
+          for (const [k, v] of last)
+            if (k.startsWith(`${slug} `))
+              expect(stored.find((p) => p.date === k.slice(slug.length + 1))?.value ?? null).toBe(v);
+        }
+      },
+    );
 
     it('answers the same rows over GraphQL, with endCursor and hasNextPage', async () => {
       const rest = await drain(`since=${encodeURIComponent(start)}`, 1000);
-      const query = `query ($since: DateTime!, $after: String) { changes(since: $since, first: 4, after: $after) { changes { name project slug date value updatedAt } endCursor hasNextPage } }`;
+      const query =
+        `query ($since: DateTime!, $after: String) { changes(since: $since, first: ` +
+        `4, after: $after) { changes { name project slug date value updatedAt } ` +
+        `endCursor hasNextPage } }`;
       const since = new Date(Date.parse(start) - 1).toISOString(); // DateTime has milliseconds: one before start
       const rows: { slug: string; date: string; value: number | null; updatedAt: string; name: string }[] = [];
       let after: string | undefined;
@@ -267,38 +274,43 @@ for (const kind of STORE_KINDS) {
       expect(anonymous.status).toBe(401);
     });
 
-    it('carries the extra fields written with a value, so a revision of an extra field alone shows what changed', async () => {
-      const since = await dbNow();
-      const id = await projectId(service.running.services.store, 'etf-num-products', 'blackrock');
-      const store = service.running.services.store;
-      await upsertPoints(store, [
-        { projectId: id, day: '2026-10-01', value: '5', extra: '{"spot": 2, "futures": 1, "leveraged": 2}' },
-      ]);
-      await upsertPoints(store, [
-        { projectId: id, day: '2026-10-01', value: '5', extra: '{"spot": 3, "futures": 1, "leveraged": 1}' },
-      ]);
-      await removePoints(store, [{ projectId: id, day: '2026-10-01' }]);
+    it(
+      'carries the extra fields written with a value, so a revision of an extra ' + 'field alone shows what changed',
+      async () => {
+        const since = await dbNow();
+        const id = await projectId(service.running.services.store, 'etf-num-products', 'blackrock');
+        const store = service.running.services.store;
+        await upsertPoints(store, [
+          { projectId: id, day: '2026-10-01', value: '5', extra: '{"spot": 2, "futures": 1, "leveraged": 2}' },
+        ]);
+        await upsertPoints(store, [
+          { projectId: id, day: '2026-10-01', value: '5', extra: '{"spot": 3, "futures": 1, "leveraged": 1}' },
+        ]);
+        await removePoints(store, [{ projectId: id, day: '2026-10-01' }]);
 
-      const text = await (await service.get(`/v1/changes?since=${encodeURIComponent(since)}`)).text();
-      const entries = [...text.matchAll(/\{"metric":"etf-num-products"[^{}]*(?:\{[^{}]*\}[^{}]*)?\}/g)].map((m) =>
-        m[0].replace(/"updatedAt":"[^"]+"/, '"updatedAt":"…"'),
-      );
-      expect(entries).toEqual([
-        '{"metric":"etf-num-products","project":"blackrock","date":"2026-10-01","value":5,"extra":{"spot": 2, "futures": 1, "leveraged": 2},"updatedAt":"…"}',
-        '{"metric":"etf-num-products","project":"blackrock","date":"2026-10-01","value":5,"extra":{"spot": 3, "futures": 1, "leveraged": 1},"updatedAt":"…"}',
-        '{"metric":"etf-num-products","project":"blackrock","date":"2026-10-01","value":null,"updatedAt":"…"}',
-      ]);
+        const text = await (await service.get(`/v1/changes?since=${encodeURIComponent(since)}`)).text();
+        const entries = [...text.matchAll(/\{"metric":"etf-num-products"[^{}]*(?:\{[^{}]*\}[^{}]*)?\}/g)].map((m) =>
+          m[0].replace(/"updatedAt":"[^"]+"/, '"updatedAt":"…"'),
+        );
+        expect(entries).toEqual([
+          '{"metric":"etf-num-products","project":"blackrock","date":"2026-10-01","value":5,"extra":{"spot": ' +
+            '2, "futures": 1, "leveraged": 2},"updatedAt":"…"}',
+          '{"metric":"etf-num-products","project":"blackrock","date":"2026-10-01","value":5,"extra":{"spot": ' +
+            '3, "futures": 1, "leveraged": 1},"updatedAt":"…"}',
+          '{"metric":"etf-num-products","project":"blackrock","date":"2026-10-01","value":null,"updatedAt":"…"}',
+        ]);
 
-      const res = await service.graphql(`{ changes(since: "${since}") { changes { name value extra } } }`);
-      const body = (await res.json()) as {
-        data: { changes: { changes: { name: string; value: number | null; extra: unknown }[] } };
-      };
-      expect(body.data.changes.changes).toEqual([
-        { name: 'etf_num_products', value: 5, extra: { spot: 2, futures: 1, leveraged: 2 } },
-        { name: 'etf_num_products', value: 5, extra: { spot: 3, futures: 1, leveraged: 1 } },
-        { name: 'etf_num_products', value: null, extra: null },
-      ]);
-    });
+        const res = await service.graphql(`{ changes(since: "${since}") { changes { name value extra } } }`);
+        const body = (await res.json()) as {
+          data: { changes: { changes: { name: string; value: number | null; extra: unknown }[] } };
+        };
+        expect(body.data.changes.changes).toEqual([
+          { name: 'etf_num_products', value: 5, extra: { spot: 2, futures: 1, leveraged: 2 } },
+          { name: 'etf_num_products', value: 5, extra: { spot: 3, futures: 1, leveraged: 1 } },
+          { name: 'etf_num_products', value: null, extra: null },
+        ]);
+      },
+    );
 
     it('gives GraphQL the digits REST gives, also of a value a double cannot hold', async () => {
       const since = await dbNow();

@@ -63,7 +63,8 @@ describe.skipIf(!postgres.available)('clients that leave in the middle of a stre
   }, 120_000);
   afterAll(async () => service?.stop());
 
-  it('cost the requests after them nothing: no statement of another request is cancelled, no connection is kept', async () => {
+  it('cost the requests after them nothing: no statement of another request ' +
+    'is cancelled, no connection is kept', async () => {
     const expected = await (await service.fetch(SMALL)).text();
     expect(Object.keys(JSON.parse(expected) as object)).toEqual(['ethereum', 'solana']);
     const statuses: number[] = [];
@@ -89,8 +90,10 @@ describe.skipIf(!postgres.available)('clients that leave in the middle of a stre
     expect(whole.status).toBe(200);
     const body = (await whole.json()) as Record<string, { date: string }[]>;
     const stored = await store.store.query<{ projects: number; points: number }>(
-      `select count(distinct p.id)::integer as projects, count(*)::integer as points from point pt join project p on p.id = pt.project_id
-       join metric m on m.id = p.metric_id where m.name = 'etf-aum-change-pct' and pt.day between '2023-07-01' and $1`,
+      `select count(distinct p.id)::integer as projects, count(*)::integer as ` +
+        `points from point pt join project p on p.id = pt.project_id
+       join metric m on m.id = p.metric_id where m.name = 'etf-aum-change-pct' ` +
+        `and pt.day between '2023-07-01' and $1`,
       [TEST_LAST_DAY],
     );
     expect(Object.keys(body)).toHaveLength(stored[0]!.projects);
@@ -145,7 +148,8 @@ describe.skipIf(!postgres.available)('a cancel that lands on the wrong statement
   const cancelWhileRunning = async (marker: string) => {
     for (let i = 0; i < 200; i += 1) {
       const rows = await db.store.query<{ cancelled: boolean }>(
-        `select pg_cancel_backend(pid) as cancelled from pg_stat_activity where state = 'active' and query like $1 and pid <> pg_backend_pid()`,
+        `select pg_cancel_backend(pid) as cancelled from pg_stat_activity where ` +
+          `state = 'active' and query like $1 and pid <> pg_backend_pid()`,
         [`%${marker}%`],
       );
       if (rows.some((r) => r.cancelled)) return;
@@ -188,31 +192,35 @@ describe.skipIf(!postgres.available)('a cancel that lands on the wrong statement
     }
   });
 
-  it('gives every row of a statement that follows, on the same connection, one that failed part-way through its rows', async () => {
-    const one = openPostgres({ url: db.url!, poolSize: 1, statementTimeoutSeconds: 5, connectTimeoutSeconds: 5 });
-    try {
-      // Three rows, then a division by zero; the next statement waits behind it on the one connection.
-      const failing = one.query('select i, 1 / (4 - i) as boom from generate_series(1, 10) i').catch((e: Error) => e);
-      const next = one.query<{ x: number }>('select x from generate_series(1, 5) x');
-      const raw = one.queryRaw('select x from generate_series(1, 5) x', []);
-      const failingRaw = one
-        .queryRaw('select i, 1 / (4 - i) as boom from generate_series(1, 10) i', [])
-        .catch((e: Error) => e);
-      const streamed = (async () => {
-        const batches: string[][] = [];
-        for await (const rows of one.streamRaw('select x from generate_series(1, 5) x', [], 2))
-          batches.push(rows.map((row) => String(row[0])));
-        return batches;
-      })();
-      expect(await failing).toMatchObject({ code: '22012' });
-      expect(await next).toEqual([1, 2, 3, 4, 5].map((x) => ({ x })));
-      expect((await raw).map((row) => String(row[0]))).toEqual(['1', '2', '3', '4', '5']);
-      expect(await failingRaw).toMatchObject({ code: '22012' });
-      expect(await streamed).toEqual([['1', '2'], ['3', '4'], ['5']]);
-    } finally {
-      await one.close();
-    }
-  });
+  it(
+    'gives every row of a statement that follows, on the same connection, ' +
+      'one that failed part-way through its rows',
+    async () => {
+      const one = openPostgres({ url: db.url!, poolSize: 1, statementTimeoutSeconds: 5, connectTimeoutSeconds: 5 });
+      try {
+        // Three rows, then a division by zero; the next statement waits behind it on the one connection.
+        const failing = one.query('select i, 1 / (4 - i) as boom from generate_series(1, 10) i').catch((e: Error) => e);
+        const next = one.query<{ x: number }>('select x from generate_series(1, 5) x');
+        const raw = one.queryRaw('select x from generate_series(1, 5) x', []);
+        const failingRaw = one
+          .queryRaw('select i, 1 / (4 - i) as boom from generate_series(1, 10) i', [])
+          .catch((e: Error) => e);
+        const streamed = (async () => {
+          const batches: string[][] = [];
+          for await (const rows of one.streamRaw('select x from generate_series(1, 5) x', [], 2))
+            batches.push(rows.map((row) => String(row[0])));
+          return batches;
+        })();
+        expect(await failing).toMatchObject({ code: '22012' });
+        expect(await next).toEqual([1, 2, 3, 4, 5].map((x) => ({ x })));
+        expect((await raw).map((row) => String(row[0]))).toEqual(['1', '2', '3', '4', '5']);
+        expect(await failingRaw).toMatchObject({ code: '22012' });
+        expect(await streamed).toEqual([['1', '2'], ['3', '4'], ['5']]);
+      } finally {
+        await one.close();
+      }
+    },
+  );
 
   it('does not run it again when its own client left, nor inside a transaction', async () => {
     const gone = new ClientGone();
@@ -255,7 +263,8 @@ for (const kind of STORE_KINDS) {
       }
     });
 
-    it('GraphQL answers waiting for the answer budget leave the queue with their clients: nothing is read for them', async () => {
+    it('GraphQL answers waiting for the answer budget leave the queue with their ' +
+      'clients: nothing is read for them', async () => {
       let pointReads = 0;
       const service = await startTestService(
         kind,
@@ -276,7 +285,8 @@ for (const kind of STORE_KINDS) {
         const budget = service.running.services.answerBudget;
         // Every project for a year: about 1.1 MB by the estimate, so the answer reserves.
         const query =
-          '{ metric(name: etf_aum_change_pct, from: "2025-07-01", to: "2026-06-30") { series { slug points { date value } } } }';
+          '{ metric(name: etf_aum_change_pct, from: "2025-07-01", to: "2026-06-30") ' +
+          '{ series { slug points { date value } } } }';
         const hold = await budget.reserve(GRAPHQL_ANSWER_BUDGET_BYTES);
         const requests = Array.from({ length: 4 }, () => postAndLeave(service.url, query));
         await until('four requests waiting for the budget', () => budget.waiting === 4, { withinMs: 30_000 });

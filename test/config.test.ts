@@ -43,7 +43,8 @@ describe('configuration', () => {
       'https://app.example:443',
     ]) {
       expect(() => loadConfig({ CORS_ORIGINS: `https://ok.example,${bad}` }), bad).toThrow(
-        `CORS_ORIGINS: expected origins such as https://app.example (scheme, host and optional port, nothing after) joined with commas, got ${JSON.stringify(bad)}`,
+        `CORS_ORIGINS: expected origins such as https://app.example (scheme, host ` +
+          `and optional port, nothing after) joined with commas, got ${JSON.stringify(bad)}`,
       );
     }
   });

@@ -45,31 +45,35 @@ describe('the container image, laid out as its Dockerfile says', { timeout: 120_
 
   const get = (path: string, headers: Record<string, string> = {}) => fetch(`${url}${path}`, { headers });
 
-  it('holds the compiled code, the migrations and the explorer, and every command its comments and the docs name', () => {
-    expect(image.user.name).toBe('node');
-    expect(image.cmd).toEqual(['node', 'dist/src/main.js']);
-    expect(existsSync(join(image.workdir, 'dist/src/main.js'))).toBe(true);
-    expect(readdirNames(join(image.workdir, 'db/migrations'))).toEqual(readdirNames(join(REPO, 'db/migrations')));
-    expect(readdirNames(join(image.workdir, 'src/pages/explorer'))).toEqual([
-      'explorer.css',
-      'explorer.js',
-      'index.html',
-    ]);
-    const commands =
-      dockerfileComments(readFileSync(join(REPO, 'Dockerfile'), 'utf8'))
-        .join('\n')
-        .match(/dist\/src\/commands\/\w+\.js/g) ?? [];
-    expect(commands.length).toBeGreaterThanOrEqual(3);
-    const docs =
-      readFileSync(join(REPO, 'docs/operations.md'), 'utf8')
-        .split(/^## /m)
-        .find((s) => s.startsWith('Container\n')) ?? '';
-    const named = [...docs.matchAll(/`(?:node dist\/src\/commands\/)?(\w+)\.js`/g)].map(
-      (m) => `dist/src/commands/${m[1]}.js`,
-    );
-    expect(named.length).toBeGreaterThanOrEqual(4);
-    for (const command of [...commands, ...named]) expect(existsSync(join(image.workdir, command)), command).toBe(true);
-  });
+  it(
+    'holds the compiled code, the migrations and the explorer, and every command ' + 'its comments and the docs name',
+    () => {
+      expect(image.user.name).toBe('node');
+      expect(image.cmd).toEqual(['node', 'dist/src/main.js']);
+      expect(existsSync(join(image.workdir, 'dist/src/main.js'))).toBe(true);
+      expect(readdirNames(join(image.workdir, 'db/migrations'))).toEqual(readdirNames(join(REPO, 'db/migrations')));
+      expect(readdirNames(join(image.workdir, 'src/pages/explorer'))).toEqual([
+        'explorer.css',
+        'explorer.js',
+        'index.html',
+      ]);
+      const commands =
+        dockerfileComments(readFileSync(join(REPO, 'Dockerfile'), 'utf8'))
+          .join('\n')
+          .match(/dist\/src\/commands\/\w+\.js/g) ?? [];
+      expect(commands.length).toBeGreaterThanOrEqual(3);
+      const docs =
+        readFileSync(join(REPO, 'docs/operations.md'), 'utf8')
+          .split(/^## /m)
+          .find((s) => s.startsWith('Container\n')) ?? '';
+      const named = [...docs.matchAll(/`(?:node dist\/src\/commands\/)?(\w+)\.js`/g)].map(
+        (m) => `dist/src/commands/${m[1]}.js`,
+      );
+      expect(named.length).toBeGreaterThanOrEqual(4);
+      for (const command of [...commands, ...named])
+        expect(existsSync(join(image.workdir, command)), command).toBe(true);
+    },
+  );
 
   it('is lean: no tests, no TypeScript sources and no development dependencies', async () => {
     expect(existsSync(join(image.workdir, 'test'))).toBe(false);

@@ -32,13 +32,18 @@ describe('calendar dates', () => {
 });
 
 describe('instants', () => {
-  it('reads a leap second (23:59:60, RFC 3339 allows it) as the start of the next second, as PostgreSQL reads :60, fractions too, and nothing past :60', () => {
-    // psql: select '2016-12-31T23:59:60Z'::timestamptz gives 2017-01-01 00:00:00+00.
-    expect(canonicalInstant('2016-12-31T23:59:60Z')).toBe('2017-01-01T00:00:00.000000Z');
-    expect(canonicalInstant('2016-12-31t23:59:60.25z')).toBe('2017-01-01T00:00:00.000000Z');
-    expect(canonicalInstant('2017-01-01 00:59:60+01:00')).toBe('2017-01-01T00:00:00.000000Z');
-    expect(canonicalInstant('2016-12-31T23:59:59.999999Z')).toBe('2016-12-31T23:59:59.999999Z');
-    expect(canonicalInstant('2016-12-31T23:59:61Z')).toBeUndefined();
-    expect(canonicalInstant('9999-12-31T23:59:60Z')).toBeUndefined();
-  });
+  it(
+    'reads a leap second (23:59:60, RFC 3339 allows it) as the start of the ' +
+      'next second, as PostgreSQL reads :60, fractions too, and nothing past ' +
+      ':60',
+    () => {
+      // psql: select '2016-12-31T23:59:60Z'::timestamptz gives 2017-01-01 00:00:00+00.
+      expect(canonicalInstant('2016-12-31T23:59:60Z')).toBe('2017-01-01T00:00:00.000000Z');
+      expect(canonicalInstant('2016-12-31t23:59:60.25z')).toBe('2017-01-01T00:00:00.000000Z');
+      expect(canonicalInstant('2017-01-01 00:59:60+01:00')).toBe('2017-01-01T00:00:00.000000Z');
+      expect(canonicalInstant('2016-12-31T23:59:59.999999Z')).toBe('2016-12-31T23:59:59.999999Z');
+      expect(canonicalInstant('2016-12-31T23:59:61Z')).toBeUndefined();
+      expect(canonicalInstant('9999-12-31T23:59:60Z')).toBeUndefined();
+    },
+  );
 });

@@ -19,10 +19,14 @@ describe('files that must stay true to the code', () => {
     expect(readFileSync(SCHEMA_FILE, 'utf8')).toBe(printSchemaFile());
   });
 
-  it('the README configuration table lists every environment variable the service reads, and no other, in its order', () => {
-    expect(ENV_VARIABLES.length).toBeGreaterThan(10);
-    expect(configurationTable().map((row) => row.name)).toEqual([...ENV_VARIABLES]);
-  });
+  it(
+    'the README configuration table lists every environment variable the service ' +
+      'reads, and no other, in its order',
+    () => {
+      expect(ENV_VARIABLES.length).toBeGreaterThan(10);
+      expect(configurationTable().map((row) => row.name)).toEqual([...ENV_VARIABLES]);
+    },
+  );
 
   it('the README configuration table gives each variable the default the code applies', () => {
     for (const { name, stated } of configurationTable()) {
@@ -38,14 +42,18 @@ describe('files that must stay true to the code', () => {
     });
   });
 
-  it('the README names every GraphQL error code /docs lists, except NOT_FOUND, which /graphql never answers, and the document codes', () => {
-    const readme = read('README.md');
-    const codes = Object.values(ERROR_KINDS)
-      .map((kind) => kind.graphqlCode)
-      .filter((code) => code !== 'NOT_FOUND');
-    for (const code of [...codes, 'GRAPHQL_PARSE_FAILED', LIMIT_ERROR_CODE])
-      expect(readme, code).toContain(`\`${code}\``);
-  });
+  it(
+    'the README names every GraphQL error code /docs lists, except NOT_FOUND, ' +
+      'which /graphql never answers, and the document codes',
+    () => {
+      const readme = read('README.md');
+      const codes = Object.values(ERROR_KINDS)
+        .map((kind) => kind.graphqlCode)
+        .filter((code) => code !== 'NOT_FOUND');
+      for (const code of [...codes, 'GRAPHQL_PARSE_FAILED', LIMIT_ERROR_CODE])
+        expect(readme, code).toContain(`\`${code}\``);
+    },
+  );
 
   it('every npm script the README and the docs mention exists', () => {
     const scripts = Object.keys((JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts);

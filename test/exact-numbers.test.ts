@@ -4,7 +4,8 @@ import { parseExactPoints } from '../src/graphql/exact-numbers.js';
 describe('parseExactPoints', () => {
   it('reads points as JSON.parse does when a double holds every number', () => {
     const json =
-      '[{"date":"2026-01-01","value":12345678.25,"count":1,"extra":{"spot": 3},"revisedAt":"2026-06-30T12:00:00.000Z"}]';
+      '[{"date":"2026-01-01","value":12345678.25,"count":1,"extra":{"spot": ' +
+      '3},"revisedAt":"2026-06-30T12:00:00.000Z"}]';
 
     expect(parseExactPoints(json)).toEqual(JSON.parse(json));
   });

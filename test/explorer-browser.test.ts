@@ -111,7 +111,8 @@ for (const kind of STORE_KINDS) {
         await page.locator('#controls button[type=submit]').click();
         await expect.poll(() => loads(page)).toBe(2);
         expect(new URL(page.url()).search).toBe(
-          `?metric=token-price-usd&project=ethereum,solana&start_date=${view.start}&end_date=${view.end}&interval=week&log=off`,
+          `?metric=token-price-usd&project=ethereum,solana&start_date=` +
+            `${view.start}&end_date=${view.end}&interval=week&log=off`,
         );
         const weekly = await drawn(page);
         expect(weekly.ethereum![0]!.date).toBe(mondayOf(view.start)); // a week is labelled by its Monday
@@ -169,39 +170,43 @@ for (const kind of STORE_KINDS) {
         await fresh.close();
       });
 
-      it('makes the y axis wide enough for its labels: a market cap in the hundreds of millions is not cut off', async () => {
-        const fresh = await browser.newPage({ viewport: { width: 375, height: 800 } });
-        await fresh.goto(`${service.url}/explore?metric=treasury-market-cap-usd&log=off`);
-        await enterKey(fresh, TEST_KEY);
-        await expect.poll(() => loads(fresh), { timeout: 20_000 }).toBe(1);
-        const axis = await fresh.evaluate(() => {
-          const plot = (
-            window as unknown as {
-              explorer: {
-                plot: {
-                  axes: { _size: number; _values: string[]; gap: number; ticks: { size: number }; font: [string] }[];
+      it(
+        'makes the y axis wide enough for its labels: a market cap in the hundreds ' + 'of millions is not cut off',
+        async () => {
+          const fresh = await browser.newPage({ viewport: { width: 375, height: 800 } });
+          await fresh.goto(`${service.url}/explore?metric=treasury-market-cap-usd&log=off`);
+          await enterKey(fresh, TEST_KEY);
+          await expect.poll(() => loads(fresh), { timeout: 20_000 }).toBe(1);
+          const axis = await fresh.evaluate(() => {
+            const plot = (
+              window as unknown as {
+                explorer: {
+                  plot: {
+                    axes: { _size: number; _values: string[]; gap: number; ticks: { size: number }; font: [string] }[];
+                  };
                 };
-              };
-            }
-          ).explorer.plot;
-          const y = plot.axes[1]!;
-          const context = document.createElement('canvas').getContext('2d')!;
-          context.font = y.font[0];
-          return {
-            labels: y._values,
-            widest: Math.max(...y._values.map((text) => context.measureText(text).width)),
-            room: y._size - y.ticks.size - y.gap,
-          };
-        });
-        expect(axis.labels.some((label) => label.length >= 11)).toBe(true); // e.g. 100,000,000
-        expect(axis.widest).toBeLessThanOrEqual(axis.room);
-        await fresh.close();
-      });
+              }
+            ).explorer.plot;
+            const y = plot.axes[1]!;
+            const context = document.createElement('canvas').getContext('2d')!;
+            context.font = y.font[0];
+            return {
+              labels: y._values,
+              widest: Math.max(...y._values.map((text) => context.measureText(text).width)),
+              room: y._size - y.ticks.size - y.gap,
+            };
+          });
+          expect(axis.labels.some((label) => label.length >= 11)).toBe(true); // e.g. 100,000,000
+          expect(axis.widest).toBeLessThanOrEqual(axis.room);
+          await fresh.close();
+        },
+      );
 
       it('draws a view of one day as a dot on that day, not as nothing on an axis running years on', async () => {
         const fresh = await browser.newPage();
         await fresh.goto(
-          `${service.url}/explore?metric=token-price-usd&project=ethereum&start_date=${view.end}&end_date=${view.end}&log=off`,
+          `${service.url}/explore?metric=token-price-usd&project=ethereum&start_date=` +
+            `${view.end}&end_date=${view.end}&log=off`,
         );
         await enterKey(fresh, TEST_KEY);
         await expect.poll(() => loads(fresh), { timeout: 20_000 }).toBe(1);
@@ -226,25 +231,31 @@ for (const kind of STORE_KINDS) {
         await fresh.close();
       });
 
-      it('keeps a control changed but not yet shown out of the URL when Log is toggled: a shared link is the view on screen', async () => {
-        const fresh = await browser.newPage();
-        await fresh.goto(
-          `${service.url}/explore?metric=token-price-usd&project=ethereum&start_date=${addDays(view.end, -20)}&end_date=${view.end}&log=off`,
-        );
-        await enterKey(fresh, TEST_KEY);
-        await expect.poll(() => loads(fresh), { timeout: 20_000 }).toBe(1);
-        await fresh.selectOption('#interval', 'month');
-        await fresh.check('#log');
-        const url = new URL(fresh.url());
-        expect(url.searchParams.get('log')).toBe('on');
-        expect(url.searchParams.get('interval') ?? 'day').toBe('day');
-        await fresh.close();
-      });
+      it(
+        'keeps a control changed but not yet shown out of the URL when Log is ' +
+          'toggled: a shared link is the view on screen',
+        async () => {
+          const fresh = await browser.newPage();
+          await fresh.goto(
+            `${service.url}/explore?metric=token-price-usd&project=ethereum&start_date=` +
+              `${addDays(view.end, -20)}&end_date=${view.end}&log=off`,
+          );
+          await enterKey(fresh, TEST_KEY);
+          await expect.poll(() => loads(fresh), { timeout: 20_000 }).toBe(1);
+          await fresh.selectOption('#interval', 'month');
+          await fresh.check('#log');
+          const url = new URL(fresh.url());
+          expect(url.searchParams.get('log')).toBe('on');
+          expect(url.searchParams.get('interval') ?? 'day').toBe('day');
+          await fresh.close();
+        },
+      );
 
       it('says once, and only while Log is on, that negative values are drawn on a linear scale', async () => {
         const fresh = await browser.newPage();
         await fresh.goto(
-          `${service.url}/explore?metric=etf-aum-change-pct&start_date=${addDays(view.end, -89)}&end_date=${view.end}&log=on`,
+          `${service.url}/explore?metric=etf-aum-change-pct&start_date=` +
+            `${addDays(view.end, -89)}&end_date=${view.end}&log=on`,
         );
         await enterKey(fresh, TEST_KEY);
         await expect.poll(() => loads(fresh), { timeout: 20_000 }).toBe(1);
@@ -270,7 +281,8 @@ for (const kind of STORE_KINDS) {
       it('says which values of a link it could not use, and what it shows instead', async () => {
         const fresh = await browser.newPage();
         await fresh.goto(
-          `${service.url}/explore?metric=token-price-usd&project=ethereum,nosuch&start_date=2024-13-01&end_date=${view.end}&interval=fortnight&window=abc`,
+          `${service.url}/explore?metric=token-price-usd&project=ethereum,nosuch&start_date=2024-13-01&end_date=` +
+            `${view.end}&interval=fortnight&window=abc`,
         );
         await enterKey(fresh, TEST_KEY);
         await expect.poll(() => loads(fresh), { timeout: 20_000 }).toBe(1);
@@ -375,57 +387,67 @@ for (const kind of STORE_KINDS) {
         await fresh.close();
       });
 
-      it("shows a metric's breakdown in the table: a column per extra field after each project's value, as REST serves them", async () => {
-        const catalog = (await (await service.get('/v1/metrics')).json()) as {
-          metrics: { name: string; projects: { slug: string; lastDate: string }[] }[];
-        };
-        const [a, b] = catalog.metrics.find((m) => m.name === 'etf-num-products')!.projects.filter((p) => p.lastDate);
-        const end = [a!.lastDate, b!.lastDate].sort()[0]!;
-        const start = addDays(end, -9);
-        const fresh = await browser.newPage();
-        await fresh.goto(
-          `${service.url}/explore?metric=etf-num-products&project=${a!.slug},${b!.slug}&start_date=${start}&end_date=${end}&view=table`,
-        );
-        await enterKey(fresh, TEST_KEY);
-        await expect.poll(() => loads(fresh), { timeout: 20_000 }).toBe(1);
-        const fields = ['spot', 'futures', 'leveraged'];
-        expect(await fresh.locator('#table thead th').allInnerTexts()).toEqual([
-          'date',
-          ...[a!.slug, b!.slug].flatMap((slug) => [slug, ...fields.map((f) => `${slug} ${f}`)]),
-        ]);
-        const rest = (await (
-          await service.get(
-            `/v1/metrics/etf-num-products?project=${a!.slug},${b!.slug}&start_date=${start}&end_date=${end}`,
-          )
-        ).json()) as Record<string, Record<string, unknown>[]>;
-        const restRows = [...new Set(Object.values(rest).flatMap((points) => points.map((p) => p.date as string)))]
-          .sort()
-          .map((date) => [
-            date,
-            ...[a!.slug, b!.slug].flatMap((slug) => {
-              const point = rest[slug]!.find((p) => p.date === date);
-              return ['value', ...fields].map((f) => (point?.[f] == null ? '' : String(point[f])));
-            }),
+      it(
+        "shows a metric's breakdown in the table: a column per extra field after " +
+          "each project's value, as REST serves them",
+        async () => {
+          const catalog = (await (await service.get('/v1/metrics')).json()) as {
+            metrics: { name: string; projects: { slug: string; lastDate: string }[] }[];
+          };
+          const [a, b] = catalog.metrics.find((m) => m.name === 'etf-num-products')!.projects.filter((p) => p.lastDate);
+          const end = [a!.lastDate, b!.lastDate].sort()[0]!;
+          const start = addDays(end, -9);
+          const fresh = await browser.newPage();
+          await fresh.goto(
+            `${service.url}/explore?metric=etf-num-products&project=` +
+              `${a!.slug},${b!.slug}&start_date=${start}&end_date=` +
+              `${end}&view=table`,
+          );
+          await enterKey(fresh, TEST_KEY);
+          await expect.poll(() => loads(fresh), { timeout: 20_000 }).toBe(1);
+          const fields = ['spot', 'futures', 'leveraged'];
+          expect(await fresh.locator('#table thead th').allInnerTexts()).toEqual([
+            'date',
+            ...[a!.slug, b!.slug].flatMap((slug) => [slug, ...fields.map((f) => `${slug} ${f}`)]),
           ]);
-        expect(restRows.length).toBeGreaterThan(0);
-        expect(restRows.some((row) => row.slice(2).some((cell) => cell !== ''))).toBe(true);
-        const shownRows = await fresh
-          .locator('#table tbody tr')
-          .evaluateAll((rows) => rows.map((row) => [...row.querySelectorAll('td')].map((td) => td.textContent)));
-        expect(shownRows).toEqual(restRows);
-        // Its CSV keeps the breakdown, as the export does when asked, so it imports back whole.
-        const [download] = await Promise.all([fresh.waitForEvent('download'), fresh.locator('#download-csv').click()]);
-        const csv = await readFile((await download.path())!, 'utf8');
-        const exported = await (
-          await service.get(
-            `/v1/export?metric=etf-num-products&project=${a!.slug},${b!.slug}&start_date=${start}&end_date=${end}&format=csv&extra=include`,
-          )
-        ).text();
-        expect(csv.split('\n')[0]).toBe('metric,project,date,value,extra_json');
-        expect(csv).toMatch(/"\{""spot"":/);
-        expect(csv).toBe(exported);
-        await fresh.close();
-      });
+          const rest = (await (
+            await service.get(
+              `/v1/metrics/etf-num-products?project=${a!.slug},${b!.slug}&start_date=${start}&end_date=${end}`,
+            )
+          ).json()) as Record<string, Record<string, unknown>[]>;
+          const restRows = [...new Set(Object.values(rest).flatMap((points) => points.map((p) => p.date as string)))]
+            .sort()
+            .map((date) => [
+              date,
+              ...[a!.slug, b!.slug].flatMap((slug) => {
+                const point = rest[slug]!.find((p) => p.date === date);
+                return ['value', ...fields].map((f) => (point?.[f] == null ? '' : String(point[f])));
+              }),
+            ]);
+          expect(restRows.length).toBeGreaterThan(0);
+          expect(restRows.some((row) => row.slice(2).some((cell) => cell !== ''))).toBe(true);
+          const shownRows = await fresh
+            .locator('#table tbody tr')
+            .evaluateAll((rows) => rows.map((row) => [...row.querySelectorAll('td')].map((td) => td.textContent)));
+          expect(shownRows).toEqual(restRows);
+          // Its CSV keeps the breakdown, as the export does when asked, so it imports back whole.
+          const [download] = await Promise.all([
+            fresh.waitForEvent('download'),
+            fresh.locator('#download-csv').click(),
+          ]);
+          const csv = await readFile((await download.path())!, 'utf8');
+          const exported = await (
+            await service.get(
+              `/v1/export?metric=etf-num-products&project=${a!.slug}` +
+                `,${b!.slug}&start_date=${start}&end_date=${end}&format=csv&extra=include`,
+            )
+          ).text();
+          expect(csv.split('\n')[0]).toBe('metric,project,date,value,extra_json');
+          expect(csv).toMatch(/"\{""spot"":/);
+          expect(csv).toBe(exported);
+          await fresh.close();
+        },
+      );
 
       it('shows a readable message for a wrong key and asks for it again', async () => {
         const fresh = await browser.newPage();

@@ -168,7 +168,8 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
     }
   }, 60_000);
 
-  it('answers GraphQL with a SERVICE_UNAVAILABLE error and REST with a 503 problem when the database stops after start-up', async () => {
+  it('answers GraphQL with a SERVICE_UNAVAILABLE error and REST with a 503 ' +
+    'problem when the database stops after start-up', async () => {
     const { service } = await startOn(pg.url);
     try {
       await service.ready;
@@ -215,7 +216,8 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
     }
   }, 60_000);
 
-  it('answers only 200 or 503 while the server is stopped and started under traffic, and recovers by itself', async () => {
+  it('answers only 200 or 503 while the server is stopped and started under ' +
+    'traffic, and recovers by itself', async () => {
     const { service } = await startOn(pg.url);
     await service.ready;
     try {
@@ -258,7 +260,8 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
     }
   }, 30_000);
 
-  it('answers 503 within the timeouts while the server does not answer at all (a frozen host), then serves', async () => {
+  it('answers 503 within the timeouts while the server does not answer at all ' +
+    '(a frozen host), then serves', async () => {
     const { service } = await startOn(pg.url, { CONNECT_TIMEOUT_SECONDS: '1', STATEMENT_TIMEOUT_SECONDS: '1' });
     await service.ready;
     let thaw: (() => Promise<void>) | undefined;
@@ -296,7 +299,8 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
     }
   }, 30_000);
 
-  it('ends a streamed read whose server stops answering between batches, within the timeouts, and frees its connection once the server is back', async () => {
+  it('ends a streamed read whose server stops answering between batches, within ' +
+    'the timeouts, and frees its connection once the server is back', async () => {
     // One connection: a cursor left waiting on it for good would leave the last query nothing to run on.
     const store = openPostgres({ url: pg.url, poolSize: 1, statementTimeoutSeconds: 1, connectTimeoutSeconds: 1 });
     let thaw: (() => Promise<void>) | undefined;
@@ -323,7 +327,8 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
     }
   }, 30_000);
 
-  it('stops answering from its response cache when the database is cut off without a word, rather than serve old data', async () => {
+  it('stops answering from its response cache when the database is cut off ' +
+    'without a word, rather than serve old data', async () => {
     // The service reaches the database through a proxy that a test can sever, as a network
     // partition does: nothing is closed, nothing gets through. A write made meanwhile by
     // another writer is never announced to it.

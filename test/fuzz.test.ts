@@ -220,9 +220,13 @@ const jsonish: fc.Arbitrary<unknown> = fc.oneof(
 );
 const variablesQuery = fc.record({
   query: fc.constantFrom(
-    'query ($name: MetricName!, $projects: [Project!], $from: Date, $to: Date) { metric(name: $name, projects: $projects, from: $from, to: $to) { series { slug points { date value extra } } } }',
-    'query Q($projects: [Project!]) { metric(name: token_price_usd, projects: $projects) { series { slug firstDate lastDate } } }',
-    'query ($from: Date, $to: Date) { metric(name: etf_num_products, from: $from, to: $to) { series { points { date extra } } } }',
+    'query ($name: MetricName!, $projects: [Project!], $from: Date, $to: Date) ' +
+      '{ metric(name: $name, projects: $projects, from: $from, to: $to) { series ' +
+      '{ slug points { date value extra } } } }',
+    'query Q($projects: [Project!]) { metric(name: token_price_usd, projects: ' +
+      '$projects) { series { slug firstDate lastDate } } }',
+    'query ($from: Date, $to: Date) { metric(name: etf_num_products, from: ' +
+      '$from, to: $to) { series { points { date extra } } } }',
   ),
   variables: fc.record(
     { name: fc.oneof(metricName, jsonish), projects: jsonish, from: jsonish, to: jsonish },
@@ -340,7 +344,8 @@ const HOSTILE_OPERATIONS: [string, { query: string; variables?: Record<string, u
     '70,000 copies of one project',
     {
       query:
-        'query ($p: [Project!]) { metric(name: token_price_usd, projects: $p) { series { slug points { date value } } } }',
+        'query ($p: [Project!]) { metric(name: token_price_usd, projects: $p) ' +
+        '{ series { slug points { date value } } } }',
       variables: { p: Array.from({ length: 70_000 }, () => 'solana') },
     },
   ],
@@ -354,7 +359,8 @@ const HOSTILE_OPERATIONS: [string, { query: string; variables?: Record<string, u
   // Written out by hand: JSON.stringify itself overflows the stack on 10,000 nested arrays.
   [
     'a variable nested 10,000 arrays deep',
-    `{"query": "query ($p: [Project!]) { metric(name: token_price_usd, projects: $p) { name } }", "variables": {"p": ${'['.repeat(10_000)}${']'.repeat(10_000)}}}`,
+    `{"query": "query ($p: [Project!]) { metric(name: token_price_usd, projects: ` +
+      `$p) { name } }", "variables": {"p": ${'['.repeat(10_000)}${']'.repeat(10_000)}}}`,
   ],
   ['10,000 opening braces', { query: '{'.repeat(10_000) }],
   ['10,000 nested selections', { query: `${'{ a '.repeat(10_000)}${'}'.repeat(10_000)}` }],
@@ -367,13 +373,19 @@ const HOSTILE_OPERATIONS: [string, { query: string; variables?: Record<string, u
   [
     '5,000 aliases of the whole series',
     {
-      query: `{ ${Array.from({ length: 5_000 }, (_, i) => `a${i}: metric(name: etf_num_products) { series { points { date value extra } } }`).join(' ')} }`,
+      query:
+        `{ ${Array.from({ length: 5_000 }, (_, i) => `a${i}: metric(name: etf_num_products) { series { points { date value extra } } }`).join(' ')}` +
+        ` ` +
+        `}`,
     },
   ],
   [
     '1,000 fragments each spreading the next',
     {
-      query: `{ ...F0 } ${Array.from({ length: 1_000 }, (_, i) => `fragment F${i} on Query { metrics { name } ...F${i + 1} }`).join(' ')} fragment F1000 on Query { __typename }`,
+      query:
+        `{ ...F0 } ${Array.from({ length: 1_000 }, (_, i) => `fragment F${i} on Query { metrics { name } ...F${i + 1} }`).join(' ')}` +
+        ` ` +
+        `fragment F1000 on Query { __typename }`,
     },
   ],
   [
@@ -414,7 +426,9 @@ const SUGGESTION = /did you mean (the enum value )?"/i;
 
 const FIXED_REST = '/v1/metrics/token-price-usd?project=solana,ethereum&start_date=2026-03-01&end_date=2026-03-31';
 const FIXED_GRAPHQL =
-  '{ metric(name: etf_num_products, projects: [blackrock, fidelity], from: "2026-03-01", to: "2026-03-31") { name series { slug firstDate lastDate points { date value extra } } } }';
+  '{ metric(name: etf_num_products, projects: [blackrock, fidelity], from: ' +
+  '"2026-03-01", to: "2026-03-31") { name series { slug firstDate lastDate ' +
+  'points { date value extra } } } }';
 
 for (const kind of STORE_KINDS) {
   describe.skipIf(!kind.available)(`fuzzing the HTTP API on ${kind.name}`, () => {
@@ -431,7 +445,8 @@ for (const kind of STORE_KINDS) {
 
     afterAll(async () => {
       console.log(
-        `fuzz (${kind.name}): ${stats.requests} requests, ${stats.fiveXx} 5xx, max latency ${Math.round(stats.maxMs)} ms`,
+        `fuzz (${kind.name}): ${stats.requests} requests, ${stats.fiveXx} 5xx, ` +
+          `max latency ${Math.round(stats.maxMs)} ms`,
       );
       await service?.stop();
     });

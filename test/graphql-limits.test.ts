@@ -38,15 +38,20 @@ const deep = (depth: number): string =>
 const bigOrdinaryQuery = (): string => {
   const slugs = CATALOG.byName.get('etf-aum-change-pct')!.projects.map(enumName);
   const alias = (name: string, from: number, month: string) =>
-    `${name}: metric(name: etf_aum_change_pct, projects: [${slugs.slice(from, from + 20).join(', ')}], from: "2026-${month}-01", to: "2026-${month}-28") {
+    `${name}: metric(name: etf_aum_change_pct, projects: [${slugs.slice(from, from + 20).join(', ')}], ` +
+    `from: "2026-${month}-01", to: "2026-${month}-28") {
       series { slug firstDate lastDate points { date value extra } }
     }`;
   return `{ ${alias('a', 0, '01')} ${alias('b', 20, '01')} ${alias('c', 40, '02')} }`;
 };
 
 /** Few tokens, little depth, no more than 15 aliases: fragments spread again and again make it dear. */
-const COSTLY_QUERY = `{ ${Array.from({ length: 15 }, (_, i) => `a${i}: metric(name: token_price_usd) { series { ...S ...S ...S } }`).join(' ')} }
-fragment S on Series { firstDate lastDate points { ...P ...P ...P ...P } }
+const COSTLY_QUERY =
+  `{ ${Array.from({ length: 15 }, (_, i) => `a${i}: metric(name: token_price_usd) { series { ...S ...S ...S } }`).join(' ')}` +
+  ` ` +
+  `}
+fragment S on Series { firstDate lastDate points { ...P ...P ...P ...P ` +
+  `} }
 fragment P on DataPoint { date value extra }`;
 
 /**
@@ -194,26 +199,34 @@ describe('GraphQL document limits', () => {
       expect(data.c.series[0]!.points.length).toBe(28);
     });
 
-    it('prices a page size written in the document as one passed in a variable: a full changes page is no costlier than a small one', async () => {
-      const page = (first: string) =>
-        `query${first === '$first' ? '($first: Int)' : ''} { changes(since: "2026-01-01T00:00:00Z", first: ${first}) { changes { name slug date value updatedAt } hasNextPage endCursor } }`;
-      for (const [first, variables] of [
-        ['10000', {}],
-        ['300', {}],
-        ['$first', { first: 10_000 }],
-      ] as const) {
-        const answer = await ask(page(first), { variables });
-        expectAnswered(answer);
-        expect((answer.body.data as { changes: { changes: unknown[] } }).changes.changes, first).toBeInstanceOf(Array);
-      }
-      // The limit still counts what a document selects, page sizes or not.
-      expectRefused(
-        await ask(
-          COSTLY_QUERY.replace('{ a0:', '{ changes(since: "2026-01-01T00:00:00Z", first: 5) { hasNextPage } a0:'),
-        ),
-        /^Query Cost limit of 5000 exceeded/,
-      );
-    });
+    it(
+      'prices a page size written in the document as one passed in a variable: ' +
+        'a full changes page is no costlier than a small one',
+      async () => {
+        const page = (first: string) =>
+          `query${first === '$first' ? '($first: Int)' : ''} { changes(since: "2026-01-01T00:00:00Z", ` +
+          `first: ${first}) { changes { name slug date value updatedAt } hasNextPage ` +
+          `endCursor } }`;
+        for (const [first, variables] of [
+          ['10000', {}],
+          ['300', {}],
+          ['$first', { first: 10_000 }],
+        ] as const) {
+          const answer = await ask(page(first), { variables });
+          expectAnswered(answer);
+          expect((answer.body.data as { changes: { changes: unknown[] } }).changes.changes, first).toBeInstanceOf(
+            Array,
+          );
+        }
+        // The limit still counts what a document selects, page sizes or not.
+        expectRefused(
+          await ask(
+            COSTLY_QUERY.replace('{ a0:', '{ changes(since: "2026-01-01T00:00:00Z", first: 5) { hasNextPage } a0:'),
+          ),
+          /^Query Cost limit of 5000 exceeded/,
+        );
+      },
+    );
 
     it('answers the query GraphiQL opens with', async () => {
       expectAnswered(await ask(exampleQuery({ from: '2026-06-01', to: '2026-06-30' }), { accept: GRAPHIQL_ACCEPT }));
@@ -250,14 +263,18 @@ describe('GraphQL document limits', () => {
       expect(answer.body.errors?.[0]?.extensions?.code).toBe(LIMIT_ERROR_CODE);
     });
 
-    it('answers the token limit, which stops the parser, with 400 also to a client that accepts only application/json', async () => {
-      const answer = await ask(tokens(1100), { accept: 'application/json' });
+    it(
+      'answers the token limit, which stops the parser, with 400 also to a client ' +
+        'that accepts only application/json',
+      async () => {
+        const answer = await ask(tokens(1100), { accept: 'application/json' });
 
-      expectRefused(answer, /^Token limit of 1000 exceeded\.$/);
-      expect(answer.body.errors).toEqual([
-        { message: 'Token limit of 1000 exceeded.', extensions: { code: LIMIT_ERROR_CODE } },
-      ]);
-    });
+        expectRefused(answer, /^Token limit of 1000 exceeded\.$/);
+        expect(answer.body.errors).toEqual([
+          { message: 'Token limit of 1000 exceeded.', extensions: { code: LIMIT_ERROR_CODE } },
+        ]);
+      },
+    );
 
     it('reports every limit a document breaks at once', async () => {
       const answer = await ask(`{ ${aliases(16).slice(1, -1)} ${deep(7).slice(1, -1)} }`);
@@ -405,14 +422,17 @@ describe('GraphQL document limits', () => {
       expect(body.data ?? null).toBeNull();
     });
 
-    it('has Yoga accept a simple request once it carries the key header, which no page can add without a preflight', async () => {
-      const res = await yogaAlone(
-        new Request('http://localhost/graphql?query=%7B__typename%7D', { headers: { 'x-api-key': TEST_KEY } }),
-      );
+    it(
+      'has Yoga accept a simple request once it carries the key header, which ' + 'no page can add without a preflight',
+      async () => {
+        const res = await yogaAlone(
+          new Request('http://localhost/graphql?query=%7B__typename%7D', { headers: { 'x-api-key': TEST_KEY } }),
+        );
 
-      expect(res.status).toBe(200);
-      expect(await res.json()).toEqual({ data: { __typename: 'Query' } });
-    });
+        expect(res.status).toBe(200);
+        expect(await res.json()).toEqual({ data: { __typename: 'Query' } });
+      },
+    );
 
     it("answers GraphiQL's own requests: a JSON POST with the key header", async () => {
       const answer = await ask('{ __typename }', { accept: GRAPHIQL_ACCEPT });

@@ -80,54 +80,66 @@ for (const kind of STORE_KINDS) {
     };
 
     describe('schema', () => {
-      it('has a MetricName enum value per catalog metric and a Project enum value per distinct slug, each describing its original name', async () => {
-        const { body } = await ask<
-          Record<'metricName' | 'project', { enumValues: { name: string; description: string }[] }>
-        >(`{
+      it(
+        'has a MetricName enum value per catalog metric and a Project enum value ' +
+          'per distinct slug, each describing its original name',
+        async () => {
+          const { body } = await ask<
+            Record<'metricName' | 'project', { enumValues: { name: string; description: string }[] }>
+          >(`{
           metricName: __type(name: "MetricName") { enumValues { name description } }
           project: __type(name: "Project") { enumValues { name description } }
         }`);
-        const metricValues = body.data!.metricName.enumValues;
-        const projectValues = body.data!.project.enumValues;
-        const slugs = [...new Set(CATALOG.metrics.flatMap((m) => m.projects))];
+          const metricValues = body.data!.metricName.enumValues;
+          const projectValues = body.data!.project.enumValues;
+          const slugs = [...new Set(CATALOG.metrics.flatMap((m) => m.projects))];
 
-        expect(metricValues.map((v) => v.name).sort()).toEqual(CATALOG.metrics.map((m) => enumName(m.name)).sort());
-        expect(projectValues.map((v) => v.name).sort()).toEqual(slugs.map(enumName).sort());
-        for (const metric of CATALOG.metrics) {
-          expect(words(metricValues.find((v) => v.name === enumName(metric.name))?.description)).toContain(metric.name);
-        }
-        for (const slug of slugs) {
-          expect(words(projectValues.find((v) => v.name === enumName(slug))?.description)).toContain(slug);
-        }
-        expect(words(metricValues.find((v) => v.name === 'token_price_usd')?.description)).toContain('token-price-usd');
-        expect(words(projectValues.find((v) => v.name === 'other_launchpads')?.description)).toContain(
-          'other-launchpads',
-        );
-        expect(words(projectValues.find((v) => v.name === 'MSTR')?.description)).toContain('MSTR');
-      });
+          expect(metricValues.map((v) => v.name).sort()).toEqual(CATALOG.metrics.map((m) => enumName(m.name)).sort());
+          expect(projectValues.map((v) => v.name).sort()).toEqual(slugs.map(enumName).sort());
+          for (const metric of CATALOG.metrics) {
+            expect(words(metricValues.find((v) => v.name === enumName(metric.name))?.description)).toContain(
+              metric.name,
+            );
+          }
+          for (const slug of slugs) {
+            expect(words(projectValues.find((v) => v.name === enumName(slug))?.description)).toContain(slug);
+          }
+          expect(words(metricValues.find((v) => v.name === 'token_price_usd')?.description)).toContain(
+            'token-price-usd',
+          );
+          expect(words(projectValues.find((v) => v.name === 'other_launchpads')?.description)).toContain(
+            'other-launchpads',
+          );
+          expect(words(projectValues.find((v) => v.name === 'MSTR')?.description)).toContain('MSTR');
+        },
+      );
     });
 
     describe('metric', () => {
-      it('returns points ascending within inclusive bounds, series in request order with duplicates collapsed', async () => {
-        const full = await rest('token-price-usd', { project: 'solana,ethereum' });
-        const solanaDays = full.solana!.map((p) => p.date);
-        const [from, to] = [solanaDays[10]!, solanaDays[40]!];
+      it(
+        'returns points ascending within inclusive bounds, series in request order ' + 'with duplicates collapsed',
+        async () => {
+          const full = await rest('token-price-usd', { project: 'solana,ethereum' });
+          const solanaDays = full.solana!.map((p) => p.date);
+          const [from, to] = [solanaDays[10]!, solanaDays[40]!];
 
-        const { body } = await ask<{ metric: { series: SeriesBody[] } }>(
-          `{ metric(name: token_price_usd, projects: [solana, ethereum, solana], from: "${from}", to: "${to}") { series { slug points { date } } } }`,
-        );
+          const { body } = await ask<{ metric: { series: SeriesBody[] } }>(
+            `{ metric(name: token_price_usd, projects: [solana, ethereum, solana], ` +
+              `from: "${from}", to: "${to}") { series { slug points { date } } } }`,
+          );
 
-        const series = body.data!.metric.series;
-        expect(series.map((s) => s.slug)).toEqual(['solana', 'ethereum']);
-        const dates = series[0]!.points.map((p) => p.date);
-        expect(dates[0]).toBe(from);
-        expect(dates.at(-1)).toBe(to);
-        expect(dates).toEqual(solanaDays.filter((d) => d >= from && d <= to));
-        expect(dates).toEqual([...dates].sort());
-        expect(series[1]!.points.map((p) => p.date)).toEqual(
-          full.ethereum!.map((p) => p.date).filter((d) => d >= from && d <= to),
-        );
-      });
+          const series = body.data!.metric.series;
+          expect(series.map((s) => s.slug)).toEqual(['solana', 'ethereum']);
+          const dates = series[0]!.points.map((p) => p.date);
+          expect(dates[0]).toBe(from);
+          expect(dates.at(-1)).toBe(to);
+          expect(dates).toEqual(solanaDays.filter((d) => d >= from && d <= to));
+          expect(dates).toEqual([...dates].sort());
+          expect(series[1]!.points.map((p) => p.date)).toEqual(
+            full.ethereum!.map((p) => p.date).filter((d) => d >= from && d <= to),
+          );
+        },
+      );
 
       it('returns every slug of a metric that does not require projects when projects are omitted', async () => {
         const { body } = await ask<{ metric: { series: SeriesBody[] } }>(
@@ -181,27 +193,34 @@ for (const kind of STORE_KINDS) {
         ['from: ETF', 'Argument "from" of "metric": Date expects a real calendar date as YYYY-MM-DD, got ETF'],
         [
           'asOf: 123',
-          'Argument "asOf" of "metric": DateTime expects an RFC 3339 time with a zone, e.g. 2026-06-30T12:00:00Z (in UTC, within the years 0001-9999), or a date YYYY-MM-DD, got 123',
+          'Argument "asOf" of "metric": DateTime expects an RFC 3339 time with a ' +
+            'zone, e.g. 2026-06-30T12:00:00Z (in UTC, within the years 0001-9999), ' +
+            'or a date YYYY-MM-DD, got 123',
         ],
         [
           'name: "etf_aum_change_pct"',
-          'Argument "name" of "metric" expects a value of the enum MetricName, written as a name without quotes, got "etf_aum_change_pct". Write it as etf_aum_change_pct.',
+          'Argument "name" of "metric" expects a value of the enum MetricName, written ' +
+            'as a name without quotes, got "etf_aum_change_pct". Write it as etf_aum_change_pct.',
         ],
         [
           'projects: ["blackrock"]',
-          'Argument "projects" of "metric" expects a value of the enum Project, written as a name without quotes, got "blackrock". Write it as blackrock.',
+          'Argument "projects" of "metric" expects a value of the enum Project, ' +
+            'written as a name without quotes, got "blackrock". Write it as blackrock.',
         ],
         [
           'interval: "week"',
-          'Argument "interval" of "metric" expects a value of the enum Interval, written as a name without quotes, got "week". The closest: WEEK.',
+          'Argument "interval" of "metric" expects a value of the enum Interval, ' +
+            'written as a name without quotes, got "week". The closest: WEEK.',
         ],
         [
           'name: etf_aum_change',
-          'Argument "name" of "metric" expects a value of the enum MetricName, written as a name without quotes, got etf_aum_change. The closest: etf_aum_change_pct.',
+          'Argument "name" of "metric" expects a value of the enum MetricName, written ' +
+            'as a name without quotes, got etf_aum_change. The closest: etf_aum_change_pct.',
         ],
         [
           'fill: nothing',
-          'Argument "fill" of "metric" expects a value of the enum Fill, written as a name without quotes, got nothing. Its values: NONE, NULL, ZERO, PREVIOUS.',
+          'Argument "fill" of "metric" expects a value of the enum Fill, written ' +
+            'as a name without quotes, got nothing. Its values: NONE, NULL, ZERO, PREVIOUS.',
         ],
         [
           'window: "7"',
@@ -219,17 +238,21 @@ for (const kind of STORE_KINDS) {
         },
       );
 
-      it('names the first values of a long enum and how many more there are when a mistyped one comes close to none', async () => {
-        const { status, body } = await ask(
-          `{ metric(name: etf_aum_change_pct, projects: [${'x'.repeat(70)}]) { name } }`,
-        );
+      it(
+        'names the first values of a long enum and how many more there are when ' +
+          'a mistyped one comes close to none',
+        async () => {
+          const { status, body } = await ask(
+            `{ metric(name: etf_aum_change_pct, projects: [${'x'.repeat(70)}]) { name } }`,
+          );
 
-        expect(status).toBe(400);
-        expect(body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
-        expect(body.errors?.[0]?.message).toMatch(
-          /, got x{64}…\. Its values: \w+(, \w+){7}, and \d+ more \(the schema lists them all\)\.$/,
-        );
-      });
+          expect(status).toBe(400);
+          expect(body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+          expect(body.errors?.[0]?.message).toMatch(
+            /, got x{64}…\. Its values: \w+(, \w+){7}, and \d+ more \(the schema lists them all\)\.$/,
+          );
+        },
+      );
 
       it('refuses a Date variable given as a number, saying what it got', async () => {
         const { status, body } = await ask(
@@ -270,8 +293,10 @@ for (const kind of STORE_KINDS) {
           const fromRest = await rest(name, { project: slugs.join(','), start_date: RANGE.from, end_date: RANGE.to });
 
           const { body } = await ask<{ metric: { series: SeriesBody[] } }>(
-            `query ($name: MetricName!, $projects: [Project!], $from: Date, $to: Date) {
-            metric(name: $name, projects: $projects, from: $from, to: $to) { series { slug points { date value extra } } }
+            `query ($name: MetricName!, $projects: [Project!], $from: Date, $to: Date) ` +
+              `{
+            metric(name: $name, projects: $projects, from: $from, to: ` +
+              `$to) { series { slug points { date value extra } } }
           }`,
             { name: enumName(name), projects: slugs.map(enumName), ...RANGE },
           );
@@ -299,7 +324,8 @@ for (const kind of STORE_KINDS) {
         const whole = await rest('etf-num-products', { project: slugs.join(',') });
 
         const { body } = await ask<{ metric: { series: SeriesBody[] } }>(
-          `{ metric(name: etf_num_products, projects: [${slugs.map(enumName).join(', ')}], from: "${RANGE.from}", to: "${RANGE.to}") {
+          `{ metric(name: etf_num_products, projects: [${slugs.map(enumName).join(', ')}], ` +
+            `from: "${RANGE.from}", to: "${RANGE.to}") {
             series { slug firstDate lastDate }
           } }`,
         );
@@ -364,61 +390,72 @@ for (const kind of STORE_KINDS) {
     });
 
     describe('GraphQL over HTTP', () => {
-      it("serves GraphiQL's page and /docs with a Content-Security-Policy that no other site may frame them under", async () => {
-        // GraphiQL keeps the key its user typed in the browser: a page framing it could make that user run queries.
-        const page = await service.get('/graphql', { key: null, headers: { accept: 'text/html' } });
-        expect(page.status).toBe(200);
-        expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
-        const docs = await service.get('/docs', { key: null });
-        expect(docs.status).toBe(200);
-        // The page holds no script: none may run in it.
-        expect(docs.headers.get('content-security-policy')).toBe(
-          "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-        );
-      });
+      it(
+        "serves GraphiQL's page and /docs with a Content-Security-Policy that " + 'no other site may frame them under',
+        async () => {
+          // GraphiQL keeps the key its user typed in the browser: a page framing it could make that user run queries.
+          const page = await service.get('/graphql', { key: null, headers: { accept: 'text/html' } });
+          expect(page.status).toBe(200);
+          expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+          const docs = await service.get('/docs', { key: null });
+          expect(docs.status).toBe(200);
+          // The page holds no script: none may run in it.
+          expect(docs.headers.get('content-security-policy')).toBe(
+            "default-src 'none'; style-src 'unsafe-inline'; base-uri " +
+              "'none'; form-action 'none'; frame-ancestors 'none'",
+          );
+        },
+      );
 
-      it("sends GraphiQL's page compressed when accepted, with a validator a browser revalidates to a bodiless 304", async () => {
-        const plain = await service.get('/graphql', { key: null, headers: { accept: 'text/html' } });
-        const html = await plain.text();
-        expect(html).toContain('<title>');
-        expect(plain.headers.get('content-encoding')).toBeNull();
-        expect(plain.headers.get('cache-control')).toBe('no-cache');
-        for (const encoding of ['br', 'gzip']) {
-          const packed = await service.get('/graphql', {
+      it(
+        "sends GraphiQL's page compressed when accepted, with a validator a browser " + 'revalidates to a bodiless 304',
+        async () => {
+          const plain = await service.get('/graphql', { key: null, headers: { accept: 'text/html' } });
+          const html = await plain.text();
+          expect(html).toContain('<title>');
+          expect(plain.headers.get('content-encoding')).toBeNull();
+          expect(plain.headers.get('cache-control')).toBe('no-cache');
+          for (const encoding of ['br', 'gzip']) {
+            const packed = await service.get('/graphql', {
+              key: null,
+              headers: { accept: 'text/html', 'accept-encoding': encoding },
+            });
+            expect(packed.headers.get('content-encoding')).toBe(encoding);
+            // The page is a few kilobytes; graphiql-page.test.ts holds a whole first visit, the editor's files
+            // included, to a third.
+            expect(Number(packed.headers.get('content-length'))).toBeLessThan(html.length);
+            expect(packed.headers.get('etag')).toBe(plain.headers.get('etag'));
+            expect(await packed.text()).toBe(html);
+          }
+          const again = await service.get('/graphql', {
             key: null,
-            headers: { accept: 'text/html', 'accept-encoding': encoding },
+            headers: { accept: 'text/html', 'if-none-match': plain.headers.get('etag')! },
           });
-          expect(packed.headers.get('content-encoding')).toBe(encoding);
-          // The page is a few kilobytes; graphiql-page.test.ts holds a whole first visit, the editor's files
-          // included, to a third.
-          expect(Number(packed.headers.get('content-length'))).toBeLessThan(html.length);
-          expect(packed.headers.get('etag')).toBe(plain.headers.get('etag'));
-          expect(await packed.text()).toBe(html);
-        }
-        const again = await service.get('/graphql', {
-          key: null,
-          headers: { accept: 'text/html', 'if-none-match': plain.headers.get('etag')! },
-        });
-        expect(again.status).toBe(304);
-        expect(await again.text()).toBe('');
-      });
+          expect(again.status).toBe(304);
+          expect(await again.text()).toBe('');
+        },
+      );
 
-      it('opens a shared GraphiQL link (a GET with ?query= from a browser) as the page with that query, without a key, not as a 401', async () => {
-        const query = '{ metrics { name } }';
-        const link = await service.get(`/graphql?query=${encodeURIComponent(query)}`, {
-          key: null,
-          headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' },
-        });
-        expect(link.status).toBe(200);
-        expect(link.headers.get('content-type')).toMatch(/^text\/html/);
-        expect(await link.text()).toContain('<title>');
-        // A client asking for JSON still runs the query, with its key.
-        const api = await service.get(`/graphql?query=${encodeURIComponent(query)}`, {
-          headers: { accept: 'application/graphql-response+json' },
-        });
-        expect(api.status).toBe(200);
-        expect(((await api.json()) as GraphqlBody).data).toMatchObject({ metrics: expect.any(Array) });
-      });
+      it(
+        'opens a shared GraphiQL link (a GET with ?query= from a browser) as the ' +
+          'page with that query, without a key, not as a 401',
+        async () => {
+          const query = '{ metrics { name } }';
+          const link = await service.get(`/graphql?query=${encodeURIComponent(query)}`, {
+            key: null,
+            headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' },
+          });
+          expect(link.status).toBe(200);
+          expect(link.headers.get('content-type')).toMatch(/^text\/html/);
+          expect(await link.text()).toContain('<title>');
+          // A client asking for JSON still runs the query, with its key.
+          const api = await service.get(`/graphql?query=${encodeURIComponent(query)}`, {
+            headers: { accept: 'application/graphql-response+json' },
+          });
+          expect(api.status).toBe(200);
+          expect(((await api.json()) as GraphqlBody).data).toMatchObject({ metrics: expect.any(Array) });
+        },
+      );
 
       it('refuses a Host header that holds no host with a 400, for the page and the API alike', async () => {
         // The request's URL is built from it: an invalid one was an unexpected error (500), logged as one.
@@ -509,54 +546,66 @@ for (const kind of STORE_KINDS) {
         expect(body.errors?.[0]?.extensions).toEqual({ code: 'GRAPHQL_PARSE_FAILED' });
       });
 
-      it('refuses a body type it cannot read with a 415 GraphQL error (UNSUPPORTED_MEDIA_TYPE) naming the type sent and the one expected', async () => {
-        for (const accept of ['application/json', 'application/graphql-response+json']) {
-          const res = await service.get('/graphql', {
+      it(
+        'refuses a body type it cannot read with a 415 GraphQL error (UNSUPPORTED_MEDIA_TYPE) ' +
+          'naming the type sent and the one expected',
+        async () => {
+          for (const accept of ['application/json', 'application/graphql-response+json']) {
+            const res = await service.get('/graphql', {
+              method: 'POST',
+              headers: { 'content-type': 'text/plain', accept },
+              body: '{"query":"{ __typename }"}',
+            });
+
+            const message = await expectRequestError(res, 415, accept, 'UNSUPPORTED_MEDIA_TYPE');
+            expect(message).toContain('text/plain');
+            expect(message).toContain('application/json');
+          }
+          const untyped = await service.get('/graphql', { method: 'POST', body: '{"query":"{ __typename }"}' });
+          expect(await expectRequestError(untyped, 415, 'application/json', 'UNSUPPORTED_MEDIA_TYPE')).toContain(
+            'no content-type',
+          );
+        },
+      );
+
+      it(
+        'refuses an Accept it cannot meet with a 406 GraphQL error (NOT_ACCEPTABLE) ' +
+          'in application/json, naming what it can send',
+        async () => {
+          const post = await service.get('/graphql', {
             method: 'POST',
-            headers: { 'content-type': 'text/plain', accept },
+            headers: { 'content-type': 'application/json', accept: 'text/html' },
             body: '{"query":"{ __typename }"}',
           });
+          const get = await service.get(`/graphql?query=${encodeURIComponent('{ __typename }')}`, {
+            headers: { accept: 'text/plain' },
+          });
 
-          const message = await expectRequestError(res, 415, accept, 'UNSUPPORTED_MEDIA_TYPE');
-          expect(message).toContain('text/plain');
-          expect(message).toContain('application/json');
-        }
-        const untyped = await service.get('/graphql', { method: 'POST', body: '{"query":"{ __typename }"}' });
-        expect(await expectRequestError(untyped, 415, 'application/json', 'UNSUPPORTED_MEDIA_TYPE')).toContain(
-          'no content-type',
-        );
-      });
+          expect(await expectRequestError(post, 406, 'application/json', 'NOT_ACCEPTABLE')).toMatch(
+            /application\/graphql-response\+json.*text\/html/,
+          );
+          expect(await expectRequestError(get, 406, 'application/json', 'NOT_ACCEPTABLE')).toContain('text/plain');
+        },
+      );
 
-      it('refuses an Accept it cannot meet with a 406 GraphQL error (NOT_ACCEPTABLE) in application/json, naming what it can send', async () => {
-        const post = await service.get('/graphql', {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'text/html' },
-          body: '{"query":"{ __typename }"}',
-        });
-        const get = await service.get(`/graphql?query=${encodeURIComponent('{ __typename }')}`, {
-          headers: { accept: 'text/plain' },
-        });
+      it(
+        'answers a method other than GET and POST, and a mutation sent with GET, ' +
+          'with a 405 GraphQL error (METHOD_NOT_ALLOWED) naming the methods allowed',
+        async () => {
+          for (const accept of ['application/json', 'application/graphql-response+json']) {
+            const put = await service.get('/graphql', { method: 'PUT', headers: { accept } });
 
-        expect(await expectRequestError(post, 406, 'application/json', 'NOT_ACCEPTABLE')).toMatch(
-          /application\/graphql-response\+json.*text\/html/,
-        );
-        expect(await expectRequestError(get, 406, 'application/json', 'NOT_ACCEPTABLE')).toContain('text/plain');
-      });
+            await expectRequestError(put, 405, accept, 'METHOD_NOT_ALLOWED');
+            expect(put.headers.get('allow')).toBe('GET, POST');
+          }
+          const mutation = await service.get(`/graphql?query=${encodeURIComponent('mutation { __typename }')}`);
 
-      it('answers a method other than GET and POST, and a mutation sent with GET, with a 405 GraphQL error (METHOD_NOT_ALLOWED) naming the methods allowed', async () => {
-        for (const accept of ['application/json', 'application/graphql-response+json']) {
-          const put = await service.get('/graphql', { method: 'PUT', headers: { accept } });
-
-          await expectRequestError(put, 405, accept, 'METHOD_NOT_ALLOWED');
-          expect(put.headers.get('allow')).toBe('GET, POST');
-        }
-        const mutation = await service.get(`/graphql?query=${encodeURIComponent('mutation { __typename }')}`);
-
-        expect(await expectRequestError(mutation, 405, 'application/json', 'METHOD_NOT_ALLOWED')).toMatch(
-          /mutation.*POST/,
-        );
-        expect(mutation.headers.get('allow')).toBe('POST');
-      });
+          expect(await expectRequestError(mutation, 405, 'application/json', 'METHOD_NOT_ALLOWED')).toMatch(
+            /mutation.*POST/,
+          );
+          expect(mutation.headers.get('allow')).toBe('POST');
+        },
+      );
 
       it.each([
         ['a body that is not JSON', '{"query":'],
@@ -597,9 +646,12 @@ for (const kind of STORE_KINDS) {
 
     describe('requests sent again', () => {
       const SERIES =
-        'metric(name: token_price_usd, projects: [ethereum, solana], from: "2026-06-01", to: "2026-06-05") { series { slug points { date value } } }';
+        'metric(name: token_price_usd, projects: [ethereum, solana], from: "2026-06-01", ' +
+        'to: "2026-06-05") { series { slug points { date value } } }';
       const WITH_VARIABLES =
-        'query Q($projects: [Project!], $from: Date) { metric(name: token_price_usd, projects: $projects, from: $from, to: "2026-06-05") { series { slug points { date value } } } }';
+        'query Q($projects: [Project!], $from: Date) { metric(name: token_price_usd, ' +
+        'projects: $projects, from: $from, to: "2026-06-05") { series { slug points ' +
+        '{ date value } } } }';
       const TWO_OPERATIONS = `query A { ${SERIES} } query B { metrics { name } }`;
       interface Repeat {
         name: string;
@@ -684,39 +736,47 @@ for (const kind of STORE_KINDS) {
         expect(first.status).toBe(400);
       });
 
-      it('refuses a query the key cannot pay for with a field error, its code, status and Retry-After, repeated or new', async () => {
-        const other = 'test-key-other-0123456789abcdef';
-        const limited = await startTestService(kind, {
-          API_KEYS: `${TEST_KEY},${other}`,
-          RESPONSE_CACHE_MB: '0',
-          RATE_LIMIT_PER_MINUTE: '1',
-          RATE_LIMIT_BURST: '5',
-        });
-        try {
-          const post = (query: string, key: string) => limited.graphql(query, undefined, key);
-          // Four units (four projects, a year each) of the burst's five: the second request is
-          // refused by the series field's charge, inside its execution.
-          const query =
-            '{ metric(name: token_price_usd, projects: [arbitrum, ethereum, fogo, solana], from: "2025-07-01", to: "2026-06-30") { series { slug } } }';
-          expect((await post(query, TEST_KEY)).status).toBe(200);
-          const repeat = await post(query, TEST_KEY);
-          expect((await post(`${query} # 1`, other)).status).toBe(200);
-          const fresh = await post(`${query} # 2`, other);
-          expect(repeat.status).toBe(429);
-          expect(fresh.status).toBe(429);
-          expect(repeat.headers.get('content-type')).toBe(fresh.headers.get('content-type'));
-          expect(Number(repeat.headers.get('retry-after'))).toBeGreaterThan(200);
-          expect(
-            Math.abs(Number(repeat.headers.get('retry-after')) - Number(fresh.headers.get('retry-after'))),
-          ).toBeLessThanOrEqual(1);
-          const body = JSON.parse(await repeat.text()) as { data: unknown; errors: { extensions: { code: string } }[] };
-          expect(body).toEqual(JSON.parse(await fresh.text()));
-          expect(body.data).toEqual({ metric: null });
-          expect(body.errors[0]!.extensions.code).toBe('RATE_LIMITED');
-        } finally {
-          await limited.stop();
-        }
-      });
+      it(
+        'refuses a query the key cannot pay for with a field error, its code, ' +
+          'status and Retry-After, repeated or new',
+        async () => {
+          const other = 'test-key-other-0123456789abcdef';
+          const limited = await startTestService(kind, {
+            API_KEYS: `${TEST_KEY},${other}`,
+            RESPONSE_CACHE_MB: '0',
+            RATE_LIMIT_PER_MINUTE: '1',
+            RATE_LIMIT_BURST: '5',
+          });
+          try {
+            const post = (query: string, key: string) => limited.graphql(query, undefined, key);
+            // Four units (four projects, a year each) of the burst's five: the second request is
+            // refused by the series field's charge, inside its execution.
+            const query =
+              '{ metric(name: token_price_usd, projects: [arbitrum, ethereum, fogo, ' +
+              'solana], from: "2025-07-01", to: "2026-06-30") { series { slug } } }';
+            expect((await post(query, TEST_KEY)).status).toBe(200);
+            const repeat = await post(query, TEST_KEY);
+            expect((await post(`${query} # 1`, other)).status).toBe(200);
+            const fresh = await post(`${query} # 2`, other);
+            expect(repeat.status).toBe(429);
+            expect(fresh.status).toBe(429);
+            expect(repeat.headers.get('content-type')).toBe(fresh.headers.get('content-type'));
+            expect(Number(repeat.headers.get('retry-after'))).toBeGreaterThan(200);
+            expect(
+              Math.abs(Number(repeat.headers.get('retry-after')) - Number(fresh.headers.get('retry-after'))),
+            ).toBeLessThanOrEqual(1);
+            const body = JSON.parse(await repeat.text()) as {
+              data: unknown;
+              errors: { extensions: { code: string } }[];
+            };
+            expect(body).toEqual(JSON.parse(await fresh.text()));
+            expect(body.data).toEqual({ metric: null });
+            expect(body.errors[0]!.extensions.code).toBe('RATE_LIMITED');
+          } finally {
+            await limited.stop();
+          }
+        },
+      );
     });
 
     describe('errors the client did not cause', () => {
@@ -765,7 +825,8 @@ for (const kind of STORE_KINDS) {
       ] as const;
 
       it.each(cases)(
-        'answers points { %s }%s exactly as resolving every point would, from a statement that writes just those fields',
+        'answers points { %s }%s exactly as resolving every point would, from ' +
+          'a statement that writes just those fields',
         async (fields, options) => {
           const spliced = await service.graphql(
             `{ metric(${args}${options}) { name series { slug points { ${fields} } } } }`,
@@ -787,40 +848,48 @@ for (const kind of STORE_KINDS) {
         },
       );
 
-      it("answers a query asked as an event stream or multipart with the JSON answer's data, every byte counted", async () => {
-        const query = `{ metric(${args}) { series { slug points { date value } } } }`;
-        const post = (accept: string) =>
-          service.get('/graphql', {
-            method: 'POST',
-            headers: { 'content-type': 'application/json', accept },
-            body: JSON.stringify({ query }),
-          });
-        const json = await (await post('application/json')).text();
-        expect(json).toMatch(/"points":\[\{"date":"2026-03-01","value":/);
-        const events = await (await post('text/event-stream')).text();
-        expect(events).toContain(`\nevent: next\ndata: ${json}\n\n`);
-        const multipart = await post('multipart/mixed');
-        const part = /\r\nContent-Length: (\d+)\r\n\r\n([^\r]*)\r\n/.exec(await multipart.text());
-        expect(part?.[2]).toBe(json);
-        expect(Number(part?.[1])).toBe(Buffer.byteLength(json));
-      });
+      it(
+        "answers a query asked as an event stream or multipart with the JSON answer's " + 'data, every byte counted',
+        async () => {
+          const query = `{ metric(${args}) { series { slug points { date value } } } }`;
+          const post = (accept: string) =>
+            service.get('/graphql', {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', accept },
+              body: JSON.stringify({ query }),
+            });
+          const json = await (await post('application/json')).text();
+          expect(json).toMatch(/"points":\[\{"date":"2026-03-01","value":/);
+          const events = await (await post('text/event-stream')).text();
+          expect(events).toContain(`\nevent: next\ndata: ${json}\n\n`);
+          const multipart = await post('multipart/mixed');
+          const part = /\r\nContent-Length: (\d+)\r\n\r\n([^\r]*)\r\n/.exec(await multipart.text());
+          expect(part?.[2]).toBe(json);
+          expect(Number(part?.[1])).toBe(Buffer.byteLength(json));
+        },
+      );
 
-      it('falls back to resolving points for aliases, __typename and repeated fields, with the same answer', async () => {
-        for (const selection of ['d: date value', '__typename date', 'date date value']) {
-          const res = await service.graphql(`{ metric(${args}) { series { points { ${selection} } } } }`);
-          const body = (await res.json()) as { data: { metric: { series: { points: Record<string, unknown>[] }[] } } };
-          expect(body.data.metric.series[0]!.points.length).toBeGreaterThan(50);
-        }
-        const aliased = (await (
-          await service.graphql(`{ metric(${args}) { series { points { d: date v: value } } } }`)
-        ).json()) as { data: { metric: { series: { points: { d: string; v: number }[] }[] } } };
-        const plain = (await (
-          await service.graphql(`{ metric(${args}) { series { points { date value } } } }`)
-        ).json()) as { data: { metric: { series: { points: { date: string; value: number }[] }[] } } };
-        expect(aliased.data.metric.series[1]!.points).toEqual(
-          plain.data.metric.series[1]!.points.map((p) => ({ d: p.date, v: p.value })),
-        );
-      });
+      it(
+        'falls back to resolving points for aliases, __typename and repeated fields, ' + 'with the same answer',
+        async () => {
+          for (const selection of ['d: date value', '__typename date', 'date date value']) {
+            const res = await service.graphql(`{ metric(${args}) { series { points { ${selection} } } } }`);
+            const body = (await res.json()) as {
+              data: { metric: { series: { points: Record<string, unknown>[] }[] } };
+            };
+            expect(body.data.metric.series[0]!.points.length).toBeGreaterThan(50);
+          }
+          const aliased = (await (
+            await service.graphql(`{ metric(${args}) { series { points { d: date v: value } } } }`)
+          ).json()) as { data: { metric: { series: { points: { d: string; v: number }[] }[] } } };
+          const plain = (await (
+            await service.graphql(`{ metric(${args}) { series { points { date value } } } }`)
+          ).json()) as { data: { metric: { series: { points: { date: string; value: number }[] }[] } } };
+          expect(aliased.data.metric.series[1]!.points).toEqual(
+            plain.data.metric.series[1]!.points.map((p) => ({ d: p.date, v: p.value })),
+          );
+        },
+      );
 
       it.each([
         [
@@ -858,7 +927,9 @@ for (const kind of STORE_KINDS) {
                 `/v1/metrics/${metric}?${new URLSearchParams({ project: slug, ...range, ...restOptions })}`,
               )
             ).text();
-            const args = `name: ${enumName(metric)}, projects: [${slug}], from: "${range.start_date}", to: "${range.end_date}"${options}`;
+            const args =
+              `name: ${enumName(metric)}, projects: [${slug}], from: "${range.start_date}", ` +
+              `to: "${range.end_date}"${options}`;
             const spliced = await (
               await service.graphql(`{ metric(${args}) { series { points { date value extra } } } }`)
             ).text();
@@ -874,7 +945,8 @@ for (const kind of STORE_KINDS) {
           const stored = numberTexts(
             await (
               await service.graphql(
-                `{ metric(name: ${enumName(metric)}, projects: [${slug}], from: "${days[0]}", to: "${days.at(-1)}") { series { points { __typename value } } } }`,
+                `{ metric(name: ${enumName(metric)}, projects: [${slug}], from: "${days[0]}", ` +
+                  `to: "${days.at(-1)}") { series { points { __typename value } } } }`,
               )
             ).text(),
           );
@@ -884,7 +956,8 @@ for (const kind of STORE_KINDS) {
 
       it('leaves a series whose metric field failed as null, not spliced into an error', async () => {
         const res = await service.graphql(
-          `{ ok: metric(${args}) { series { points { date } } } bad: metric(name: price) { series { points { date } } } }`,
+          `{ ok: metric(${args}) { series { points { date } } } bad: metric(name: ` +
+            `price) { series { points { date } } } }`,
         );
         const body = (await res.json()) as { data: { ok: unknown; bad: unknown }; errors: unknown[] };
         expect(body.data.bad).toBeNull();
@@ -903,10 +976,14 @@ for (const kind of STORE_KINDS) {
       const seriesFields = (coverage: boolean) =>
         `series { slug ${coverage ? 'firstDate' : ''} points { date value } }`;
       /** Three aliases × 20 projects over two distinct (metric, from, to). */
-      const threeAliases = (coverage: boolean) => `{
-        a: metric(name: etf_aum_change_pct, projects: [${list(0)}], from: "2026-01-01", to: "2026-01-31") { ${seriesFields(coverage)} }
-        b: metric(name: etf_aum_change_pct, projects: [${list(20)}], from: "2026-01-01", to: "2026-01-31") { ${seriesFields(coverage)} }
-        c: metric(name: etf_aum_change_pct, projects: [${list(0)}], from: "2026-03-01", to: "2026-03-31") { ${seriesFields(coverage)} }
+      const threeAliases = (coverage: boolean) =>
+        `{
+        a: metric(name: etf_aum_change_pct, projects: [${list(0)}], from: ` +
+        `"2026-01-01", to: "2026-01-31") { ${seriesFields(coverage)} }
+        b: metric(name: etf_aum_change_pct, projects: [${list(20)}], ` +
+        `from: "2026-01-01", to: "2026-01-31") { ${seriesFields(coverage)} }
+        c: metric(name: etf_aum_change_pct, projects: [${list(0)}], from: ` +
+        `"2026-03-01", to: "2026-03-31") { ${seriesFields(coverage)} }
       }`;
       type ThreeAliases = Record<'a' | 'b' | 'c', { series: SeriesBody[] }>;
 
@@ -918,26 +995,36 @@ for (const kind of STORE_KINDS) {
         expect(probe.pointReads()).toBe(2);
       });
 
-      it('sends one statement per distinct options as well: equal options share it, other options get their own', async () => {
-        const monthly = 'from: "2026-01-01", to: "2026-06-30", interval: MONTH, transform: CHANGE';
-        const { body } = await ask<Record<'a' | 'b' | 'c' | 'd', { series: SeriesBody[] }>>(`{
-          a: metric(name: etf_aum_change_pct, projects: [${list(0)}], ${monthly}) { series { slug points { date value } } }
-          b: metric(name: etf_aum_change_pct, projects: [${list(20)}], ${monthly}) { series { slug points { date value } } }
-          c: metric(name: etf_aum_change_pct, projects: [${list(0)}], from: "2026-01-01", to: "2026-06-30", interval: WEEK) { series { slug points { date value } } }
-          d: metric(name: etf_aum_change_pct, projects: [${list(0)}], ${monthly}, fill: ZERO) { series { slug points { date value } } }
-        }`);
+      it(
+        'sends one statement per distinct options as well: equal options share ' + 'it, other options get their own',
+        async () => {
+          const monthly = 'from: "2026-01-01", to: "2026-06-30", interval: MONTH, transform: CHANGE';
+          const { body } = await ask<Record<'a' | 'b' | 'c' | 'd', { series: SeriesBody[] }>>(
+            `{
+          a: metric(name: etf_aum_change_pct, projects: [${list(0)}], ${monthly}) ` +
+              `{ series { slug points { date value } } }
+          b: metric(name: etf_aum_change_pct, projects: [${list(20)}], ${monthly}) ` +
+              `{ series { slug points { date value } } }
+          c: metric(name: etf_aum_change_pct, projects: [${list(0)}], ` +
+              `from: "2026-01-01", to: "2026-06-30", interval: WEEK) { series { slug ` +
+              `points { date value } } }
+          d: metric(name: etf_aum_change_pct, projects: [${list(0)}], ${monthly}, ` +
+              `fill: ZERO) { series { slug points { date value } } }
+        }`,
+          );
 
-        expect(body.errors).toBeUndefined();
-        expect(body.data!.a.series[0]!.points.map((p) => p.date)).toEqual([
-          '2026-01-01',
-          '2026-02-01',
-          '2026-03-01',
-          '2026-04-01',
-          '2026-05-01',
-          '2026-06-01',
-        ]);
-        expect(probe.pointReads()).toBe(3);
-      });
+          expect(body.errors).toBeUndefined();
+          expect(body.data!.a.series[0]!.points.map((p) => p.date)).toEqual([
+            '2026-01-01',
+            '2026-02-01',
+            '2026-03-01',
+            '2026-04-01',
+            '2026-05-01',
+            '2026-06-01',
+          ]);
+          expect(probe.pointReads()).toBe(3);
+        },
+      );
 
       it('answers firstDate for every series of a request with one more statement', async () => {
         const { body } = await ask<ThreeAliases>(threeAliases(true));

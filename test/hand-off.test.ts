@@ -132,7 +132,9 @@ describe('a hand-off that ends part-way', () => {
     const said = stderr.split('\n').filter((l) => l !== '' && !l.startsWith('big.csv: validated'));
     expect(said).toEqual([
       `The server (process ${process.pid}) holds ${folder}; running import there.`,
-      `import interrupted before the server (process ${process.pid}) finished it: the server stops the import at its next row and rolls back the file it was on; files it had finished stay imported`,
+      `import interrupted before the server (process ${process.pid}) finished ` +
+        `it: the server stops the import at its next row and rolls back the file ` +
+        `it was on; files it had finished stay imported`,
     ]);
   }, 60_000);
 });

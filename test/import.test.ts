@@ -126,9 +126,12 @@ for (const kind of STORE_KINDS) {
     it("stores NDJSON numbers beyond a double's digits exactly as written", async () => {
       const project = slug('launchpad-tokens-launched');
       const ndjson = await file('exact.ndjson', [
-        `{"metric":"launchpad-tokens-launched","project":"${project}","date":"2024-06-01","value":12345678901234567891}`,
-        `{"metric":"launchpad-tokens-launched","project":"${project}","date":"2024-06-02","extra":null,"value" : 1E+21}`,
-        `{"value":1,"metric":"launchpad-tokens-launched","project":"${project}","date":"2024-06-03","value":98765432109876543210}`,
+        `{"metric":"launchpad-tokens-launched","project":"` +
+          `${project}","date":"2024-06-01","value":12345678901234567891}`,
+        `{"metric":"launchpad-tokens-launched","project":"${project}","date":"2024-06-02","extra":null,"value" ` +
+          `: 1E+21}`,
+        `{"value":1,"metric":"launchpad-tokens-launched","project":"` +
+          `${project}","date":"2024-06-03","value":98765432109876543210}`,
       ]);
 
       expect(summary(await importFile(store, CATALOG, ndjson))).toEqual({ file: ndjson, ok: true, rows: 3 });
@@ -139,7 +142,8 @@ for (const kind of STORE_KINDS) {
         { day: '2024-06-03', value: '98765432109876543210', extra: null },
       ]);
       const decimal = await file('exact-decimal.ndjson', [
-        `{"metric":"token-price-usd","project":"${slug('token-price-usd')}","date":"2024-06-01","value":12345678901234567890.123456789}`,
+        `{"metric":"token-price-usd","project":"${slug('token-price-usd')}` +
+          `","date":"2024-06-01","value":12345678901234567890.123456789}`,
       ]);
       await importFile(store, CATALOG, decimal);
       expect(
@@ -221,7 +225,8 @@ for (const kind of STORE_KINDS) {
       );
       // The fields of an integer metric count what its value counts: whole numbers too.
       expect(result.errors[8]?.message).toBe(
-        'extra field "spot" of the integer metric "etf-num-products" must be a whole number (or null), found number 1.5',
+        'extra field "spot" of the integer metric "etf-num-products" must be a ' +
+          'whole number (or null), found number 1.5',
       );
       expect(await countPoints(store)).toBe(before);
     });
@@ -230,7 +235,8 @@ for (const kind of STORE_KINDS) {
       const lines = ['metric,project,date,value'];
       for (let day = 0; day < 15_000; day += 1)
         lines.push(
-          `transaction-fail-total,${slug('transaction-fail-total')},${fromEpochDay(toEpochDay('1980-01-01') + day)},${day}`,
+          `transaction-fail-total,${slug('transaction-fail-total')}` +
+            `,${fromEpochDay(toEpochDay('1980-01-01') + day)},${day}`,
         );
       const csv = await file('fails-late.csv', lines);
       const before = await countPoints(store);
@@ -247,7 +253,8 @@ for (const kind of STORE_KINDS) {
       const lines = ['metric,project,date,value'];
       for (let day = 0; day < 15_000; day += 1)
         lines.push(
-          `transaction-fail-total,${slug('transaction-fail-total')},${fromEpochDay(toEpochDay('1980-01-01') + day)},${day}`,
+          `transaction-fail-total,${slug('transaction-fail-total')}` +
+            `,${fromEpochDay(toEpochDay('1980-01-01') + day)},${day}`,
         );
       const csv = await file('interrupted.csv', lines);
       const before = await countPoints(store);
@@ -302,7 +309,8 @@ for (const kind of STORE_KINDS) {
           {
             line: 1,
             message:
-              'expected the header "metric,project,date,value" optionally followed by ",extra_json", found "metric,date,project,value"',
+              'expected the header "metric,project,date,value" optionally followed by ' +
+              '",extra_json", found "metric,date,project,value"',
           },
         ],
       });
@@ -448,14 +456,17 @@ for (const kind of STORE_KINDS) {
       expect(code).toBe(1);
       expect(said.out).toMatch(
         new RegExp(
-          `^imported 1 row from ${one} in .+: 1 point added, 0 revised, 0 removed\nimported 2 rows from ${two} in .+: 2 points added, 0 revised, 0 removed\n$`,
+          `^imported 1 row from ${one} in .+: 1 point added, 0 revised, 0 removed\nimported ` +
+            `2 rows from ${two} in .+: 2 points added, 0 revised, 0 removed\n$`,
         ),
       );
       expect(said.progress).toEqual(
         expect.arrayContaining([`${one}: validated 1 row`, `${one}: written 1 row`, `${two}: validated 2 rows`]),
       );
       expect(said.err).toBe(
-        `${empty}:1: expected the header "metric,project,date,value" optionally followed by ",extra_json", found an empty file\n${empty}: not imported, no row can be read without that header; nothing from this file was written\n`,
+        `${empty}:1: expected the header "metric,project,date,value" optionally ` +
+          `followed by ",extra_json", found an empty file\n${empty}: not imported, ` +
+          `no row can be read without that header; nothing from this file was written\n`,
       );
       // An empty file has no rows: nothing says it was validated as one.
       expect(said.progress).toContain(`${empty}: validated 0 rows`);
@@ -527,7 +538,8 @@ function pausingBeforeWriteTurn(store: Store, beforeTurn: () => Promise<void>): 
 async function lockWaitSeen(db: Queryable, stop: AbortSignal): Promise<void> {
   const waiting = async () => {
     const [row] = await db.query<{ n: number }>(
-      `select count(*)::integer as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+      `select count(*)::integer as n from pg_stat_activity where datname = current_database() ` +
+        `and wait_event_type = 'Lock'`,
     );
     return row!.n > 0;
   };

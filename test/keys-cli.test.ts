@@ -271,14 +271,17 @@ for (const target of TARGETS) {
       }
     });
 
-    it('creating a key under the name of a revoked key is refused, saying the name stays taken by the revoked key', async () => {
-      const run = await keys('create', '--name', 'alice');
+    it(
+      'creating a key under the name of a revoked key is refused, saying the ' + 'name stays taken by the revoked key',
+      async () => {
+        const run = await keys('create', '--name', 'alice');
 
-      expect(run).toMatchObject({ code: 1, stdout: '' });
-      expect(run.stderr.trim()).toMatch(
-        /^the name alice belongs to a key revoked at \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z \(a revoked key keeps its name\); choose another name$/,
-      );
-    });
+        expect(run).toMatchObject({ code: 1, stdout: '' });
+        expect(run.stderr.trim()).toMatch(
+          /^the name alice belongs to a key revoked at \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z \(a revoked key keeps its name\); choose another name$/,
+        );
+      },
+    );
 
     it('no output or log line ever held the key except the stdout of create, and no run printed a stack', () => {
       expect(runs.length).toBeGreaterThanOrEqual(6);

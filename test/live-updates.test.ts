@@ -55,92 +55,101 @@ for (const kind of STORE_KINDS) {
       if (dir !== undefined) await rm(dir, { recursive: true, force: true });
     });
 
-    it(`tells the subscribers of a series about ${kind.name === 'postgres' ? 'an import in another process' : 'an import'}, and no one else`, async () => {
-      const subs = await Promise.all(
-        [PRICE, OTHER_METRIC, OTHER_PROJECT].map((q) => subscribeSse(service.url, q, TEST_KEY)),
-      );
-      try {
-        for (const sub of subs) {
-          expect(sub.status).toBe(200);
-          expect(sub.contentType).toMatch(/^text\/event-stream/);
-        }
-        await subscribed(service, 3);
-        const file = join(dir, 'prices.csv');
-        await writeFile(file, ROWS);
-        if (kind.name === 'postgres') {
-          const run = await npm('import', [file], { DATABASE_URL: service.databaseUrl!, LOG_LEVEL: 'warn' });
-          expect(run.code, run.stderr).toBe(0);
-        } else {
-          const result = await importFile(service.running.services.store, CATALOG, file);
-          expect(result.ok).toBe(true);
-        }
-        const event = await subs[0]!.next(EVENT_MS);
-        expect(event).toEqual({
-          data: {
-            seriesUpdated: {
-              name: 'token_price_usd',
-              project: 'ethereum',
-              slug: 'ethereum',
-              from: '2026-07-01',
-              to: '2026-07-03',
-              updatedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/),
-            },
-          },
-        });
-        // Its time is the write's own, to the microsecond, as the changes feed gives it.
-        const feed = (await (await service.get('/v1/changes?since=2000-01-01')).json()) as {
-          changes: { project: string; updatedAt: string }[];
-        };
-        const at = (event as { data: { seriesUpdated: { updatedAt: string } } }).data.seriesUpdated.updatedAt;
-        expect(feed.changes.filter((c) => c.project === 'ethereum').map((c) => c.updatedAt)).toEqual([at, at]);
-        // The event names data a query now reads.
-        const res = await service.get('/v1/metrics/token-price-usd?project=ethereum&start_date=2026-07-01');
-        expect(await res.json()).toEqual({
-          ethereum: [
-            { date: '2026-07-01', value: 1.5 },
-            { date: '2026-07-03', value: 2.5 },
-          ],
-        });
-        await new Promise((r) => setTimeout(r, 300));
-        expect(subs[1]!.events).toEqual([]);
-        expect(subs[2]!.events).toEqual([]);
-        expect(subs[0]!.events).toHaveLength(1);
-      } finally {
-        for (const sub of subs) sub.close();
-        await subscribed(service, 0);
-      }
-    });
-
-    it('sends one event per series and kind of write for a whole import, however many statements wrote it', async () => {
-      const sub = await subscribeSse(
-        service.url,
-        'subscription { seriesUpdated(name: token_price_usd, projects: [solana]) { slug from to } }',
-        TEST_KEY,
-      );
-      try {
-        await subscribed(service, 1);
-        // 25,000 new days (the import writes 10,000 rows a statement, so three statements add
-        // them) and, last, a revision of the last seeded day.
-        const day = (n: number) => new Date(Date.UTC(1940, 0, 1) + n * 86_400_000).toISOString().slice(0, 10);
-        const lines = Array.from({ length: 25_000 }, (_, n) => `token-price-usd,solana,${day(n)},${n + 0.5}`);
-        const file = join(dir, 'many-statements.csv');
-        await writeFile(
-          file,
-          `metric,project,date,value\n${lines.join('\n')}\ntoken-price-usd,solana,${TEST_LAST_DAY},123456.25\n`,
+    it(
+      `tells the subscribers of a series ` +
+        `about ${kind.name === 'postgres' ? 'an import in another process' : 'an import'}` +
+        `, ` +
+        `and no one else`,
+      async () => {
+        const subs = await Promise.all(
+          [PRICE, OTHER_METRIC, OTHER_PROJECT].map((q) => subscribeSse(service.url, q, TEST_KEY)),
         );
-        const result = await importFile(service.running.services.store, CATALOG, file);
-        expect(result.ok && result.written).toEqual({ added: 25_000, revised: 1, removed: 0 });
-        await sub.next(EVENT_MS);
-        await new Promise((r) => setTimeout(r, 500));
-        expect(sub.events).toEqual([
-          { data: { seriesUpdated: { slug: 'solana', from: '1940-01-01', to: day(24_999) } } },
-          { data: { seriesUpdated: { slug: 'solana', from: TEST_LAST_DAY, to: TEST_LAST_DAY } } },
-        ]);
-      } finally {
-        sub.close();
-        await subscribed(service, 0);
-      }
-    });
+        try {
+          for (const sub of subs) {
+            expect(sub.status).toBe(200);
+            expect(sub.contentType).toMatch(/^text\/event-stream/);
+          }
+          await subscribed(service, 3);
+          const file = join(dir, 'prices.csv');
+          await writeFile(file, ROWS);
+          if (kind.name === 'postgres') {
+            const run = await npm('import', [file], { DATABASE_URL: service.databaseUrl!, LOG_LEVEL: 'warn' });
+            expect(run.code, run.stderr).toBe(0);
+          } else {
+            const result = await importFile(service.running.services.store, CATALOG, file);
+            expect(result.ok).toBe(true);
+          }
+          const event = await subs[0]!.next(EVENT_MS);
+          expect(event).toEqual({
+            data: {
+              seriesUpdated: {
+                name: 'token_price_usd',
+                project: 'ethereum',
+                slug: 'ethereum',
+                from: '2026-07-01',
+                to: '2026-07-03',
+                updatedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/),
+              },
+            },
+          });
+          // Its time is the write's own, to the microsecond, as the changes feed gives it.
+          const feed = (await (await service.get('/v1/changes?since=2000-01-01')).json()) as {
+            changes: { project: string; updatedAt: string }[];
+          };
+          const at = (event as { data: { seriesUpdated: { updatedAt: string } } }).data.seriesUpdated.updatedAt;
+          expect(feed.changes.filter((c) => c.project === 'ethereum').map((c) => c.updatedAt)).toEqual([at, at]);
+          // The event names data a query now reads.
+          const res = await service.get('/v1/metrics/token-price-usd?project=ethereum&start_date=2026-07-01');
+          expect(await res.json()).toEqual({
+            ethereum: [
+              { date: '2026-07-01', value: 1.5 },
+              { date: '2026-07-03', value: 2.5 },
+            ],
+          });
+          await new Promise((r) => setTimeout(r, 300));
+          expect(subs[1]!.events).toEqual([]);
+          expect(subs[2]!.events).toEqual([]);
+          expect(subs[0]!.events).toHaveLength(1);
+        } finally {
+          for (const sub of subs) sub.close();
+          await subscribed(service, 0);
+        }
+      },
+    );
+
+    it(
+      'sends one event per series and kind of write for a whole import, however ' + 'many statements wrote it',
+      async () => {
+        const sub = await subscribeSse(
+          service.url,
+          'subscription { seriesUpdated(name: token_price_usd, projects: [solana]) { slug from to } }',
+          TEST_KEY,
+        );
+        try {
+          await subscribed(service, 1);
+          // 25,000 new days (the import writes 10,000 rows a statement, so three statements add
+          // them) and, last, a revision of the last seeded day.
+          const day = (n: number) => new Date(Date.UTC(1940, 0, 1) + n * 86_400_000).toISOString().slice(0, 10);
+          const lines = Array.from({ length: 25_000 }, (_, n) => `token-price-usd,solana,${day(n)},${n + 0.5}`);
+          const file = join(dir, 'many-statements.csv');
+          await writeFile(
+            file,
+            `metric,project,date,value\n${lines.join('\n')}\ntoken-price-usd,solana,${TEST_LAST_DAY},123456.25\n`,
+          );
+          const result = await importFile(service.running.services.store, CATALOG, file);
+          expect(result.ok && result.written).toEqual({ added: 25_000, revised: 1, removed: 0 });
+          await sub.next(EVENT_MS);
+          await new Promise((r) => setTimeout(r, 500));
+          expect(sub.events).toEqual([
+            { data: { seriesUpdated: { slug: 'solana', from: '1940-01-01', to: day(24_999) } } },
+            { data: { seriesUpdated: { slug: 'solana', from: TEST_LAST_DAY, to: TEST_LAST_DAY } } },
+          ]);
+        } finally {
+          sub.close();
+          await subscribed(service, 0);
+        }
+      },
+    );
 
     it('caps open subscriptions per key, frees a slot when a client leaves, and needs a key', async () => {
       // Asked for without accepting an event stream, a subscription is refused (406) after

@@ -161,8 +161,10 @@ describe(`a ${SECONDS} s load of mixed valid and invalid requests at ${CONNECTIO
     const fiveHundreds = [...statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0);
     console.log(
       `load: ${result.requests.total} requests in ${SECONDS} s (${result.requests.average.toFixed(0)} req/s), ` +
-        `statuses ${JSON.stringify(Object.fromEntries(statuses))}, 5xx ${fiveHundreds}, errors ${result.errors}, timeouts ${result.timeouts}, ` +
-        `bodies checked ${sampled} wrong ${wrongBodies}, RSS ${(rssBefore / 2 ** 20).toFixed(0)} MB → ${(rssAfter / 2 ** 20).toFixed(0)} MB`,
+        (`statuses ${JSON.stringify(Object.fromEntries(statuses))}, 5xx ${fiveHundreds}, ` +
+          `errors ${result.errors}, timeouts ${result.timeouts}, `) +
+        (`bodies checked ${sampled} wrong ${wrongBodies}, RSS ${(rssBefore / 2 ** 20).toFixed(0)} ` +
+          `MB → ${(rssAfter / 2 ** 20).toFixed(0)} MB`),
     );
     expect(result.requests.total).toBeGreaterThan(1_000);
     expect(failures).toEqual([]);

@@ -101,29 +101,32 @@ describe('prepared metric requests', () => {
 });
 
 describe('reading a prepared plan', () => {
-  it('hands the store the same frozen parameters each time, marked reused, and fresh ones for another plan', async () => {
-    const seen: (readonly unknown[])[] = [];
-    const reused: (boolean | undefined)[] = [];
-    const store = {
-      queryRaw: async (_text: string, params: readonly unknown[], _signal: unknown, options?: RawReadOptions) => {
-        seen.push(params);
-        reused.push(options?.reusedParameters);
-        return [];
-      },
-    } as unknown as Store;
-    const prepare = createRequestPreparer();
-    const plan = prepare(metric, `project=${first},${second}&start_date=2026-01-01`, day).plan(directory(1));
-    await readSeriesRows(store, plan, 'rest', 100);
-    await readSeriesRows(store, plan, 'rest', 100);
-    await readSeriesRows(store, prepare(metric, `project=${first}`, day).plan(directory(1)), 'rest', 100);
-    expect(seen[1]).toBe(seen[0]);
-    expect(Object.isFrozen(seen[0])).toBe(true);
-    expect(reused).toEqual([true, true, true]);
-    expect(seen[0]).toContainEqual([1, 2]);
-    expect(seen[0]).toContainEqual([first, second]);
-    expect(seen[2]).not.toBe(seen[0]);
-    expect(seen[2]).toContainEqual([1]);
-  });
+  it(
+    'hands the store the same frozen parameters each time, marked reused, ' + 'and fresh ones for another plan',
+    async () => {
+      const seen: (readonly unknown[])[] = [];
+      const reused: (boolean | undefined)[] = [];
+      const store = {
+        queryRaw: async (_text: string, params: readonly unknown[], _signal: unknown, options?: RawReadOptions) => {
+          seen.push(params);
+          reused.push(options?.reusedParameters);
+          return [];
+        },
+      } as unknown as Store;
+      const prepare = createRequestPreparer();
+      const plan = prepare(metric, `project=${first},${second}&start_date=2026-01-01`, day).plan(directory(1));
+      await readSeriesRows(store, plan, 'rest', 100);
+      await readSeriesRows(store, plan, 'rest', 100);
+      await readSeriesRows(store, prepare(metric, `project=${first}`, day).plan(directory(1)), 'rest', 100);
+      expect(seen[1]).toBe(seen[0]);
+      expect(Object.isFrozen(seen[0])).toBe(true);
+      expect(reused).toEqual([true, true, true]);
+      expect(seen[0]).toContainEqual([1, 2]);
+      expect(seen[0]).toContainEqual([first, second]);
+      expect(seen[2]).not.toBe(seen[0]);
+      expect(seen[2]).toContainEqual([1]);
+    },
+  );
 });
 
 describe('reading rows from the store', () => {

@@ -18,13 +18,17 @@ const POLICY: RateLimitPolicy = { perMinute: 60, burst: 5 };
 const CALLER = { id: 'env:0123456789ab', name: 'API_KEYS[0]' };
 
 describe('rate limit configuration', () => {
-  it('defaults to 600 units a minute with bursts of 1200, takes 0 a minute as no default limit, and names a bad value', () => {
-    expect(loadConfig({})).toMatchObject({ rateLimitPerMinute: 600, rateLimitBurst: 1200 });
-    expect(loadConfig({ RATE_LIMIT_PER_MINUTE: '0' }).rateLimitPerMinute).toBe(0);
-    expect(() => loadConfig({ RATE_LIMIT_PER_MINUTE: '-1', RATE_LIMIT_BURST: '0' })).toThrow(
-      /RATE_LIMIT_PER_MINUTE[\s\S]*RATE_LIMIT_BURST/,
-    );
-  });
+  it(
+    'defaults to 600 units a minute with bursts of 1200, takes 0 a minute ' +
+      'as no default limit, and names a bad value',
+    () => {
+      expect(loadConfig({})).toMatchObject({ rateLimitPerMinute: 600, rateLimitBurst: 1200 });
+      expect(loadConfig({ RATE_LIMIT_PER_MINUTE: '0' }).rateLimitPerMinute).toBe(0);
+      expect(() => loadConfig({ RATE_LIMIT_PER_MINUTE: '-1', RATE_LIMIT_BURST: '0' })).toThrow(
+        /RATE_LIMIT_PER_MINUTE[\s\S]*RATE_LIMIT_BURST/,
+      );
+    },
+  );
 });
 
 describe('the in-memory token bucket', () => {
@@ -143,19 +147,23 @@ describe('the rate limiter', () => {
     expect(seen.at(-1)?.ratelimit).toBe('"default";r=0;t=5');
   });
 
-  it("caps all of a request's charges together at the burst, so one of several charges passes from a full bucket too", async () => {
-    const [seen, onHeaders] = headersOf();
-    const meter = await createRateLimiter(POLICY, { store: createMemoryRateLimitStore(), now: () => 0 }).open(
-      CALLER,
-      onHeaders,
-    );
+  it(
+    "caps all of a request's charges together at the burst, so one of several " +
+      'charges passes from a full bucket too',
+    async () => {
+      const [seen, onHeaders] = headersOf();
+      const meter = await createRateLimiter(POLICY, { store: createMemoryRateLimitStore(), now: () => 0 }).open(
+        CALLER,
+        onHeaders,
+      );
 
-    // Two GraphQL fields of 4 units each: 8 units asked, the burst of 5 charged.
-    await Promise.all([meter.charge(4), meter.charge(4)]);
-    await meter.charge(4);
+      // Two GraphQL fields of 4 units each: 8 units asked, the burst of 5 charged.
+      await Promise.all([meter.charge(4), meter.charge(4)]);
+      await meter.charge(4);
 
-    expect(seen.map((h) => h.ratelimit)).toEqual(['"default";r=4;t=1', '"default";r=1;t=4', '"default";r=0;t=5']);
-  });
+      expect(seen.map((h) => h.ratelimit)).toEqual(['"default";r=4;t=1', '"default";r=1;t=4', '"default";r=0;t=5']);
+    },
+  );
 
   it('asks a request refused in a later charge to retry once its earlier charges are there again too', async () => {
     const limiter = createRateLimiter(
@@ -196,29 +204,32 @@ describe('the rate limiter', () => {
     });
   });
 
-  it('refuses with a 429 ApiError whose Retry-After covers the whole cost again, and RateLimit whose t matches it', async () => {
-    const [time, now] = clock();
-    const limiter = createRateLimiter(POLICY, { store: createMemoryRateLimitStore(), now });
-    await (await limiter.open(CALLER, () => {})).charge(5);
-    time.now = 1_500;
+  it(
+    'refuses with a 429 ApiError whose Retry-After covers the whole cost again, ' + 'and RateLimit whose t matches it',
+    async () => {
+      const [time, now] = clock();
+      const limiter = createRateLimiter(POLICY, { store: createMemoryRateLimitStore(), now });
+      await (await limiter.open(CALLER, () => {})).charge(5);
+      time.now = 1_500;
 
-    const meter = await limiter.open(CALLER, () => {});
-    const error = await Promise.resolve(meter.charge(3)).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+      const meter = await limiter.open(CALLER, () => {});
+      const error = await Promise.resolve(meter.charge(3)).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
 
-    expect(error).toBeInstanceOf(ApiError);
-    expect(error).toMatchObject({
-      kind: 'rate-limited',
-      status: 429,
-      headers: { 'retry-after': '3', ratelimit: '"default";r=0;t=3', 'ratelimit-policy': '"default";q=5;w=5' },
-    });
-    await expect(limiter.open(CALLER, () => {})).rejects.toMatchObject({
-      kind: 'rate-limited',
-      headers: { 'retry-after': '1' },
-    });
-  });
+      expect(error).toBeInstanceOf(ApiError);
+      expect(error).toMatchObject({
+        kind: 'rate-limited',
+        status: 429,
+        headers: { 'retry-after': '3', ratelimit: '"default";r=0;t=3', 'ratelimit-policy': '"default";q=5;w=5' },
+      });
+      await expect(limiter.open(CALLER, () => {})).rejects.toMatchObject({
+        kind: 'rate-limited',
+        headers: { 'retry-after': '1' },
+      });
+    },
+  );
 
   it("applies a key's own limit instead of the defaults; 0 per minute means no limit and no fields", async () => {
     const limiter = createRateLimiter(
@@ -269,14 +280,18 @@ describe('request cost', () => {
     expect(cost(5, '2030-01-01', '2031-01-01')).toBe(1);
   });
 
-  it('counts buckets, not days, for an interval, and the days read at a tenth of that: a yearly view of ten years is cheap', () => {
-    // Ten years of days cost ten units a project; as eleven yearly buckets, reading them costs one.
-    expect(cost(1, null, null)).toBe(11);
-    expect(cost(1, null, null, { interval: 'year' })).toBe(2);
-    expect(cost(76, null, null, { interval: 'year' })).toBe(Math.ceil((76 * 3_653) / 3650));
-    expect(cost(76, null, null, { interval: 'month' })).toBe(Math.ceil((76 * 3_653) / 3650));
-    expect(cost(1, '2025-07-01', '2026-06-30', { interval: 'week' })).toBe(1);
-  });
+  it(
+    'counts buckets, not days, for an interval, and the days read at a tenth ' +
+      'of that: a yearly view of ten years is cheap',
+    () => {
+      // Ten years of days cost ten units a project; as eleven yearly buckets, reading them costs one.
+      expect(cost(1, null, null)).toBe(11);
+      expect(cost(1, null, null, { interval: 'year' })).toBe(2);
+      expect(cost(76, null, null, { interval: 'year' })).toBe(Math.ceil((76 * 3_653) / 3650));
+      expect(cost(76, null, null, { interval: 'month' })).toBe(Math.ceil((76 * 3_653) / 3650));
+      expect(cost(1, '2025-07-01', '2026-06-30', { interval: 'week' })).toBe(1);
+    },
+  );
 
   describe('with the days each series holds', () => {
     const span = (first: string, last: string) => ({ first: toEpochDay(first), last: toEpochDay(last) });
@@ -390,30 +405,33 @@ for (const kind of STORE_KINDS) {
     };
     const remaining = (field: string | null) => Number(/;r=(\d+)/.exec(field ?? '')?.[1]);
 
-    it('counts REST requests down in RateLimit, then answers a 429 problem with Retry-After and both fields', async () => {
-      const served = [];
-      for (let i = 0; i < 5; i += 1) served.push(await get(SMALL, 'rl-rest'));
-      const refused = await get(SMALL, 'rl-rest');
+    it(
+      'counts REST requests down in RateLimit, then answers a 429 problem with ' + 'Retry-After and both fields',
+      async () => {
+        const served = [];
+        for (let i = 0; i < 5; i += 1) served.push(await get(SMALL, 'rl-rest'));
+        const refused = await get(SMALL, 'rl-rest');
 
-      expect(served.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
-      expect(served.map((r) => remaining(r.ratelimit))).toEqual([4, 3, 2, 1, 0]);
-      expect(served[0]!.ratelimit).toBe('"default";r=4;t=60');
-      for (const r of served) expect(r.policy).toBe('"default";q=5;w=300');
+        expect(served.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+        expect(served.map((r) => remaining(r.ratelimit))).toEqual([4, 3, 2, 1, 0]);
+        expect(served[0]!.ratelimit).toBe('"default";r=4;t=60');
+        for (const r of served) expect(r.policy).toBe('"default";q=5;w=300');
 
-      expect(refused.status).toBe(429);
-      expect(refused.res.headers.get('content-type')).toBe('application/problem+json');
-      expect(JSON.parse(refused.body)).toMatchObject({
-        type: '/docs#problem-rate-limited',
-        title: 'Too Many Requests',
-        status: 429,
-      });
-      const retryAfter = refused.res.headers.get('retry-after');
-      expect(retryAfter).toMatch(/^\d+$/);
-      expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
-      expect(Number(retryAfter)).toBeLessThanOrEqual(60);
-      expect(refused.ratelimit).toBe(`"default";r=0;t=${retryAfter}`);
-      expect(refused.policy).toBe('"default";q=5;w=300');
-    });
+        expect(refused.status).toBe(429);
+        expect(refused.res.headers.get('content-type')).toBe('application/problem+json');
+        expect(JSON.parse(refused.body)).toMatchObject({
+          type: '/docs#problem-rate-limited',
+          title: 'Too Many Requests',
+          status: 429,
+        });
+        const retryAfter = refused.res.headers.get('retry-after');
+        expect(retryAfter).toMatch(/^\d+$/);
+        expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
+        expect(Number(retryAfter)).toBeLessThanOrEqual(60);
+        expect(refused.ratelimit).toBe(`"default";r=0;t=${retryAfter}`);
+        expect(refused.policy).toBe('"default";q=5;w=300');
+      },
+    );
 
     it('charges a 400 and an unknown metric one unit each, and carries the fields on them too', async () => {
       const key = await storedKey('rl-errors', { burst: 10 });
@@ -465,71 +483,84 @@ for (const kind of STORE_KINDS) {
       expect(second.headers.get('ratelimit')).toBe(`"default";r=2;t=${retryAfter}`);
     });
 
-    it('passes a GraphQL request whose metric fields together cost more than the burst from a full bucket, charging the burst', async () => {
-      const key = await storedKey('rl-fields', { burst: 10 });
-      // Two fields of 7 units each (76 projects × 31 days): 14 asked, the burst of 10 charged.
-      const field = 'metric(name: etf_aum_change_pct, from: "2026-01-01", to: "2026-01-31") { name }';
+    it(
+      'passes a GraphQL request whose metric fields together cost more than ' +
+        'the burst from a full bucket, charging the burst',
+      async () => {
+        const key = await storedKey('rl-fields', { burst: 10 });
+        // Two fields of 7 units each (76 projects × 31 days): 14 asked, the burst of 10 charged.
+        const field = 'metric(name: etf_aum_change_pct, from: "2026-01-01", to: "2026-01-31") { name }';
 
-      const res = await service.graphql(`{ a: ${field} b: ${field} }`, undefined, key);
+        const res = await service.graphql(`{ a: ${field} b: ${field} }`, undefined, key);
 
-      expect(res.status).toBe(200);
-      expect(await res.json()).toEqual({
-        data: { a: { name: 'etf-aum-change-pct' }, b: { name: 'etf-aum-change-pct' } },
-      });
-      expect(res.headers.get('ratelimit')).toBe('"default";r=0;t=600');
-    });
+        expect(res.status).toBe(200);
+        expect(await res.json()).toEqual({
+          data: { a: { name: 'etf-aum-change-pct' }, b: { name: 'etf-aum-change-pct' } },
+        });
+        expect(res.headers.get('ratelimit')).toBe('"default";r=0;t=600');
+      },
+    );
 
-    it("charges every further selection of a metric field's points (aliases of points or of series) as the field again, not once for all", async () => {
-      const key = await storedKey('rl-aliases', { burst: 100 });
-      // 76 projects × 31 days: 7 units a read of the points.
-      const fields = 'metric(name: etf_aum_change_pct, from: "2026-01-01", to: "2026-01-31")';
-      const once = await service.graphql(`{ ${fields} { series { points { date value } } } }`, undefined, key);
-      await once.arrayBuffer();
-      expect(remaining(once.headers.get('ratelimit'))).toBe(93);
-      // The same points again, and in another order (another statement), under aliases: three reads in all.
-      const thrice = await service.graphql(
-        `{ ${fields} { series { points { date value } again: points { value date } } other: series { points { date value } } } }`,
-        undefined,
-        key,
-      );
-      const body = (await thrice.json()) as {
-        data: { metric: { series: { points: unknown[]; again: unknown[] }[]; other: { points: unknown[] }[] } };
-      };
-      expect(thrice.status).toBe(200);
-      expect(body.data.metric.series[0]!.again.length).toBe(body.data.metric.series[0]!.points.length);
-      expect(remaining(thrice.headers.get('ratelimit'))).toBe(93 - 3 * 7);
-      // Dates and coverage of the series cost nothing more.
-      const dates = await service.graphql(
-        `{ ${fields} { series { firstDate lastDate points { date } } other: series { slug updatedAt } } }`,
-        undefined,
-        key,
-      );
-      await dates.arrayBuffer();
-      expect(remaining(dates.headers.get('ratelimit'))).toBe(93 - 3 * 7 - 7);
-    });
+    it(
+      "charges every further selection of a metric field's points (aliases of " +
+        'points or of series) as the field again, not once for all',
+      async () => {
+        const key = await storedKey('rl-aliases', { burst: 100 });
+        // 76 projects × 31 days: 7 units a read of the points.
+        const fields = 'metric(name: etf_aum_change_pct, from: "2026-01-01", to: "2026-01-31")';
+        const once = await service.graphql(`{ ${fields} { series { points { date value } } } }`, undefined, key);
+        await once.arrayBuffer();
+        expect(remaining(once.headers.get('ratelimit'))).toBe(93);
+        // The same points again, and in another order (another statement), under aliases: three reads in all.
+        const thrice = await service.graphql(
+          `{ ${fields} { series { points { date value } again: points { value date ` +
+            `} } other: series { points { date value } } } }`,
+          undefined,
+          key,
+        );
+        const body = (await thrice.json()) as {
+          data: { metric: { series: { points: unknown[]; again: unknown[] }[]; other: { points: unknown[] }[] } };
+        };
+        expect(thrice.status).toBe(200);
+        expect(body.data.metric.series[0]!.again.length).toBe(body.data.metric.series[0]!.points.length);
+        expect(remaining(thrice.headers.get('ratelimit'))).toBe(93 - 3 * 7);
+        // Dates and coverage of the series cost nothing more.
+        const dates = await service.graphql(
+          `{ ${fields} { series { firstDate lastDate points { date } } other: series { slug updatedAt } } }`,
+          undefined,
+          key,
+        );
+        await dates.arrayBuffer();
+        expect(remaining(dates.headers.get('ratelimit'))).toBe(93 - 3 * 7 - 7);
+      },
+    );
 
-    it("charges the points read through the catalog's coverage as each series' whole history; its dates cost nothing more", async () => {
-      const key = await storedKey('rl-coverage', { burst: 100 });
-      const whole = {
-        from: null,
-        to: null,
-        options: { interval: 'day', aggregation: 'avg', fill: 'none', transform: null, window: null },
-      } as const;
-      const perSeries = priceRequest({ ...whole, slugs: ['one'] }, toEpochDay(TEST_LAST_DAY), []).cost;
-      expect(perSeries).toBeGreaterThanOrEqual(10);
+    it(
+      "charges the points read through the catalog's coverage as each series' " +
+        'whole history; its dates cost nothing more',
+      async () => {
+        const key = await storedKey('rl-coverage', { burst: 100 });
+        const whole = {
+          from: null,
+          to: null,
+          options: { interval: 'day', aggregation: 'avg', fill: 'none', transform: null, window: null },
+        } as const;
+        const perSeries = priceRequest({ ...whole, slugs: ['one'] }, toEpochDay(TEST_LAST_DAY), []).cost;
+        expect(perSeries).toBeGreaterThanOrEqual(10);
 
-      const dates = await service.graphql('{ metrics { coverage { slug firstDate lastDate } } }', undefined, key);
-      await dates.arrayBuffer();
-      const points = await service.graphql('{ metrics { coverage { slug points { date value } } } }', undefined, key);
-      const body = (await points.json()) as { errors?: { extensions?: { code?: string } }[] };
+        const dates = await service.graphql('{ metrics { coverage { slug firstDate lastDate } } }', undefined, key);
+        await dates.arrayBuffer();
+        const points = await service.graphql('{ metrics { coverage { slug points { date value } } } }', undefined, key);
+        const body = (await points.json()) as { errors?: { extensions?: { code?: string } }[] };
 
-      expect(dates.status).toBe(200);
-      expect(remaining(dates.headers.get('ratelimit'))).toBe(99);
-      // The 99 units left pay for the points of floor(99 / perSeries) series; the rest are refused.
-      expect(body.errors?.length).toBeGreaterThan(0);
-      expect(new Set(body.errors!.map((e) => e.extensions?.code))).toEqual(new Set(['RATE_LIMITED']));
-      expect(remaining(points.headers.get('ratelimit'))).toBe(99 - perSeries * Math.floor(99 / perSeries));
-    });
+        expect(dates.status).toBe(200);
+        expect(remaining(dates.headers.get('ratelimit'))).toBe(99);
+        // The 99 units left pay for the points of floor(99 / perSeries) series; the rest are refused.
+        expect(body.errors?.length).toBeGreaterThan(0);
+        expect(new Set(body.errors!.map((e) => e.extensions?.code))).toEqual(new Set(['RATE_LIMITED']));
+        expect(remaining(points.headers.get('ratelimit'))).toBe(99 - perSeries * Math.floor(99 / perSeries));
+      },
+    );
 
     it('charges a request for 76 projects over the whole range more than a small one', async () => {
       const key = await storedKey('rl-big', { burst: 2_000 });
@@ -557,50 +588,54 @@ for (const kind of STORE_KINDS) {
       expect(remaining(big.ratelimit)).toBe(1_999 - bigCost);
     });
 
-    it('prices a series by the days it holds once they reach beyond ten years, in both APIs, and again once they are removed', async () => {
-      const key = await storedKey('rl-stored-days', { burst: 10_000 });
-      const { store, state, storedSpans } = service.running.services;
-      const projectId = state.directory!.idOf('transaction-fail-total', 'solana')!;
-      const ancient = '1936-07-01';
-      const ahead = '2031-06-30';
-      const rest = '/v1/metrics/transaction-fail-total?project=solana&start_date=2026-06-01&fill=null';
-      const gql =
-        '{ metric(name: transaction_fail_total, projects: [solana], fill: NULL) { series { points { date } } } }';
-      const charged = async (send: () => Promise<Response>) => {
-        const res = await send();
-        await res.arrayBuffer();
-        expect(res.status).toBe(200);
-        return remaining(res.headers.get('ratelimit'));
-      };
-      await storedSpans.settled();
-      const assumed = Math.ceil(3_653 / 365); // ten years to the test's today, both ends counted
-      // June of the test's year is one unit over REST; GraphQL's field has no start, so the assumed ten years.
-      let left = 10_000 - 1;
-      expect(await charged(() => service.get(rest, { key }))).toBe(left);
-      expect(await charged(() => service.graphql(gql, undefined, key))).toBe((left -= assumed));
+    it(
+      'prices a series by the days it holds once they reach beyond ten years, ' +
+        'in both APIs, and again once they are removed',
+      async () => {
+        const key = await storedKey('rl-stored-days', { burst: 10_000 });
+        const { store, state, storedSpans } = service.running.services;
+        const projectId = state.directory!.idOf('transaction-fail-total', 'solana')!;
+        const ancient = '1936-07-01';
+        const ahead = '2031-06-30';
+        const rest = '/v1/metrics/transaction-fail-total?project=solana&start_date=2026-06-01&fill=null';
+        const gql =
+          '{ metric(name: transaction_fail_total, projects: [solana], fill: NULL) { series { points { date } } } }';
+        const charged = async (send: () => Promise<Response>) => {
+          const res = await send();
+          await res.arrayBuffer();
+          expect(res.status).toBe(200);
+          return remaining(res.headers.get('ratelimit'));
+        };
+        await storedSpans.settled();
+        const assumed = Math.ceil(3_653 / 365); // ten years to the test's today, both ends counted
+        // June of the test's year is one unit over REST; GraphQL's field has no start, so the assumed ten years.
+        let left = 10_000 - 1;
+        expect(await charged(() => service.get(rest, { key }))).toBe(left);
+        expect(await charged(() => service.graphql(gql, undefined, key))).toBe((left -= assumed));
 
-      await heard(service, () =>
-        upsertPoints(store, [
-          { projectId, day: ancient, value: '1', extra: null },
-          { projectId, day: ahead, value: '2', extra: null },
-        ]),
-      );
-      await storedSpans.settled();
-      const fromJune = toEpochDay(ahead) - toEpochDay('2026-06-01') + 1;
-      const whole = toEpochDay(ahead) - toEpochDay(ancient) + 1;
-      expect(await charged(() => service.get(rest, { key }))).toBe((left -= Math.ceil(fromJune / 365)));
-      expect(await charged(() => service.graphql(gql, undefined, key))).toBe((left -= Math.ceil(whole / 365)));
+        await heard(service, () =>
+          upsertPoints(store, [
+            { projectId, day: ancient, value: '1', extra: null },
+            { projectId, day: ahead, value: '2', extra: null },
+          ]),
+        );
+        await storedSpans.settled();
+        const fromJune = toEpochDay(ahead) - toEpochDay('2026-06-01') + 1;
+        const whole = toEpochDay(ahead) - toEpochDay(ancient) + 1;
+        expect(await charged(() => service.get(rest, { key }))).toBe((left -= Math.ceil(fromJune / 365)));
+        expect(await charged(() => service.graphql(gql, undefined, key))).toBe((left -= Math.ceil(whole / 365)));
 
-      await heard(service, () =>
-        removePoints(store, [
-          { projectId, day: ancient },
-          { projectId, day: ahead },
-        ]),
-      );
-      await storedSpans.settled();
-      expect(await charged(() => service.get(rest, { key }))).toBe((left -= 1));
-      expect(await charged(() => service.graphql(gql, undefined, key))).toBe((left -= assumed));
-    });
+        await heard(service, () =>
+          removePoints(store, [
+            { projectId, day: ancient },
+            { projectId, day: ahead },
+          ]),
+        );
+        await storedSpans.settled();
+        expect(await charged(() => service.get(rest, { key }))).toBe((left -= 1));
+        expect(await charged(() => service.graphql(gql, undefined, key))).toBe((left -= assumed));
+      },
+    );
 
     it("leaves every other key's budget alone", async () => {
       const other = await get(SMALL, 'rl-other');

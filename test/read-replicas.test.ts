@@ -120,21 +120,24 @@ describe.skipIf(!RUNS)('reads from a streaming standby', { timeout: 120_000 }, (
     await until('the standby back in rotation', (x) => x.replicas?.[0]?.inUse === true);
   });
 
-  it('drops a standby whose replay is held back beyond the lag limit, and serves the new data from the primary', async () => {
-    const sql = postgres(standby.url, { max: 1, onnotice: () => {} });
-    try {
-      await sql`select pg_wal_replay_pause()`;
-      await upsertPoints(store, [{ projectId, day: '2026-06-26', value: '4321.25', extra: null }]);
-      const out = await until('the paused standby out of rotation', (x) => x.replicas?.[0]?.inUse === false, 10_000);
-      expect(out.replicas![0]!.reason).toMatch(/lags [\d.]+ s, more than 2 s|did not replay a write within 2 s/);
-      expect(await value('2026-06-26')).toBe(4321.25);
-      await sql`select pg_wal_replay_resume()`;
-      await until('the resumed standby back in rotation', (x) => x.replicas?.[0]?.inUse === true);
-      expect(await value('2026-06-26')).toBe(4321.25);
-    } finally {
-      await sql.end();
-    }
-  });
+  it(
+    'drops a standby whose replay is held back beyond the lag limit, and serves ' + 'the new data from the primary',
+    async () => {
+      const sql = postgres(standby.url, { max: 1, onnotice: () => {} });
+      try {
+        await sql`select pg_wal_replay_pause()`;
+        await upsertPoints(store, [{ projectId, day: '2026-06-26', value: '4321.25', extra: null }]);
+        const out = await until('the paused standby out of rotation', (x) => x.replicas?.[0]?.inUse === false, 10_000);
+        expect(out.replicas![0]!.reason).toMatch(/lags [\d.]+ s, more than 2 s|did not replay a write within 2 s/);
+        expect(await value('2026-06-26')).toBe(4321.25);
+        await sql`select pg_wal_replay_resume()`;
+        await until('the resumed standby back in rotation', (x) => x.replicas?.[0]?.inUse === true);
+        expect(await value('2026-06-26')).toBe(4321.25);
+      } finally {
+        await sql.end();
+      }
+    },
+  );
 
   it('tells subscribers of a write within the lag limit while a standby does not answer at all', async () => {
     await until('the standby in rotation', (x) => x.replicas?.[0]?.inUse === true);
@@ -254,70 +257,80 @@ describe.skipIf(!RUNS)('reads from a streaming standby', { timeout: 120_000 }, (
     await until('the thawed standby back in rotation', (x) => x.replicas?.[0]?.inUse === true);
   });
 
-  it('takes a standby back into rotation only once it has replayed every write announced while it was out', async () => {
-    // A lag limit of 9 s (checks every 3 s) and a standby that applies each write 5 s after
-    // its commit: restarted, it replays the first of two writes made while it was stopped,
-    // so its lag is within the limit, while the second, already announced, is not there yet.
-    // Its own pool: stopping a service closes its store.
-    const own = openPostgres({ url: primary.url, poolSize: 4, statementTimeoutSeconds: 10, connectTimeoutSeconds: 5 });
-    const roomy = await startTestService(
-      {
-        name: 'postgres',
-        available: true,
-        open: async () => ({ store: own, url: primary.url, dispose: async () => {} }),
-      },
-      { DATABASE_URL: primary.url, DATABASE_READ_URLS: standby.url, REPLICA_MAX_LAG_SECONDS: '9' },
-      { store: { store: own, url: primary.url, dispose: async () => {} } },
-    );
-    const setDelay = async (delay: string | null) => {
-      const sql = postgres(standby.url, { max: 1, onnotice: () => {} });
-      try {
-        if (delay === null) await sql.unsafe('alter system reset recovery_min_apply_delay');
-        else await sql.unsafe(`alter system set recovery_min_apply_delay = '${delay}'`);
-        await sql`select pg_reload_conf()`;
-      } finally {
-        await sql.end();
-      }
-    };
-    try {
-      await until('the standby in rotation', (x) => x.replicas?.[0]?.inUse === true, 15_000, roomy);
-      await setDelay('5s');
-      await standby.stop('fast');
-      await until('the stopped standby out of rotation', (x) => x.replicas?.[0]?.inUse === false, 15_000, roomy);
-      const t0 = Date.now();
-      await heard(roomy, () => upsertPoints(store, [{ projectId, day: '2026-06-28', value: '1.25', extra: null }]));
-      await new Promise((r) => setTimeout(r, t0 + 3_500 - Date.now()));
-      const sub = await subscribeSse(
-        roomy.url,
-        'subscription { seriesUpdated(name: price, projects: [ethereum]) { from } }',
-        TEST_KEY,
+  it(
+    'takes a standby back into rotation only once it has replayed every write ' + 'announced while it was out',
+    async () => {
+      // A lag limit of 9 s (checks every 3 s) and a standby that applies each write 5 s after
+      // its commit: restarted, it replays the first of two writes made while it was stopped,
+      // so its lag is within the limit, while the second, already announced, is not there yet.
+      // Its own pool: stopping a service closes its store.
+      const own = openPostgres({
+        url: primary.url,
+        poolSize: 4,
+        statementTimeoutSeconds: 10,
+        connectTimeoutSeconds: 5,
+      });
+      const roomy = await startTestService(
+        {
+          name: 'postgres',
+          available: true,
+          open: async () => ({ store: own, url: primary.url, dispose: async () => {} }),
+        },
+        { DATABASE_URL: primary.url, DATABASE_READ_URLS: standby.url, REPLICA_MAX_LAG_SECONDS: '9' },
+        { store: { store: own, url: primary.url, dispose: async () => {} } },
       );
+      const setDelay = async (delay: string | null) => {
+        const sql = postgres(standby.url, { max: 1, onnotice: () => {} });
+        try {
+          if (delay === null) await sql.unsafe('alter system reset recovery_min_apply_delay');
+          else await sql.unsafe(`alter system set recovery_min_apply_delay = '${delay}'`);
+          await sql`select pg_reload_conf()`;
+        } finally {
+          await sql.end();
+        }
+      };
       try {
-        await upsertPoints(store, [{ projectId, day: '2026-06-28', value: '2.5', extra: null }]);
-        await sub.next(5_000);
-      } finally {
-        sub.close();
-      }
-      await standby.start();
-      const fixed = `${PATH.replace('2026-06-20', '2026-06-28')}`;
-      let inRotation = false;
-      for (let i = 0; Date.now() < t0 + 10_000; i++) {
-        // Each start date its own request, so the response cache cannot hide what the standby shows.
-        const uncached = `/v1/metrics/price?project=ethereum&start_date=${new Date(Date.parse('2026-01-01') + i * 86_400_000).toISOString().slice(0, 10)}`;
-        expect(await value('2026-06-28', uncached, roomy)).toBe(2.5);
+        await until('the standby in rotation', (x) => x.replicas?.[0]?.inUse === true, 15_000, roomy);
+        await setDelay('5s');
+        await standby.stop('fast');
+        await until('the stopped standby out of rotation', (x) => x.replicas?.[0]?.inUse === false, 15_000, roomy);
+        const t0 = Date.now();
+        await heard(roomy, () => upsertPoints(store, [{ projectId, day: '2026-06-28', value: '1.25', extra: null }]));
+        await new Promise((r) => setTimeout(r, t0 + 3_500 - Date.now()));
+        const sub = await subscribeSse(
+          roomy.url,
+          'subscription { seriesUpdated(name: price, projects: [ethereum]) { from } }',
+          TEST_KEY,
+        );
+        try {
+          await upsertPoints(store, [{ projectId, day: '2026-06-28', value: '2.5', extra: null }]);
+          await sub.next(5_000);
+        } finally {
+          sub.close();
+        }
+        await standby.start();
+        const fixed = `${PATH.replace('2026-06-20', '2026-06-28')}`;
+        let inRotation = false;
+        for (let i = 0; Date.now() < t0 + 10_000; i++) {
+          // Each start date its own request, so the response cache cannot hide what the standby shows.
+          const uncached =
+            `/v1/metrics/price?project=ethereum&start_date=` +
+            `${new Date(Date.parse('2026-01-01') + i * 86_400_000).toISOString().slice(0, 10)}`;
+          expect(await value('2026-06-28', uncached, roomy)).toBe(2.5);
+          expect(await value('2026-06-28', fixed, roomy)).toBe(2.5);
+          inRotation ||= (await ready(roomy)).replicas![0]!.inUse;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        await until('the restarted standby back in rotation', (x) => x.replicas?.[0]?.inUse === true, 15_000, roomy);
         expect(await value('2026-06-28', fixed, roomy)).toBe(2.5);
-        inRotation ||= (await ready(roomy)).replicas![0]!.inUse;
-        await new Promise((r) => setTimeout(r, 100));
+        expect(inRotation || (await ready(roomy)).replicas![0]!.inUse).toBe(true);
+      } finally {
+        await standby.start().catch(() => {});
+        await setDelay(null);
+        await roomy.stop();
       }
-      await until('the restarted standby back in rotation', (x) => x.replicas?.[0]?.inUse === true, 15_000, roomy);
-      expect(await value('2026-06-28', fixed, roomy)).toBe(2.5);
-      expect(inRotation || (await ready(roomy)).replicas![0]!.inUse).toBe(true);
-    } finally {
-      await standby.start().catch(() => {});
-      await setDelay(null);
-      await roomy.stop();
-    }
-  });
+    },
+  );
 
   it('answers a read the standby cancels for a conflict with recovery from the primary, never with a 5xx', async () => {
     await until('the standby in rotation', (x) => x.replicas?.[0]?.inUse === true);

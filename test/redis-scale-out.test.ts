@@ -106,37 +106,40 @@ describe.skipIf(!REDIS_AVAILABLE)('the Redis bucket store', { timeout: 30_000 },
     expect(store.shared).toBe(true);
   });
 
-  it('names why Redis refused the connection (a wrong password) in its warning, not only that it is unreachable', async () => {
-    const guarded = await startPrivateRedis(await freePort(), ['--requirepass', 'right-password']);
-    const lines: string[] = [];
-    // The service's own logger: errors written by class, code and message only.
-    const logger = createLogger(
-      loadConfig({ LOG_LEVEL: 'warn' }),
-      new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) }),
-    );
-    const wrong = createRedisRateLimitStore(
-      `redis://:wrong-password@127.0.0.1:${guarded.port}`,
-      createMemoryRateLimitStore(),
-      logger,
-    );
-    try {
-      await new Promise((r) => setTimeout(r, 300)); // a refused login or two
-      expect(await wrong.take('wrong', 1, Date.now(), { perMinute: 60, burst: 10 })).toMatchObject({
-        allowed: true,
-        remaining: 9,
-      });
-      expect(wrong.shared).toBe(false);
-      const warnings = lines
-        .map((l) => JSON.parse(l) as { msg: string; err?: { message?: string } })
-        .filter((l) => l.msg === UNREACHABLE);
-      expect(warnings).toHaveLength(1);
-      expect(warnings[0]!.err?.message).toMatch(/WRONGPASS/);
-      expect(lines.join('')).not.toContain('wrong-password');
-    } finally {
-      await wrong.close();
-      await guarded.kill();
-    }
-  });
+  it(
+    'names why Redis refused the connection (a wrong password) in its warning, ' + 'not only that it is unreachable',
+    async () => {
+      const guarded = await startPrivateRedis(await freePort(), ['--requirepass', 'right-password']);
+      const lines: string[] = [];
+      // The service's own logger: errors written by class, code and message only.
+      const logger = createLogger(
+        loadConfig({ LOG_LEVEL: 'warn' }),
+        new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) }),
+      );
+      const wrong = createRedisRateLimitStore(
+        `redis://:wrong-password@127.0.0.1:${guarded.port}`,
+        createMemoryRateLimitStore(),
+        logger,
+      );
+      try {
+        await new Promise((r) => setTimeout(r, 300)); // a refused login or two
+        expect(await wrong.take('wrong', 1, Date.now(), { perMinute: 60, burst: 10 })).toMatchObject({
+          allowed: true,
+          remaining: 9,
+        });
+        expect(wrong.shared).toBe(false);
+        const warnings = lines
+          .map((l) => JSON.parse(l) as { msg: string; err?: { message?: string } })
+          .filter((l) => l.msg === UNREACHABLE);
+        expect(warnings).toHaveLength(1);
+        expect(warnings[0]!.err?.message).toMatch(/WRONGPASS/);
+        expect(lines.join('')).not.toContain('wrong-password');
+      } finally {
+        await wrong.close();
+        await guarded.kill();
+      }
+    },
+  );
 
   it('keeps sharing a bucket that takes 1e17 ms or more to refill (a huge burst at one unit a minute)', async () => {
     // 2e12 units at 1 a minute refill from empty in 1.2e17 ms, which Lua hands to PEXPIRE as "1.2e+17".
@@ -156,34 +159,38 @@ describe.skipIf(!REDIS_AVAILABLE)('the Redis bucket store', { timeout: 30_000 },
     ).toBeGreaterThan(0);
   });
 
-  it('does not spend again in Redis a charge that timed out there and was made in the fallback, from the first charge on', async () => {
-    const policy = { perMinute: 60, burst: 100 };
-    // A process just started: connected, nothing charged yet.
-    const fresh = createRedisRateLimitStore(redis.url, createMemoryRateLimitStore(), pino({ level: 'silent' }));
-    try {
-      await until('the new store connected', () => fresh.shared, { everyMs: 50 });
-      await new Promise((r) => setTimeout(r, 200)); // and its first TIME answered
-      redis.freeze();
+  it(
+    'does not spend again in Redis a charge that timed out there and was made ' +
+      'in the fallback, from the first charge on',
+    async () => {
+      const policy = { perMinute: 60, burst: 100 };
+      // A process just started: connected, nothing charged yet.
+      const fresh = createRedisRateLimitStore(redis.url, createMemoryRateLimitStore(), pino({ level: 'silent' }));
       try {
-        expect(await fresh.take('stalled', 40, Date.now(), policy)).toMatchObject({ allowed: true, remaining: 60 });
-        expect(fresh.shared).toBe(false);
+        await until('the new store connected', () => fresh.shared, { everyMs: 50 });
+        await new Promise((r) => setTimeout(r, 200)); // and its first TIME answered
+        redis.freeze();
+        try {
+          expect(await fresh.take('stalled', 40, Date.now(), policy)).toMatchObject({ allowed: true, remaining: 60 });
+          expect(fresh.shared).toBe(false);
+        } finally {
+          redis.thaw();
+        }
+        await new Promise((r) => setTimeout(r, 1_100));
+        await fresh.take('after-stall', 1, Date.now(), policy);
+        expect(fresh.shared).toBe(true);
+        // The 40 units were taken from this process's bucket; Redis, woken, must not take them too.
+        expect(
+          execFileSync('redis-cli', ['-p', String(redis.port), 'exists', 'metrics:rate:stalled'])
+            .toString()
+            .trim(),
+        ).toBe('0');
+        expect(await fresh.take('stalled', 1, Date.now(), policy)).toMatchObject({ allowed: true, remaining: 99 });
       } finally {
-        redis.thaw();
+        await fresh.close();
       }
-      await new Promise((r) => setTimeout(r, 1_100));
-      await fresh.take('after-stall', 1, Date.now(), policy);
-      expect(fresh.shared).toBe(true);
-      // The 40 units were taken from this process's bucket; Redis, woken, must not take them too.
-      expect(
-        execFileSync('redis-cli', ['-p', String(redis.port), 'exists', 'metrics:rate:stalled'])
-          .toString()
-          .trim(),
-      ).toBe('0');
-      expect(await fresh.take('stalled', 1, Date.now(), policy)).toMatchObject({ allowed: true, remaining: 99 });
-    } finally {
-      await fresh.close();
-    }
-  });
+    },
+  );
 
   it("still charges Redis, once, after this process's clock went back", async () => {
     const policy = { perMinute: 60, burst: 100 };
@@ -200,37 +207,41 @@ describe.skipIf(!REDIS_AVAILABLE)('the Redis bucket store', { timeout: 30_000 },
     }
   });
 
-  it('tries a Redis that stopped answering with one charge at a time, the others counting in the fallback without waiting', async () => {
-    const policy = { perMinute: 60, burst: 100 };
-    await store.take('warm-up', 1, Date.now(), policy);
-    const before = redis.scriptCalls();
-    redis.freeze();
-    let turns: boolean[];
-    try {
-      const started = performance.now();
-      await store.take('probe', 1, Date.now(), policy);
-      expect(performance.now() - started).toBeGreaterThanOrEqual(240); // it waited for Redis
-      expect(store.shared).toBe(false);
-      await new Promise((r) => setTimeout(r, 1_100)); // Redis is due to be tried again
-      // Whether each charge was answered only after the event loop turned (a timer, I/O):
-      // one waits for Redis; the 19 beside it are answered from memory before that.
-      let turned = false;
-      setImmediate(() => (turned = true));
-      turns = await Promise.all(
-        Array.from({ length: 20 }, async () => (await store.take('probe', 1, Date.now(), policy), turned)),
-      );
-      expect(store.shared).toBe(false);
-    } finally {
-      redis.thaw();
-    }
-    expect(turns.filter((late) => late)).toHaveLength(1);
-    await new Promise((r) => setTimeout(r, 1_100));
-    // Sent after them on the same connection, so Redis has run the stalled charges when it answers.
-    await store.take('probe-after', 1, Date.now(), policy);
-    expect(store.shared).toBe(true);
-    // Redis was sent the first probe, one of the twenty, and the last charge: not the twenty.
-    expect(redis.scriptCalls() - before).toBe(3);
-  });
+  it(
+    'tries a Redis that stopped answering with one charge at a time, the others ' +
+      'counting in the fallback without waiting',
+    async () => {
+      const policy = { perMinute: 60, burst: 100 };
+      await store.take('warm-up', 1, Date.now(), policy);
+      const before = redis.scriptCalls();
+      redis.freeze();
+      let turns: boolean[];
+      try {
+        const started = performance.now();
+        await store.take('probe', 1, Date.now(), policy);
+        expect(performance.now() - started).toBeGreaterThanOrEqual(240); // it waited for Redis
+        expect(store.shared).toBe(false);
+        await new Promise((r) => setTimeout(r, 1_100)); // Redis is due to be tried again
+        // Whether each charge was answered only after the event loop turned (a timer, I/O):
+        // one waits for Redis; the 19 beside it are answered from memory before that.
+        let turned = false;
+        setImmediate(() => (turned = true));
+        turns = await Promise.all(
+          Array.from({ length: 20 }, async () => (await store.take('probe', 1, Date.now(), policy), turned)),
+        );
+        expect(store.shared).toBe(false);
+      } finally {
+        redis.thaw();
+      }
+      expect(turns.filter((late) => late)).toHaveLength(1);
+      await new Promise((r) => setTimeout(r, 1_100));
+      // Sent after them on the same connection, so Redis has run the stalled charges when it answers.
+      await store.take('probe-after', 1, Date.now(), policy);
+      expect(store.shared).toBe(true);
+      // Redis was sent the first probe, one of the twenty, and the last charge: not the twenty.
+      expect(redis.scriptCalls() - before).toBe(3);
+    },
+  );
 });
 
 describe.skipIf(!REDIS_AVAILABLE || !POSTGRES.available)(
@@ -309,96 +320,108 @@ describe.skipIf(!REDIS_AVAILABLE || !POSTGRES.available)(
       );
     });
 
-    it('keeps the buckets of another deployment on the same Redis apart, though its stored keys have the same row ids', async () => {
-      flush();
-      const other = await startTestService(STORE_KINDS[0]!, {
-        REDIS_URL: redis.url,
-        RATE_LIMIT_PER_MINUTE: '1',
-        RATE_LIMIT_BURST: '10',
-        RESPONSE_CACHE_MB: '0',
-      });
-      try {
-        const ours = generateApiKey();
-        const theirs = generateApiKey();
-        await insertApiKey(instances[0]!.running.services.store, 'deployment-a', hashApiKey(ours), {});
-        await insertApiKey(other.running.services.store, 'deployment-b', hashApiKey(theirs), {});
-        const [[a], [b]] = await Promise.all([
-          instances[0]!.running.services.store.query<{ id: number }>(
-            `select id from api_key where name = 'deployment-a'`,
-          ),
-          other.running.services.store.query<{ id: number }>(`select id from api_key where name = 'deployment-b'`),
-        ]);
-        expect(Number(a!.id)).toBe(Number(b!.id));
-        const { ok, refused } = await burst(ours);
-        expect([ok, refused.length]).toEqual([10, 10]);
-        const res = await other.get(PATH, { key: theirs });
-        expect(res.status).toBe(200);
-        expect(res.headers.get('ratelimit')).toBe('"default";r=9;t=60');
-      } finally {
-        await other.stop();
-      }
-    });
+    it(
+      'keeps the buckets of another deployment on the same Redis apart, though ' +
+        'its stored keys have the same row ids',
+      async () => {
+        flush();
+        const other = await startTestService(STORE_KINDS[0]!, {
+          REDIS_URL: redis.url,
+          RATE_LIMIT_PER_MINUTE: '1',
+          RATE_LIMIT_BURST: '10',
+          RESPONSE_CACHE_MB: '0',
+        });
+        try {
+          const ours = generateApiKey();
+          const theirs = generateApiKey();
+          await insertApiKey(instances[0]!.running.services.store, 'deployment-a', hashApiKey(ours), {});
+          await insertApiKey(other.running.services.store, 'deployment-b', hashApiKey(theirs), {});
+          const [[a], [b]] = await Promise.all([
+            instances[0]!.running.services.store.query<{ id: number }>(
+              `select id from api_key where name = 'deployment-a'`,
+            ),
+            other.running.services.store.query<{ id: number }>(`select id from api_key where name = 'deployment-b'`),
+          ]);
+          expect(Number(a!.id)).toBe(Number(b!.id));
+          const { ok, refused } = await burst(ours);
+          expect([ok, refused.length]).toEqual([10, 10]);
+          const res = await other.get(PATH, { key: theirs });
+          expect(res.status).toBe(200);
+          expect(res.headers.get('ratelimit')).toBe('"default";r=9;t=60');
+        } finally {
+          await other.stop();
+        }
+      },
+    );
 
-    it("fails open on each instance's own buckets while Redis is killed, without waiting on it, and shares again once it is back", async () => {
-      const recoveries = logged(SHARED_AGAIN);
-      await redis.kill();
-      const alone = await burst();
-      // Each instance spends a bucket of its own now: all 20 pass (10 each), none waits on Redis.
-      expect(alone.ok).toBe(20);
-      expect(alone.other).toEqual([]);
-      expect(alone.slowest).toBeLessThan(1_000);
-      expect(logged(UNREACHABLE)).toEqual([1, 1]);
-      expect(await sharedGauge(instances[0]!)).toBe('0');
+    it(
+      "fails open on each instance's own buckets while Redis is killed, without " +
+        'waiting on it, and shares again once it is back',
+      async () => {
+        const recoveries = logged(SHARED_AGAIN);
+        await redis.kill();
+        const alone = await burst();
+        // Each instance spends a bucket of its own now: all 20 pass (10 each), none waits on Redis.
+        expect(alone.ok).toBe(20);
+        expect(alone.other).toEqual([]);
+        expect(alone.slowest).toBeLessThan(1_000);
+        expect(logged(UNREACHABLE)).toEqual([1, 1]);
+        expect(await sharedGauge(instances[0]!)).toBe('0');
 
-      redis = await startPrivateRedis(redis.port);
-      await untilSharedAgain(recoveries);
-      flush();
-      const together = await burst();
-      expect(together.ok).toBe(10);
-      expect(await sharedGauge(instances[0]!)).toBe('1');
-    });
+        redis = await startPrivateRedis(redis.port);
+        await untilSharedAgain(recoveries);
+        flush();
+        const together = await burst();
+        expect(together.ok).toBe(10);
+        expect(await sharedGauge(instances[0]!)).toBe('1');
+      },
+    );
 
-    it('answers while Redis accepts connections but does not answer, trying it once a second, and shares again when it does', async () => {
-      // A key of its own, so the fallback buckets start full: the outage above spent the test key's.
-      const key = generateApiKey();
-      await insertApiKey(instances[0]!.running.services.store, 'frozen-redis', hashApiKey(key), {
-        ratePerMinute: 1,
-        burst: 10,
-      });
-      const warnings = logged(UNREACHABLE);
-      const recoveries = logged(SHARED_AGAIN);
-      const before = redis.scriptCalls();
-      const started = Date.now();
-      redis.freeze();
-      try {
-        const frozen = await burst(key);
-        // A charge waits 250 ms for Redis (the upper bound is one on a hang), then Redis is left alone for a second.
-        expect(frozen.slowest).toBeGreaterThanOrEqual(250);
-        expect(frozen.slowest).toBeLessThan(10_000);
-        expect(frozen.other).toEqual([]);
-        // Each instance spends a bucket of its own: 10 each.
-        expect(frozen.ok).toBe(20);
-        expect(logged(UNREACHABLE)).toEqual(warnings.map((n) => n + 1));
-      } finally {
-        redis.thaw();
-      }
-      const elapsed = Date.now() - started;
-      // What the instances sent while it was frozen, run now: once a second each at most, not 20 charges.
-      let last = -1;
-      const settled = () => {
-        const calls = redis.scriptCalls();
-        const same = calls === last;
-        last = calls;
-        return same;
-      };
-      await until('Redis to run what it was sent while frozen', settled, { everyMs: 200 });
-      const tries = last - before;
-      expect(tries).toBeGreaterThanOrEqual(2);
-      expect(tries).toBeLessThanOrEqual(2 * (1 + Math.floor(elapsed / 1_000)));
-      await untilSharedAgain(recoveries);
-      flush();
-      expect((await burst(key)).ok).toBe(10);
-    });
+    it(
+      'answers while Redis accepts connections but does not answer, trying it ' +
+        'once a second, and shares again when it does',
+      async () => {
+        // A key of its own, so the fallback buckets start full: the outage above spent the test key's.
+        const key = generateApiKey();
+        await insertApiKey(instances[0]!.running.services.store, 'frozen-redis', hashApiKey(key), {
+          ratePerMinute: 1,
+          burst: 10,
+        });
+        const warnings = logged(UNREACHABLE);
+        const recoveries = logged(SHARED_AGAIN);
+        const before = redis.scriptCalls();
+        const started = Date.now();
+        redis.freeze();
+        try {
+          const frozen = await burst(key);
+          // A charge waits 250 ms for Redis (the upper bound is one on a hang), then Redis is left alone for a second.
+          expect(frozen.slowest).toBeGreaterThanOrEqual(250);
+          expect(frozen.slowest).toBeLessThan(10_000);
+          expect(frozen.other).toEqual([]);
+          // Each instance spends a bucket of its own: 10 each.
+          expect(frozen.ok).toBe(20);
+          expect(logged(UNREACHABLE)).toEqual(warnings.map((n) => n + 1));
+        } finally {
+          redis.thaw();
+        }
+        const elapsed = Date.now() - started;
+        // What the instances sent while it was frozen, run now: once a second each at most, not 20 charges.
+        let last = -1;
+        const settled = () => {
+          const calls = redis.scriptCalls();
+          const same = calls === last;
+          last = calls;
+          return same;
+        };
+        await until('Redis to run what it was sent while frozen', settled, { everyMs: 200 });
+        const tries = last - before;
+        expect(tries).toBeGreaterThanOrEqual(2);
+        expect(tries).toBeLessThanOrEqual(2 * (1 + Math.floor(elapsed / 1_000)));
+        await untilSharedAgain(recoveries);
+        flush();
+        expect((await burst(key)).ok).toBe(10);
+      },
+    );
   },
 );
 

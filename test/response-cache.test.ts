@@ -22,7 +22,8 @@ import { STORE_KINDS } from './support/stores.js';
 
 const PATH = '/v1/metrics/token-price-usd?project=ethereum,solana&start_date=2026-06-01&end_date=2026-06-30';
 const QUERY =
-  '{ metric(name: token_price_usd, projects: [ethereum], from: "2026-06-01", to: "2026-06-30") { series { slug points { date value } } } }';
+  '{ metric(name: token_price_usd, projects: [ethereum], from: "2026-06-01", ' +
+  'to: "2026-06-30") { series { slug points { date value } } } }';
 
 /** Counts statements that read the point table. */
 function pointReads() {
@@ -100,24 +101,31 @@ for (const kind of STORE_KINDS) {
       expect(probe.reads).toBe(0);
     });
 
-    it('answers every method but GET, POST and HEAD with 405 METHOD_NOT_ALLOWED, also with the body of a kept answer', async () => {
-      const body = JSON.stringify({ query: QUERY });
-      const headers = { 'content-type': 'application/json', accept: 'application/graphql-response+json' };
-      for (let round = 0; round < 2; round += 1) {
-        expect((await service.get('/graphql', { method: 'POST', headers, body })).status).toBe(200);
-        for (const method of ['DELETE', 'PATCH', 'PROPFIND']) {
-          const res = await service.get('/graphql', { method, headers, body });
-          const answer = JSON.parse(await res.text()) as { data?: unknown; errors: { extensions: { code: string } }[] };
-          expect(res.status, method).toBe(405);
-          expect(res.headers.get('allow'), method).toBe('GET, POST');
-          expect(answer.data, method).toBeUndefined();
-          expect(
-            answer.errors.map((e) => e.extensions.code),
-            method,
-          ).toEqual(['METHOD_NOT_ALLOWED']);
+    it(
+      'answers every method but GET, POST and HEAD with 405 METHOD_NOT_ALLOWED, ' +
+        'also with the body of a kept answer',
+      async () => {
+        const body = JSON.stringify({ query: QUERY });
+        const headers = { 'content-type': 'application/json', accept: 'application/graphql-response+json' };
+        for (let round = 0; round < 2; round += 1) {
+          expect((await service.get('/graphql', { method: 'POST', headers, body })).status).toBe(200);
+          for (const method of ['DELETE', 'PATCH', 'PROPFIND']) {
+            const res = await service.get('/graphql', { method, headers, body });
+            const answer = JSON.parse(await res.text()) as {
+              data?: unknown;
+              errors: { extensions: { code: string } }[];
+            };
+            expect(res.status, method).toBe(405);
+            expect(res.headers.get('allow'), method).toBe('GET, POST');
+            expect(answer.data, method).toBeUndefined();
+            expect(
+              answer.errors.map((e) => e.extensions.code),
+              method,
+            ).toEqual(['METHOD_NOT_ALLOWED']);
+          }
         }
-      }
-    });
+      },
+    );
 
     it("never answers a URL ending in /health (Yoga's health check) with a kept answer", async () => {
       const init = {
@@ -130,29 +138,34 @@ for (const kind of STORE_KINDS) {
       expect(await (await service.get('/graphql?next=/health', init)).text()).not.toContain('ethereum');
     });
 
-    it("answers a large GraphQL query (written in parts) whole, as REST's points, and again from memory in the same bytes", async () => {
-      const issuers = CATALOG.byName.get('etf-aum-change-pct')!.projects;
-      const query =
-        '{ metric(name: etf_aum_change_pct, from: "2026-01-01", to: "2026-06-30") { series { slug points { date value } } } }';
-      const first = await service.graphql(query);
-      const bytes = Buffer.from(await first.arrayBuffer());
-      expect(bytes.length).toBeGreaterThan(64 * 1024);
-      expect(first.headers.get('content-length')).toBe(String(bytes.length));
-      const series = (
-        JSON.parse(bytes.toString('utf8')) as { data: { metric: { series: { slug: string; points: unknown[] }[] } } }
-      ).data.metric.series;
-      expect(series.map((s) => s.slug)).toEqual(issuers);
-      const rest = (await (
-        await service.get('/v1/metrics/etf-aum-change-pct?start_date=2026-01-01&end_date=2026-06-30')
-      ).json()) as Record<string, { date: string; value: number }[]>;
-      for (const { slug, points } of series)
-        expect(points).toEqual(rest[slug]!.map(({ date, value }) => ({ date, value })));
-      probe.reset();
-      const again = await service.graphql(query);
-      expect(again.headers.get('content-length')).toBe(String(bytes.length));
-      expect(Buffer.from(await again.arrayBuffer()).equals(bytes)).toBe(true);
-      expect(probe.reads).toBe(0);
-    });
+    it(
+      "answers a large GraphQL query (written in parts) whole, as REST's points, " +
+        'and again from memory in the same bytes',
+      async () => {
+        const issuers = CATALOG.byName.get('etf-aum-change-pct')!.projects;
+        const query =
+          '{ metric(name: etf_aum_change_pct, from: "2026-01-01", to: "2026-06-30") ' +
+          '{ series { slug points { date value } } } }';
+        const first = await service.graphql(query);
+        const bytes = Buffer.from(await first.arrayBuffer());
+        expect(bytes.length).toBeGreaterThan(64 * 1024);
+        expect(first.headers.get('content-length')).toBe(String(bytes.length));
+        const series = (
+          JSON.parse(bytes.toString('utf8')) as { data: { metric: { series: { slug: string; points: unknown[] }[] } } }
+        ).data.metric.series;
+        expect(series.map((s) => s.slug)).toEqual(issuers);
+        const rest = (await (
+          await service.get('/v1/metrics/etf-aum-change-pct?start_date=2026-01-01&end_date=2026-06-30')
+        ).json()) as Record<string, { date: string; value: number }[]>;
+        for (const { slug, points } of series)
+          expect(points).toEqual(rest[slug]!.map(({ date, value }) => ({ date, value })));
+        probe.reset();
+        const again = await service.graphql(query);
+        expect(again.headers.get('content-length')).toBe(String(bytes.length));
+        expect(Buffer.from(await again.arrayBuffer()).equals(bytes)).toBe(true);
+        expect(probe.reads).toBe(0);
+      },
+    );
 
     it('serves the new data right after a write is announced, on both APIs, as_of still the past', async () => {
       const before = (await (await service.get(PATH)).json()) as Record<string, { date: string; value: number }[]>;
@@ -255,7 +268,8 @@ describe('the response cache bound', () => {
     const { service, cache, offered } = await withSmallCache();
     try {
       const res = await service.graphql(
-        '{ metric(name: etf_aum_change_pct, from: "2026-01-01", to: "2026-06-30") { series { slug points { date value } } } }',
+        '{ metric(name: etf_aum_change_pct, from: "2026-01-01", to: "2026-06-30") ' +
+          '{ series { slug points { date value } } } }',
       );
       const bytes = Buffer.from(await res.arrayBuffer());
       expect(bytes.length).toBeGreaterThan(64 * 1024);

@@ -20,20 +20,23 @@ for (const kind of STORE_KINDS) {
       return res.text();
     };
 
-    it("answers interval=day, with or without an aggregation, in exactly the bytes of the contract's request", async () => {
-      const legacy = await text(`/v1/metrics/etf-num-products?project=blackrock,fidelity&${RANGE}`);
-      expect(legacy).toContain('"spot":');
-      for (const extra of [
-        'interval=day',
-        'interval=day&aggregation=sum',
-        'interval=day&fill=none',
-        'aggregation=max',
-      ]) {
-        expect(await text(`/v1/metrics/etf-num-products?project=blackrock,fidelity&${RANGE}&${extra}`), extra).toBe(
-          legacy,
-        );
-      }
-    });
+    it(
+      'answers interval=day, with or without an aggregation, in exactly the ' + "bytes of the contract's request",
+      async () => {
+        const legacy = await text(`/v1/metrics/etf-num-products?project=blackrock,fidelity&${RANGE}`);
+        expect(legacy).toContain('"spot":');
+        for (const extra of [
+          'interval=day',
+          'interval=day&aggregation=sum',
+          'interval=day&fill=none',
+          'aggregation=max',
+        ]) {
+          expect(await text(`/v1/metrics/etf-num-products?project=blackrock,fidelity&${RANGE}&${extra}`), extra).toBe(
+            legacy,
+          );
+        }
+      },
+    );
 
     it.each([
       ['interval', 'hour', 'day, week, month, quarter, year'],
@@ -72,52 +75,59 @@ for (const kind of STORE_KINDS) {
       ).toMatch(/"value":\d+\.\d+/);
     });
 
-    it("sends Last-Modified, the series' last write, and answers a later If-Modified-Since with 304 unless If-None-Match says otherwise", async () => {
-      const path = `/v1/metrics/price?project=ethereum,solana&${RANGE}&interval=week`;
-      const first = await svc.get(path);
-      const lastModified = first.headers.get('last-modified')!;
-      expect(Date.parse(lastModified)).toBeGreaterThan(Date.parse('2026-01-01'));
-      const same = await svc.get(path, { headers: { 'if-modified-since': lastModified } });
-      expect(same.status).toBe(304);
-      expect(await same.text()).toBe('');
-      const earlier = await svc.get(path, {
-        headers: { 'if-modified-since': new Date(Date.parse(lastModified) - 1000).toUTCString() },
-      });
-      expect(earlier.status).toBe(200);
-      const otherTag = await svc.get(path, {
-        headers: { 'if-modified-since': lastModified, 'if-none-match': 'W/"other"' },
-      });
-      expect(otherTag.status).toBe(200);
-    });
+    it(
+      "sends Last-Modified, the series' last write, and answers a later If-Modified-Since " +
+        'with 304 unless If-None-Match says otherwise',
+      async () => {
+        const path = `/v1/metrics/price?project=ethereum,solana&${RANGE}&interval=week`;
+        const first = await svc.get(path);
+        const lastModified = first.headers.get('last-modified')!;
+        expect(Date.parse(lastModified)).toBeGreaterThan(Date.parse('2026-01-01'));
+        const same = await svc.get(path, { headers: { 'if-modified-since': lastModified } });
+        expect(same.status).toBe(304);
+        expect(await same.text()).toBe('');
+        const earlier = await svc.get(path, {
+          headers: { 'if-modified-since': new Date(Date.parse(lastModified) - 1000).toUTCString() },
+        });
+        expect(earlier.status).toBe(200);
+        const otherTag = await svc.get(path, {
+          headers: { 'if-modified-since': lastModified, 'if-none-match': 'W/"other"' },
+        });
+        expect(otherTag.status).toBe(200);
+      },
+    );
 
-    it('ignores an If-Modified-Since that is not an HTTP-date, as RFC 9110 asks, and reads the obsolete forms', async () => {
-      const path = `/v1/metrics/price?project=ethereum,solana&${RANGE}&interval=week`;
-      const lastModified = Date.parse((await svc.get(path)).headers.get('last-modified')!);
-      const later = new Date(lastModified + 86_400_000);
-      for (const notADate of ['2099-01-01', `${later.toISOString()}`, later.toUTCString().replace('GMT', '+0000')]) {
-        const res = await svc.get(path, { headers: { 'if-modified-since': notADate } });
-        expect(res.status, notADate).toBe(200);
-        expect(Object.keys(await res.json())).toEqual(['ethereum', 'solana']);
-      }
-      // The same instant as RFC 850 and asctime dates: both still mean "not modified".
-      const [weekday, day, month, year, time] = later.toUTCString().replace(',', '').split(' ');
-      const longDay = {
-        Sun: 'Sunday',
-        Mon: 'Monday',
-        Tue: 'Tuesday',
-        Wed: 'Wednesday',
-        Thu: 'Thursday',
-        Fri: 'Friday',
-        Sat: 'Saturday',
-      }[weekday!]!;
-      for (const obsolete of [
-        `${longDay}, ${day}-${month}-${year!.slice(2)} ${time} GMT`,
-        `${weekday} ${month} ${String(Number(day)).padStart(2, ' ')} ${time} ${year}`,
-      ]) {
-        const res = await svc.get(path, { headers: { 'if-modified-since': obsolete } });
-        expect(res.status, obsolete).toBe(304);
-      }
-    });
+    it(
+      'ignores an If-Modified-Since that is not an HTTP-date, as RFC 9110 asks, ' + 'and reads the obsolete forms',
+      async () => {
+        const path = `/v1/metrics/price?project=ethereum,solana&${RANGE}&interval=week`;
+        const lastModified = Date.parse((await svc.get(path)).headers.get('last-modified')!);
+        const later = new Date(lastModified + 86_400_000);
+        for (const notADate of ['2099-01-01', `${later.toISOString()}`, later.toUTCString().replace('GMT', '+0000')]) {
+          const res = await svc.get(path, { headers: { 'if-modified-since': notADate } });
+          expect(res.status, notADate).toBe(200);
+          expect(Object.keys(await res.json())).toEqual(['ethereum', 'solana']);
+        }
+        // The same instant as RFC 850 and asctime dates: both still mean "not modified".
+        const [weekday, day, month, year, time] = later.toUTCString().replace(',', '').split(' ');
+        const longDay = {
+          Sun: 'Sunday',
+          Mon: 'Monday',
+          Tue: 'Tuesday',
+          Wed: 'Wednesday',
+          Thu: 'Thursday',
+          Fri: 'Friday',
+          Sat: 'Saturday',
+        }[weekday!]!;
+        for (const obsolete of [
+          `${longDay}, ${day}-${month}-${year!.slice(2)} ${time} GMT`,
+          `${weekday} ${month} ${String(Number(day)).padStart(2, ' ')} ${time} ${year}`,
+        ]) {
+          const res = await svc.get(path, { headers: { 'if-modified-since': obsolete } });
+          expect(res.status, obsolete).toBe(304);
+        }
+      },
+    );
 
     it('marks a refused option value it shortens, and never cuts a character in two', async () => {
       const refused = async (query: string) =>
@@ -195,16 +205,20 @@ for (const kind of STORE_KINDS) {
         expect(objects.find((o) => o.metric === 'price')).toMatchObject({ date: first, value: null });
       });
 
-      it('exports every project of each metric, in catalog order, when project is omitted; CSV is the default format', async () => {
-        const res = await svc.get(`/v1/export?metric=sequencer-cost-total&start_date=2026-06-29`);
-        expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
-        const projects = (await res.text())
-          .trimEnd()
-          .split('\n')
-          .slice(1)
-          .map((l) => l.split(',')[1]);
-        expect([...new Set(projects)]).toEqual(CATALOG.byName.get('sequencer-cost-total')!.projects);
-      });
+      it(
+        'exports every project of each metric, in catalog order, when project ' +
+          'is omitted; CSV is the default format',
+        async () => {
+          const res = await svc.get(`/v1/export?metric=sequencer-cost-total&start_date=2026-06-29`);
+          expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+          const projects = (await res.text())
+            .trimEnd()
+            .split('\n')
+            .slice(1)
+            .map((l) => l.split(',')[1]);
+          expect([...new Set(projects)]).toEqual(CATALOG.byName.get('sequencer-cost-total')!.projects);
+        },
+      );
 
       it.each([
         ['no metric', 'format=csv', 'metric', /name one metric/],
@@ -240,33 +254,37 @@ for (const kind of STORE_KINDS) {
       });
     });
 
-    it('aggregates an extra field over the days that hold a number in it, so a stored non-number there is no 500', async () => {
-      const week = 'project=blackrock&start_date=2026-02-02&end_date=2026-02-08';
-      type Day = { date: string; value: number; spot: number | null; futures: number | null };
-      const daily = (JSON.parse(await text(`/v1/metrics/etf-num-products?${week}`)) as { blackrock: Day[] }).blackrock;
-      expect(daily.length).toBeGreaterThan(1);
-      // What an import took before it refused non-numbers in the catalog's extra fields.
-      const store = svc.running.services.store;
-      await store.query(
-        `update point set extra = jsonb_set(extra, '{spot}', '"</script>"') where day = $1 and project_id = $2`,
-        [daily[0]!.date, await projectId(store, 'etf-num-products', 'blackrock')],
-      );
+    it(
+      'aggregates an extra field over the days that hold a number in it, so ' + 'a stored non-number there is no 500',
+      async () => {
+        const week = 'project=blackrock&start_date=2026-02-02&end_date=2026-02-08';
+        type Day = { date: string; value: number; spot: number | null; futures: number | null };
+        const daily = (JSON.parse(await text(`/v1/metrics/etf-num-products?${week}`)) as { blackrock: Day[] })
+          .blackrock;
+        expect(daily.length).toBeGreaterThan(1);
+        // What an import took before it refused non-numbers in the catalog's extra fields.
+        const store = svc.running.services.store;
+        await store.query(
+          `update point set extra = jsonb_set(extra, '{spot}', '"</script>"') where day = $1 and project_id = $2`,
+          [daily[0]!.date, await projectId(store, 'etf-num-products', 'blackrock')],
+        );
 
-      const weekly = JSON.parse(await text(`/v1/metrics/etf-num-products?${week}&interval=week&aggregation=sum`)) as {
-        blackrock: Day[];
-      };
-      const sum = (days: Day[], field: 'value' | 'spot' | 'futures') =>
-        days.reduce((total, d) => total + (d[field] ?? 0), 0);
-      expect(weekly.blackrock).toEqual([
-        {
-          date: '2026-02-02',
-          value: sum(daily, 'value'),
-          spot: sum(daily.slice(1), 'spot'),
-          futures: sum(daily, 'futures'),
-          leveraged: expect.anything(),
-        },
-      ]);
-    });
+        const weekly = JSON.parse(await text(`/v1/metrics/etf-num-products?${week}&interval=week&aggregation=sum`)) as {
+          blackrock: Day[];
+        };
+        const sum = (days: Day[], field: 'value' | 'spot' | 'futures') =>
+          days.reduce((total, d) => total + (d[field] ?? 0), 0);
+        expect(weekly.blackrock).toEqual([
+          {
+            date: '2026-02-02',
+            value: sum(daily, 'value'),
+            spot: sum(daily.slice(1), 'spot'),
+            futures: sum(daily, 'futures'),
+            leveraged: expect.anything(),
+          },
+        ]);
+      },
+    );
 
     /** The REST answers of several metrics, flattened into long rows. */
     async function restRows(metrics: string[], projects: string[], query: string) {

@@ -69,8 +69,10 @@ for (const kind of STORE_KINDS) {
     it('defaults to the earliest and the latest stored day when bounds are omitted', async () => {
       const { body: all } = await json('/v1/metrics/price?project=ethereum');
       const stored = await svc.running.services.store.query<{ first: string; last: string; n: number }>(
-        `select min(day)::text as first, max(day)::text as last, count(*)::integer as n from point pt
-         join project p on p.id = pt.project_id join metric m on m.id = p.metric_id where m.name = 'price' and p.slug = 'ethereum'`,
+        `select min(day)::text as first, max(day)::text as last, count(*)::integer ` +
+          `as n from point pt
+         join project p on p.id = pt.project_id join metric m on m.id ` +
+          `= p.metric_id where m.name = 'price' and p.slug = 'ethereum'`,
       );
       expect(all.ethereum!.length).toBe(stored[0]!.n);
       expect(all.ethereum![0]!.date).toBe(stored[0]!.first);
@@ -270,22 +272,26 @@ for (const kind of STORE_KINDS) {
     describe('HTTP caching and compression', () => {
       const path = '/v1/metrics/etf-aum-change-pct?start_date=2026-01-01';
 
-      it('gives each kind of answer the caching /docs states: CACHE_MAX_AGE_SECONDS for series and catalog, 300 for OpenAPI, no-store for changes and export', async () => {
-        const expected: [string, string, boolean][] = [
-          [path, 'private, max-age=60', true],
-          ['/v1/metrics', 'private, max-age=60', true],
-          ['/v1/openapi.json', 'private, max-age=300', true],
-          ['/v1/changes?since=2026-01-01', 'no-store', true],
-          ['/v1/export?metric=price&project=ethereum&start_date=2026-01-01&end_date=2026-01-31', 'no-store', false],
-        ];
-        for (const [asked, cacheControl, etag] of expected) {
-          const res = await svc.get(asked);
-          expect(res.status, asked).toBe(200);
-          expect(res.headers.get('cache-control'), asked).toBe(cacheControl);
-          expect(res.headers.get('etag') !== null, asked).toBe(etag);
-          await res.arrayBuffer();
-        }
-      });
+      it(
+        'gives each kind of answer the caching /docs states: CACHE_MAX_AGE_SECONDS ' +
+          'for series and catalog, 300 for OpenAPI, no-store for changes and export',
+        async () => {
+          const expected: [string, string, boolean][] = [
+            [path, 'private, max-age=60', true],
+            ['/v1/metrics', 'private, max-age=60', true],
+            ['/v1/openapi.json', 'private, max-age=300', true],
+            ['/v1/changes?since=2026-01-01', 'no-store', true],
+            ['/v1/export?metric=price&project=ethereum&start_date=2026-01-01&end_date=2026-01-31', 'no-store', false],
+          ];
+          for (const [asked, cacheControl, etag] of expected) {
+            const res = await svc.get(asked);
+            expect(res.status, asked).toBe(200);
+            expect(res.headers.get('cache-control'), asked).toBe(cacheControl);
+            expect(res.headers.get('etag') !== null, asked).toBe(etag);
+            await res.arrayBuffer();
+          }
+        },
+      );
 
       it('sends an ETag and private Cache-Control, and 304 for a matching If-None-Match', async () => {
         const first = await svc.get(path);
@@ -299,22 +305,25 @@ for (const kind of STORE_KINDS) {
         expect(other.status).toBe(200);
       });
 
-      it('answers If-None-Match: * with 304 for a series that exists, read or kept, and an unknown metric with 404', async () => {
-        // RFC 9110 §13.1.2: "*" matches any current representation; a failed condition on GET is a 304.
-        const asked = '/v1/metrics/price?project=ethereum&start_date=2026-03-01&end_date=2026-03-31';
-        const star = { headers: { 'if-none-match': '*' } };
-        const read = await svc.get(asked, star);
-        expect(read.status).toBe(304);
-        expect(await read.text()).toBe('');
-        expect(read.headers.get('etag')).toMatch(/^W\/"[\w-]+"$/);
-        const plain = await svc.get(asked);
-        expect(plain.status).toBe(200);
-        expect(((await plain.json()) as Body).ethereum!.length).toBeGreaterThan(0);
-        const kept = await svc.get(asked, star);
-        expect(kept.status).toBe(304);
-        expect(kept.headers.get('etag')).toBe(plain.headers.get('etag'));
-        expect((await svc.get('/v1/metrics/nope', star)).status).toBe(404);
-      });
+      it(
+        'answers If-None-Match: * with 304 for a series that exists, read or kept, ' + 'and an unknown metric with 404',
+        async () => {
+          // RFC 9110 §13.1.2: "*" matches any current representation; a failed condition on GET is a 304.
+          const asked = '/v1/metrics/price?project=ethereum&start_date=2026-03-01&end_date=2026-03-31';
+          const star = { headers: { 'if-none-match': '*' } };
+          const read = await svc.get(asked, star);
+          expect(read.status).toBe(304);
+          expect(await read.text()).toBe('');
+          expect(read.headers.get('etag')).toMatch(/^W\/"[\w-]+"$/);
+          const plain = await svc.get(asked);
+          expect(plain.status).toBe(200);
+          expect(((await plain.json()) as Body).ethereum!.length).toBeGreaterThan(0);
+          const kept = await svc.get(asked, star);
+          expect(kept.status).toBe(304);
+          expect(kept.headers.get('etag')).toBe(plain.headers.get('etag'));
+          expect((await svc.get('/v1/metrics/nope', star)).status).toBe(404);
+        },
+      );
 
       it('gives different ETags to different bodies', async () => {
         const a = await svc.get('/v1/metrics/price?project=ethereum&start_date=2026-01-01');
@@ -386,35 +395,39 @@ for (const kind of STORE_KINDS) {
     });
 
     describe('the catalog listing', () => {
-      it('lists every metric with its value kind, required flag, default aggregation, slugs, date coverage and last write', async () => {
-        const { res, body } = await json('/v1/metrics');
-        expect(res.status).toBe(200);
-        const metrics = body.metrics as unknown as {
-          name: string;
-          valueKind: string;
-          projectRequired: boolean;
-          defaultAggregation: string;
-          projects: { slug: string; firstDate: string; lastDate: string; updatedAt: string }[];
-        }[];
-        expect(metrics.map((m) => m.name)).toEqual(CATALOG.metrics.map((m) => m.name));
-        const price = metrics.find((m) => m.name === 'price')!;
-        expect(price).toMatchObject({ valueKind: 'decimal', projectRequired: true, defaultAggregation: 'avg' });
-        expect(metrics.find((m) => m.name === 'volume-usd')!.defaultAggregation).toBe('sum');
-        expect(metrics.find((m) => m.name === 'stablecoin-supply-total-usd')!.defaultAggregation).toBe('last');
-        const res2 = await svc.get('/v1/metrics/price?project=ethereum');
-        const eth = (await res2.json()) as Record<string, { date: string }[]>;
-        const entry = price.projects.find((p) => p.slug === 'ethereum')!;
-        expect(entry).toEqual({
-          slug: 'ethereum',
-          firstDate: eth.ethereum![0]!.date,
-          lastDate: eth.ethereum!.at(-1)!.date,
-          updatedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/),
-        });
-        // The same write time a series answer states as Last-Modified (in whole seconds).
-        expect(res2.headers.get('last-modified')).toBe(
-          new Date(Math.floor(Date.parse(entry.updatedAt) / 1000) * 1000).toUTCString(),
-        );
-      });
+      it(
+        'lists every metric with its value kind, required flag, default aggregation, ' +
+          'slugs, date coverage and last write',
+        async () => {
+          const { res, body } = await json('/v1/metrics');
+          expect(res.status).toBe(200);
+          const metrics = body.metrics as unknown as {
+            name: string;
+            valueKind: string;
+            projectRequired: boolean;
+            defaultAggregation: string;
+            projects: { slug: string; firstDate: string; lastDate: string; updatedAt: string }[];
+          }[];
+          expect(metrics.map((m) => m.name)).toEqual(CATALOG.metrics.map((m) => m.name));
+          const price = metrics.find((m) => m.name === 'price')!;
+          expect(price).toMatchObject({ valueKind: 'decimal', projectRequired: true, defaultAggregation: 'avg' });
+          expect(metrics.find((m) => m.name === 'volume-usd')!.defaultAggregation).toBe('sum');
+          expect(metrics.find((m) => m.name === 'stablecoin-supply-total-usd')!.defaultAggregation).toBe('last');
+          const res2 = await svc.get('/v1/metrics/price?project=ethereum');
+          const eth = (await res2.json()) as Record<string, { date: string }[]>;
+          const entry = price.projects.find((p) => p.slug === 'ethereum')!;
+          expect(entry).toEqual({
+            slug: 'ethereum',
+            firstDate: eth.ethereum![0]!.date,
+            lastDate: eth.ethereum!.at(-1)!.date,
+            updatedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/),
+          });
+          // The same write time a series answer states as Last-Modified (in whole seconds).
+          expect(res2.headers.get('last-modified')).toBe(
+            new Date(Math.floor(Date.parse(entry.updatedAt) / 1000) * 1000).toUTCString(),
+          );
+        },
+      );
     });
 
     describe('hygiene', () => {
@@ -498,29 +511,34 @@ for (const kind of STORE_KINDS) {
         });
       });
 
-      it('answers a request line HTTP does not allow with a 400 in the error format of its path, on a real socket', async () => {
-        // Full-width digits sent as raw UTF-8 bytes, not percent-encoded: Node's parser refuses the request line.
-        const rest = await rawRequest(
-          svc.url,
-          `GET /v1/metrics/token-price-usd?project=ethereum&start_date=\uFF10\uFF12 HTTP/1.1\r\nhost: x\r\nx-api-key: ${TEST_KEY}\r\n\r\n`,
-        );
-        expect(rest.head).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
-        expect(rest.head).toMatch(/\r\ncontent-type: application\/problem\+json\r\n/);
-        expect(rest.head).toMatch(/\r\nx-content-type-options: nosniff\r\n/);
-        expect(JSON.parse(rest.body)).toEqual({
-          type: '/docs#problem-bad-request',
-          title: 'Bad Request',
-          status: 400,
-          detail:
-            'the request is not valid HTTP/1.1: its request line or a header field holds what HTTP does not allow (URLs are percent-encoded ASCII)',
-        });
-        const graphql = await rawRequest(svc.url, 'GET /graphql?query={\u00e9} HTTP/1.1\r\nhost: x\r\n\r\n');
-        expect(graphql.head).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
-        expect(graphql.head).toMatch(/\r\ncontent-type: application\/json; charset=utf-8\r\n/);
-        expect(JSON.parse(graphql.body)).toMatchObject({ errors: [{ extensions: { code: 'BAD_USER_INPUT' } }] });
-        const health = await svc.get('/healthz', { key: null });
-        expect(health.status).toBe(200);
-      });
+      it(
+        'answers a request line HTTP does not allow with a 400 in the error format ' + 'of its path, on a real socket',
+        async () => {
+          // Full-width digits sent as raw UTF-8 bytes, not percent-encoded: Node's parser refuses the request line.
+          const rest = await rawRequest(
+            svc.url,
+            `GET /v1/metrics/token-price-usd?project=ethereum&start_date=\uFF10\uFF12 ` +
+              `HTTP/1.1\r\nhost: x\r\nx-api-key: ${TEST_KEY}\r\n\r\n`,
+          );
+          expect(rest.head).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+          expect(rest.head).toMatch(/\r\ncontent-type: application\/problem\+json\r\n/);
+          expect(rest.head).toMatch(/\r\nx-content-type-options: nosniff\r\n/);
+          expect(JSON.parse(rest.body)).toEqual({
+            type: '/docs#problem-bad-request',
+            title: 'Bad Request',
+            status: 400,
+            detail:
+              'the request is not valid HTTP/1.1: its request line or a header field ' +
+              'holds what HTTP does not allow (URLs are percent-encoded ASCII)',
+          });
+          const graphql = await rawRequest(svc.url, 'GET /graphql?query={\u00e9} HTTP/1.1\r\nhost: x\r\n\r\n');
+          expect(graphql.head).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+          expect(graphql.head).toMatch(/\r\ncontent-type: application\/json; charset=utf-8\r\n/);
+          expect(JSON.parse(graphql.body)).toMatchObject({ errors: [{ extensions: { code: 'BAD_USER_INPUT' } }] });
+          const health = await svc.get('/healthz', { key: null });
+          expect(health.status).toBe(200);
+        },
+      );
 
       it('sends no CORS headers to an origin that is not configured', async () => {
         const res = await svc.get('/v1/metrics/price?project=ethereum', {

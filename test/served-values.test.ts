@@ -73,7 +73,8 @@ for (const kind of STORE_KINDS) {
       'GraphQL gives every %s value as the number the file wrote',
       async (metric, { project, values }) => {
         const res = await svc.graphql(
-          `{ metric(name: ${enumName(metric)}, projects: [${project}], from: "2031-01-01") { series { points { date value } } } }`,
+          `{ metric(name: ${enumName(metric)}, projects: [${project}], from: "2031-01-01") ` +
+            `{ series { points { date value } } } }`,
         );
         const body = (await res.json()) as {
           data: { metric: { series: { points: { date: string; value: number }[] }[] } };
@@ -91,7 +92,8 @@ for (const kind of STORE_KINDS) {
         '{"blackrock":[{"date":"2031-01-01","value":5,"spot": 2, "futures": 1, "leveraged": 2}]}',
       );
       const gql = await svc.graphql(
-        '{ metric(name: etf_num_products, projects: [blackrock], from: "2031-01-01") { series { points { value extra } } } }',
+        '{ metric(name: etf_num_products, projects: [blackrock], from: "2031-01-01") ' +
+          '{ series { points { value extra } } } }',
       );
       expect(((await gql.json()) as { data: unknown }).data).toEqual({
         metric: { series: [{ points: [{ value: 5, extra: { spot: 2, futures: 1, leveraged: 2 } }] }] },

@@ -51,7 +51,8 @@ describe.skipIf(!server.available)('a PostgreSQL server whose DateStyle is not I
     };
     expect(catalog.metrics[0]!.projects[0]!.lastDate).toBe(TEST_LAST_DAY);
     const res = await service.graphql(
-      `{ metric(name: volume_usd, projects: [binance], from: "${TEST_LAST_DAY}", interval: MONTH) { series { lastDate points { date } } } }`,
+      `{ metric(name: volume_usd, projects: [binance], from: "${TEST_LAST_DAY}", ` +
+        `interval: MONTH) { series { lastDate points { date } } } }`,
     );
     expect(await res.json()).toEqual({
       data: { metric: { series: [{ lastDate: TEST_LAST_DAY, points: [{ date: '2026-06-01' }] }] } },

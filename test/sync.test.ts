@@ -118,7 +118,9 @@ for (const kind of STORE_KINDS) {
         const series = CATALOG.metrics.reduce((n, m) => n + m.projects.length, 0);
         expect(run.out.join('')).toMatch(
           new RegExp(
-            `^synced ${series} of ${series} series from ${stub.url} in [\\d.]+ s: \\d+ points checked \\(\\d+/s\\), \\d+ written \\(\\d+ added, 0 revised, 0 removed\\) in ${series} series, 2 retries\\n$`,
+            `^synced ${series} of ${series} series from ${stub.url} in [\\d.]+ s: ` +
+              `\\d+ points checked \\(\\d+/s\\), \\d+ written \\(\\d+ added, 0 revised, ` +
+              `0 removed\\) in ${series} series, 2 retries\\n$`,
           ),
         );
       } finally {
@@ -216,112 +218,129 @@ for (const kind of STORE_KINDS) {
       expect((await syncSolana()).out.join('')).toMatch(/, 0 written \(0 added, 0 revised, 0 removed\) in 0 series\n$/);
     });
 
-    it('copies days the upstream has before the first day stored here: history it back-filled, or a series begun here', async () => {
-      const store = upstream.running.services.store;
-      const idIn = (db: Store) => projectId(db, 'staking-apy', 'near');
-      const days = async (db: Store) =>
-        await db.query<{ day: string; value: string }>(
-          'select day::text, value::text from point where project_id = $1 order by day',
-          [await idIn(db)],
+    it(
+      'copies days the upstream has before the first day stored here: history ' +
+        'it back-filled, or a series begun here',
+      async () => {
+        const store = upstream.running.services.store;
+        const idIn = (db: Store) => projectId(db, 'staking-apy', 'near');
+        const days = async (db: Store) =>
+          await db.query<{ day: string; value: string }>(
+            'select day::text, value::text from point where project_id = $1 order by day',
+            [await idIn(db)],
+          );
+        const syncNear = () =>
+          sync(mirrorStore.store, { from: upstream.url, metrics: ['staking-apy'], projects: ['near'] });
+        expect((await syncNear()).code).toBe(0);
+        await store.query(
+          `insert into point (project_id, day, value) values ($1, '2019-03-01', 4.5), ($1, '2019-03-02', 4.75)`,
+          [await idIn(store)],
         );
-      const syncNear = () =>
-        sync(mirrorStore.store, { from: upstream.url, metrics: ['staking-apy'], projects: ['near'] });
-      expect((await syncNear()).code).toBe(0);
-      await store.query(
-        `insert into point (project_id, day, value) values ($1, '2019-03-01', 4.5), ($1, '2019-03-02', 4.75)`,
-        [await idIn(store)],
-      );
-      const run = await syncNear();
-      expect(run.code).toBe(0);
-      expect(run.out.join('')).toMatch(/, 2 written \(2 added, 0 revised, 0 removed\) in 1 series\n$/);
-      expect(await days(mirrorStore.store)).toEqual(await days(store));
-      expect((await syncNear()).out.join('')).toMatch(/, 0 written \(0 added, 0 revised, 0 removed\) in 0 series\n$/);
-    });
+        const run = await syncNear();
+        expect(run.code).toBe(0);
+        expect(run.out.join('')).toMatch(/, 2 written \(2 added, 0 revised, 0 removed\) in 1 series\n$/);
+        expect(await days(mirrorStore.store)).toEqual(await days(store));
+        expect((await syncNear()).out.join('')).toMatch(/, 0 written \(0 added, 0 revised, 0 removed\) in 0 series\n$/);
+      },
+    );
 
-    it("copies revisions and removals upstream of days older than the overlap through the upstream's changes feed, from the second run on", async () => {
-      const store = upstream.running.services.store;
-      const scope = { from: upstream.url, metrics: ['token-price-usd', 'etf-num-products'] };
-      const idOf = (metric: string, slug: string) => projectId(store, metric, slug);
-      const first = await sync(mirrorStore.store, scope);
-      expect(first.code).toBe(0);
-      expect(first.err.join('')).toContain(
-        'changes feed: position kept; from the next run on, every revision upstream is copied, however old the day\n',
-      );
-
-      // Two months before the last day: far outside the 7 days each series is fetched again.
-      const ethereum = await idOf('token-price-usd', 'ethereum');
-      const blackrock = await idOf('etf-num-products', 'blackrock');
-      await store.query(
-        `update point set value = 4321.123456789012345678 where project_id = $1 and day = '2026-05-01'`,
-        [ethereum],
-      );
-      await store.query(`delete from point where project_id = $1 and day = '2026-05-02'`, [ethereum]);
-      await store.query(`insert into point (project_id, day, value) values ($1, '2016-05-03', 17.5)`, [ethereum]);
-      await store.query(
-        `update point set extra = jsonb_set(coalesce(extra, '{}'), '{spot}', '99') where project_id = $1 and day = '2026-04-30'`,
-        [blackrock],
-      );
-
-      const second = await sync(mirrorStore.store, scope);
-      expect(second.code, second.err.join('')).toBe(0);
-      expect(second.err.join('')).toContain('changes feed: 4 entries since the last run, 4 points written\n');
-      expect(second.out.join('')).toMatch(/, 4 written \(1 added, 2 revised, 1 removed\) in 2 series\n$/);
-      for (const path of [
-        '/v1/metrics/token-price-usd?project=ethereum',
-        '/v1/metrics/etf-num-products?project=blackrock',
-      ]) {
-        const mirrored = await (await mirror.get(path)).text();
-        expect(mirrored, path).toBe(await (await upstream.get(path)).text());
-      }
-      expect(
-        await (
-          await mirror.get('/v1/metrics/token-price-usd?project=ethereum&start_date=2026-05-01&end_date=2026-05-02')
-        ).text(),
-      ).toBe('{"ethereum":[{"date":"2026-05-01","value":4321.123456789012345678}]}');
-      expect(
-        await (
-          await mirror.get('/v1/metrics/etf-num-products?project=blackrock&start_date=2026-04-30&end_date=2026-04-30')
-        ).text(),
-      ).toContain('"spot": 99');
-
-      const third = await sync(mirrorStore.store, scope);
-      expect(third.err.join('')).toContain('changes feed: 0 entries since the last run, 0 points written\n');
-      expect(third.out.join('')).toMatch(/, 0 written \(0 added, 0 revised, 0 removed\) in 0 series\n$/);
-    });
-
-    it("syncs by range alone from an upstream without a changes feed, and takes the feed's end again when the upstream refuses the position kept", async () => {
-      const noFeed = await startStub(upstream.url, [{ path: /^\/v1\/changes\?/, status: 404 }]);
-      try {
-        const run = await sync(mirrorStore.store, { from: noFeed.url, metrics: ['price'] });
-        expect(run.code, run.err.join('')).toBe(0);
-        expect(run.err.join('')).toContain(
-          `changes feed: not offered (${noFeed.url}/v1/changes answered 404: upstream broke); only each series' last days are compared, so older revisions upstream need --since\n`,
+    it(
+      'copies revisions and removals upstream of days older than the overlap ' +
+        "through the upstream's changes feed, from the second run on",
+      async () => {
+        const store = upstream.running.services.store;
+        const scope = { from: upstream.url, metrics: ['token-price-usd', 'etf-num-products'] };
+        const idOf = (metric: string, slug: string) => projectId(store, metric, slug);
+        const first = await sync(mirrorStore.store, scope);
+        expect(first.code).toBe(0);
+        expect(first.err.join('')).toContain(
+          'changes feed: position kept; from the next run on, every revision upstream is copied, however old the day\n',
         );
-        expect(run.out.join('')).toMatch(/^synced \d+ of \d+ series /);
-      } finally {
-        noFeed.server.close();
-      }
-      const scope = { from: upstream.url, metrics: ['price'], projects: ['solana'] };
-      expect((await sync(mirrorStore.store, scope)).err.join('')).toContain('changes feed: position kept');
-      const refusing = await startStub(upstream.url, [{ path: /^\/v1\/changes\?cursor=/, status: 400 }]);
-      try {
-        // The position is kept per upstream: the stub in front is another one, so give it the one kept for the
-        // upstream.
-        await mirrorStore.store.query(
-          `update sync_cursor set upstream = $2 || ' metrics=price projects=solana' where upstream = $1 || ' metrics=price projects=solana'`,
-          [upstream.url, refusing.url],
+
+        // Two months before the last day: far outside the 7 days each series is fetched again.
+        const ethereum = await idOf('token-price-usd', 'ethereum');
+        const blackrock = await idOf('etf-num-products', 'blackrock');
+        await store.query(
+          `update point set value = 4321.123456789012345678 where project_id = $1 and day = '2026-05-01'`,
+          [ethereum],
         );
-        const run = await sync(mirrorStore.store, { ...scope, from: refusing.url });
-        expect(run.code, run.err.join('')).toBe(0);
-        expect(run.err.join('')).toContain(
-          `changes feed: the position kept was refused (${refusing.url}/v1/changes answered 400: upstream broke); kept the feed's end again`,
+        await store.query(`delete from point where project_id = $1 and day = '2026-05-02'`, [ethereum]);
+        await store.query(`insert into point (project_id, day, value) values ($1, '2016-05-03', 17.5)`, [ethereum]);
+        await store.query(
+          `update point set extra = jsonb_set(coalesce(extra, '{}'), '{spot}', '99') ` +
+            `where project_id = $1 and day = '2026-04-30'`,
+          [blackrock],
         );
-        const again = await sync(mirrorStore.store, { ...scope, from: refusing.url });
-        expect(again.err.join('')).toContain('changes feed: 0 entries since the last run, 0 points written\n');
-      } finally {
-        refusing.server.close();
-      }
-    });
+
+        const second = await sync(mirrorStore.store, scope);
+        expect(second.code, second.err.join('')).toBe(0);
+        expect(second.err.join('')).toContain('changes feed: 4 entries since the last run, 4 points written\n');
+        expect(second.out.join('')).toMatch(/, 4 written \(1 added, 2 revised, 1 removed\) in 2 series\n$/);
+        for (const path of [
+          '/v1/metrics/token-price-usd?project=ethereum',
+          '/v1/metrics/etf-num-products?project=blackrock',
+        ]) {
+          const mirrored = await (await mirror.get(path)).text();
+          expect(mirrored, path).toBe(await (await upstream.get(path)).text());
+        }
+        expect(
+          await (
+            await mirror.get('/v1/metrics/token-price-usd?project=ethereum&start_date=2026-05-01&end_date=2026-05-02')
+          ).text(),
+        ).toBe('{"ethereum":[{"date":"2026-05-01","value":4321.123456789012345678}]}');
+        expect(
+          await (
+            await mirror.get('/v1/metrics/etf-num-products?project=blackrock&start_date=2026-04-30&end_date=2026-04-30')
+          ).text(),
+        ).toContain('"spot": 99');
+
+        const third = await sync(mirrorStore.store, scope);
+        expect(third.err.join('')).toContain('changes feed: 0 entries since the last run, 0 points written\n');
+        expect(third.out.join('')).toMatch(/, 0 written \(0 added, 0 revised, 0 removed\) in 0 series\n$/);
+      },
+    );
+
+    it(
+      'syncs by range alone from an upstream without a changes feed, and takes ' +
+        "the feed's end again when the upstream refuses the position kept",
+      async () => {
+        const noFeed = await startStub(upstream.url, [{ path: /^\/v1\/changes\?/, status: 404 }]);
+        try {
+          const run = await sync(mirrorStore.store, { from: noFeed.url, metrics: ['price'] });
+          expect(run.code, run.err.join('')).toBe(0);
+          expect(run.err.join('')).toContain(
+            `changes feed: not offered (${noFeed.url}/v1/changes answered 404: upstream ` +
+              `broke); only each series' last days are compared, so older revisions upstream ` +
+              `need --since\n`,
+          );
+          expect(run.out.join('')).toMatch(/^synced \d+ of \d+ series /);
+        } finally {
+          noFeed.server.close();
+        }
+        const scope = { from: upstream.url, metrics: ['price'], projects: ['solana'] };
+        expect((await sync(mirrorStore.store, scope)).err.join('')).toContain('changes feed: position kept');
+        const refusing = await startStub(upstream.url, [{ path: /^\/v1\/changes\?cursor=/, status: 400 }]);
+        try {
+          // The position is kept per upstream: the stub in front is another one, so give it the one kept for the
+          // upstream.
+          await mirrorStore.store.query(
+            `update sync_cursor set upstream = $2 || ' metrics=price projects=solana' ` +
+              `where upstream = $1 || ' metrics=price projects=solana'`,
+            [upstream.url, refusing.url],
+          );
+          const run = await sync(mirrorStore.store, { ...scope, from: refusing.url });
+          expect(run.code, run.err.join('')).toBe(0);
+          expect(run.err.join('')).toContain(
+            `changes feed: the position kept was refused (${refusing.url}/v1/changes ` +
+              `answered 400: upstream broke); kept the feed's end again`,
+          );
+          const again = await sync(mirrorStore.store, { ...scope, from: refusing.url });
+          expect(again.err.join('')).toContain('changes feed: 0 entries since the last run, 0 points written\n');
+        } finally {
+          refusing.server.close();
+        }
+      },
+    );
 
     it('writes nothing of a series with a bad value, names it, and syncs the rest', async () => {
       const store = upstream.running.services.store;
@@ -340,7 +359,9 @@ for (const kind of STORE_KINDS) {
         const run = await sync(mirrorStore.store, { from: stub.url, metrics: ['transaction-fail-total'] });
         expect(run.code).toBe(1);
         expect(run.err.join('')).toContain(
-          'transaction-fail-total/ethereum 2026-07-02: expected a whole number for the integer metric "transaction-fail-total", found "6.5"; nothing of this series was written',
+          'transaction-fail-total/ethereum 2026-07-02: expected a whole number for ' +
+            'the integer metric "transaction-fail-total", found "6.5"; nothing of this ' +
+            'series was written',
         );
         expect(run.out.join('')).toMatch(/^synced \d+ of \d+ series .*, 1 refused\n$/);
       } finally {

@@ -61,7 +61,9 @@ for (const kind of STORE_KINDS) {
       await store.query('delete from point where project_id = $1', [arbitrum]);
       await writeFile(
         join(dir, 'edges.csv'),
-        `metric,project,date,value\n${EDGE_SERIES.map((p) => `other-fees-usd,arbitrum,${p.date},${p.value}`).join('\n')}\n`,
+        `metric,project,date,value\n` +
+          `${EDGE_SERIES.map((p) => `other-fees-usd,arbitrum,${p.date},${p.value}`).join('\n')}` +
+          `\n`,
       );
       expect((await importFile(svc.running.services.store, CATALOG, join(dir, 'edges.csv'))).ok).toBe(true);
       for (const { metric, projects } of SUBJECTS) {
@@ -96,27 +98,31 @@ for (const kind of STORE_KINDS) {
       })
       .filter((r) => r.from === null || r.to === null || r.from <= r.to);
 
-    it('answers REST as the reference computes it from the daily points, for random metrics, projects, ranges and options', async () => {
-      await fc.assert(
-        fc.asyncProperty(request, async (r) => {
-          const projects = r.subject.projects.slice(0, r.count);
-          const params = new URLSearchParams({ project: projects.join(','), interval: r.interval, fill: r.fill });
-          if (r.from !== null) params.set('start_date', r.from);
-          if (r.to !== null) params.set('end_date', r.to);
-          if (r.aggregation !== null) params.set('aggregation', r.aggregation);
-          if (r.transform !== null) params.set('transform', r.transform);
-          if (r.transform === 'moving_average') params.set('window', String(r.window));
-          const res = await svc.get(`/v1/metrics/${r.subject.metric}?${params}`);
-          expect(res.status).toBe(200);
-          const body = (await res.json()) as Record<string, { date: string; value: number | null }[]>;
-          expect(Object.keys(body)).toEqual(projects);
-          for (const slug of projects) {
-            expectSeries(body[slug]!, expected(r, slug), r);
-          }
-        }),
-        { numRuns: 120 },
-      );
-    });
+    it(
+      'answers REST as the reference computes it from the daily points, for ' +
+        'random metrics, projects, ranges and options',
+      async () => {
+        await fc.assert(
+          fc.asyncProperty(request, async (r) => {
+            const projects = r.subject.projects.slice(0, r.count);
+            const params = new URLSearchParams({ project: projects.join(','), interval: r.interval, fill: r.fill });
+            if (r.from !== null) params.set('start_date', r.from);
+            if (r.to !== null) params.set('end_date', r.to);
+            if (r.aggregation !== null) params.set('aggregation', r.aggregation);
+            if (r.transform !== null) params.set('transform', r.transform);
+            if (r.transform === 'moving_average') params.set('window', String(r.window));
+            const res = await svc.get(`/v1/metrics/${r.subject.metric}?${params}`);
+            expect(res.status).toBe(200);
+            const body = (await res.json()) as Record<string, { date: string; value: number | null }[]>;
+            expect(Object.keys(body)).toEqual(projects);
+            for (const slug of projects) {
+              expectSeries(body[slug]!, expected(r, slug), r);
+            }
+          }),
+          { numRuns: 120 },
+        );
+      },
+    );
 
     it("answers GraphQL as the reference computes it, with each point's count of days", async () => {
       await fc.assert(
@@ -166,27 +172,33 @@ for (const kind of STORE_KINDS) {
     };
 
     describe('edges, worked out by hand', () => {
-      it('labels a week by its Monday when the range starts mid-week, and aggregates only the days in range', async () => {
-        expect(await counts('from: "2024-01-03", to: "2024-01-10", interval: WEEK, aggregation: SUM')).toEqual([
-          { date: '2024-01-01', value: 130, count: 5 },
-          { date: '2024-01-08', value: 90, count: 3 },
-        ]);
-      });
+      it(
+        'labels a week by its Monday when the range starts mid-week, and aggregates ' + 'only the days in range',
+        async () => {
+          expect(await counts('from: "2024-01-03", to: "2024-01-10", interval: WEEK, aggregation: SUM')).toEqual([
+            { date: '2024-01-01', value: 130, count: 5 },
+            { date: '2024-01-08', value: 90, count: 3 },
+          ]);
+        },
+      );
 
-      it('counts the leap day in February and labels a month by its first day when the range starts mid-month', async () => {
-        for (const [aggregation, value] of [
-          ['sum', -13.5],
-          ['avg', -3.375],
-          ['min', -6.75],
-          ['max', 0],
-          ['first', 0],
-          ['last', -6.75],
-        ] as const) {
-          expect(
-            await edges(`start_date=2024-02-10&end_date=2024-02-29&interval=month&aggregation=${aggregation}`),
-          ).toEqual([{ date: '2024-02-01', value }]);
-        }
-      });
+      it(
+        'counts the leap day in February and labels a month by its first day when ' + 'the range starts mid-month',
+        async () => {
+          for (const [aggregation, value] of [
+            ['sum', -13.5],
+            ['avg', -3.375],
+            ['min', -6.75],
+            ['max', 0],
+            ['first', 0],
+            ['last', -6.75],
+          ] as const) {
+            expect(
+              await edges(`start_date=2024-02-10&end_date=2024-02-29&interval=month&aggregation=${aggregation}`),
+            ).toEqual([{ date: '2024-02-01', value }]);
+          }
+        },
+      );
 
       it('splits a week and a year at the year end by the calendar', async () => {
         expect(await counts('from: "2024-12-28", to: "2025-01-03", interval: WEEK, aggregation: SUM')).toEqual([
@@ -214,15 +226,18 @@ for (const kind of STORE_KINDS) {
         );
       });
 
-      it('answers a single stored point as one point at every interval, and a moving average of it as itself', async () => {
-        expect(await edges('start_date=2024-04-01&end_date=2024-04-30')).toEqual([{ date: '2024-04-15', value: 7 }]);
-        expect(await counts('from: "2024-04-01", to: "2024-04-30", interval: MONTH')).toEqual([
-          { date: '2024-04-01', value: 7, count: 1 },
-        ]);
-        expect(await edges('start_date=2024-04-10&end_date=2024-04-20&transform=moving_average&window=3')).toEqual([
-          { date: '2024-04-15', value: 7 },
-        ]);
-      });
+      it(
+        'answers a single stored point as one point at every interval, and a moving ' + 'average of it as itself',
+        async () => {
+          expect(await edges('start_date=2024-04-01&end_date=2024-04-30')).toEqual([{ date: '2024-04-15', value: 7 }]);
+          expect(await counts('from: "2024-04-01", to: "2024-04-30", interval: MONTH')).toEqual([
+            { date: '2024-04-01', value: 7, count: 1 },
+          ]);
+          expect(await edges('start_date=2024-04-10&end_date=2024-04-20&transform=moving_average&window=3')).toEqual([
+            { date: '2024-04-15', value: 7 },
+          ]);
+        },
+      );
 
       it("fills a range without data only between the series' first and last day", async () => {
         expect(await edges('start_date=2024-03-10&end_date=2024-04-10')).toEqual([]);
@@ -239,30 +254,37 @@ for (const kind of STORE_KINDS) {
         expect(await edges('end_date=2023-12-01&fill=zero')).toEqual([]);
       });
 
-      it('averages what history has when the window is longer than it, and warms up from before the range', async () => {
-        expect(await edges('end_date=2023-12-23&transform=moving_average&window=3650')).toEqual([
-          { date: '2023-12-20', value: 10 },
-          { date: '2023-12-21', value: 10.5 },
-          { date: '2023-12-22', value: 11 },
-          { date: '2023-12-23', value: 11.5 },
-        ]);
-        expect(await edges('start_date=2023-12-23&end_date=2023-12-23&transform=moving_average&window=2')).toEqual([
-          { date: '2023-12-23', value: 12.5 },
-        ]);
-      });
+      it(
+        'averages what history has when the window is longer than it, and warms ' + 'up from before the range',
+        async () => {
+          expect(await edges('end_date=2023-12-23&transform=moving_average&window=3650')).toEqual([
+            { date: '2023-12-20', value: 10 },
+            { date: '2023-12-21', value: 10.5 },
+            { date: '2023-12-22', value: 11 },
+            { date: '2023-12-23', value: 11.5 },
+          ]);
+          expect(await edges('start_date=2023-12-23&end_date=2023-12-23&transform=moving_average&window=2')).toEqual([
+            { date: '2023-12-23', value: 12.5 },
+          ]);
+        },
+      );
 
-      it("carries the last value into every bucket of a moving average's window, not only the range's first", async () => {
-        // 2024-12-26 and -27 carry 7 (2024-04-15) under fill previous: (7 + 7 + 100 + 99 + 98) / 5.
-        expect(
-          await edges('start_date=2024-12-30&end_date=2024-12-30&fill=previous&transform=moving_average&window=5'),
-        ).toEqual([{ date: '2024-12-30', value: 62.2 }]);
-        // Weeks of 2024-12-16 (7 carried), 2024-12-23 (100 + 99) and 2024-12-30 (98 + … + 94), summed then averaged.
-        expect(
-          await counts(
-            'from: "2024-12-30", to: "2025-01-03", interval: WEEK, aggregation: SUM, fill: PREVIOUS, transform: MOVING_AVERAGE, window: 3',
-          ),
-        ).toEqual([{ date: '2024-12-30', value: 686 / 3, count: 5 }]);
-      });
+      it(
+        "carries the last value into every bucket of a moving average's window, " + "not only the range's first",
+        async () => {
+          // 2024-12-26 and -27 carry 7 (2024-04-15) under fill previous: (7 + 7 + 100 + 99 + 98) / 5.
+          expect(
+            await edges('start_date=2024-12-30&end_date=2024-12-30&fill=previous&transform=moving_average&window=5'),
+          ).toEqual([{ date: '2024-12-30', value: 62.2 }]);
+          // Weeks of 2024-12-16 (7 carried), 2024-12-23 (100 + 99) and 2024-12-30 (98 + … + 94), summed then averaged.
+          expect(
+            await counts(
+              'from: "2024-12-30", to: "2025-01-03", interval: WEEK, aggregation: SUM, ' +
+                'fill: PREVIOUS, transform: MOVING_AVERAGE, window: 3',
+            ),
+          ).toEqual([{ date: '2024-12-30', value: 686 / 3, count: 5 }]);
+        },
+      );
 
       it("starts a cumulative sum at the range's first bucket", async () => {
         expect(await edges('start_date=2023-12-30&end_date=2024-01-01&transform=cumulative_sum')).toEqual([

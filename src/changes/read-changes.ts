@@ -56,9 +56,14 @@ export async function readChanges(db: Queryable, request: ChangesRequest): Promi
 export function changesPageJson(page: ChangesPage): string {
   const changes = page.changes.map(
     (c) =>
-      `{"metric":${JSON.stringify(c.metric)},"project":${JSON.stringify(c.project)},"date":"${c.date}","value":${c.value ?? 'null'}${c.extra === null ? '' : `,"extra":${c.extra}`},"updatedAt":"${c.updatedAt}"}`,
+      `{"metric":${JSON.stringify(c.metric)},"project":${JSON.stringify(c.project)}` +
+      `,"date":"${c.date}","value":${c.value ?? 'null'}${c.extra === null ? '' : `,"extra":${c.extra}`}` +
+      `,"updatedAt":"${c.updatedAt}"}`,
   );
-  return `{"changes":[${changes.join(',')}]${page.next === undefined ? '' : `,"next":"${page.next}"`},"cursor":"${page.cursor}"}`;
+  return (
+    `{"changes":[${changes.join(',')}]${page.next === undefined ? '' : `,"next":"${page.next}"`}` +
+    `,"cursor":"${page.cursor}"}`
+  );
 }
 
 // Private

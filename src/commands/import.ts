@@ -36,7 +36,8 @@ export const importCommand: Command<ImportArgs> = {
   name: 'import',
   parse: parseImportArgs,
   whenLeft:
-    'the server stops the import at its next row and rolls back the file it was on; files it had finished stay imported',
+    'the server stops the import at its next row and rolls back the file it ' +
+    'was on; files it had finished stay imported',
   async run({ store, catalog, output, signal }, { files }) {
     let failed = false;
     for (const [index, file] of files.entries()) {
@@ -108,7 +109,9 @@ function report(output: CommandOutput, result: ImportResult): void {
     const rate = result.seconds > 0 ? Math.round(result.rows / result.seconds) : result.rows;
     const { added, revised, removed } = result.written;
     output.out(
-      `imported ${counted(result.rows, 'row')} from ${result.file} in ${result.seconds.toFixed(1)} s (${rate} rows/s): ${counted(added, 'point')} added, ${revised} revised, ${removed} removed\n`,
+      `imported ${counted(result.rows, 'row')} from ${result.file} in ${result.seconds.toFixed(1)} ` +
+        `s (${rate} rows/s): ${counted(added, 'point')} added, ${revised} revised, ${removed} ` +
+        `removed\n`,
     );
     return;
   }
@@ -122,7 +125,8 @@ function report(output: CommandOutput, result: ImportResult): void {
   const unshown = result.errorCount - result.errors.length;
   const more = unshown > 0 ? ` (the first ${result.errors.length} shown, ${unshown} more)` : '';
   output.err(
-    `${result.file}: not imported, ${counted(result.errorCount, 'bad row')}${more}; nothing from this file was written\n`,
+    `${result.file}: not imported, ${counted(result.errorCount, 'bad row')}${more}; ` +
+      `nothing from this file was written\n`,
   );
 }
 

@@ -40,7 +40,8 @@ export const keysCommand: Command<KeysArgs> = {
   parse: parseKeysArgs,
   // Nothing to stop part-way: one statement. A key created then is stored but never shown.
   whenLeft:
-    'the server still runs it to the end; a key created this way was stored but never shown: revoke it and create another',
+    'the server still runs it to the end; a key created this way was stored ' +
+    'but never shown: revoke it and create another',
   async run({ store, output, keysChanged }, args) {
     switch (args.kind) {
       case 'create': {
@@ -155,7 +156,10 @@ function wholeNumber(option: string, text: string, min: number): number | string
 }
 
 function badName(name: string): string {
-  return `invalid key name ${JSON.stringify(name)}: expected 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit`;
+  return (
+    `invalid key name ${JSON.stringify(name)}: expected 1 to 64 letters, digits, ` +
+    `".", "_" or "-", starting with a letter or digit`
+  );
 }
 
 function printTable(

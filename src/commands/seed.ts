@@ -25,7 +25,8 @@ export const seedCommand: Command<SeedArgs> = {
     const result = await seedDatabase(store, catalog, { years: years ?? config.seedYears });
     output.progress('');
     output.err(
-      `seeded ${result.points} points for ${result.series} series into ${store.description} in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+      `seeded ${result.points} points for ${result.series} series into ${store.description} ` +
+        `in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
     );
     return 0;
   },

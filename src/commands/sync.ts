@@ -49,7 +49,8 @@ export const syncCommand: Command<SyncArgs> = {
   name: 'sync',
   parse: parseSyncArgs,
   whenLeft:
-    'the server stops the sync at its next request; the series it had finished stay written, and the next run resumes from them',
+    'the server stops the sync at its next request; the series it had finished ' +
+    'stay written, and the next run resumes from them',
   async run({ store, catalog, output, signal }, args) {
     const started = Date.now();
     const client = createUpstreamClient(args.from, args.key, (why, waitMs, answered) =>
@@ -92,7 +93,8 @@ export const syncCommand: Command<SyncArgs> = {
     } catch (error) {
       output.progress('');
       output.err(
-        `${describe(error)}\nstopped while following the upstream's changes feed; what was applied stays, and the next run resumes from it\n`,
+        `${describe(error)}\nstopped while following the upstream's changes feed; ` +
+          `what was applied stays, and the next run resumes from it\n`,
       );
       return 1;
     }
@@ -108,7 +110,10 @@ export const syncCommand: Command<SyncArgs> = {
     }
     for (const [index, task] of plan.tasks.entries()) {
       output.progress(
-        `syncing ${index + 1}/${plan.tasks.length} series (${task.metric}/${task.slug}), ${totals.added + totals.revised + totals.removed} points written`,
+        `syncing ${index + 1}/${plan.tasks.length} series ` +
+          `(${task.metric}/${task.slug}), ${totals.added + totals.revised + totals.removed}` +
+          ` ` +
+          `points written`,
       );
       let outcome: SeriesOutcome;
       try {
@@ -116,7 +121,8 @@ export const syncCommand: Command<SyncArgs> = {
       } catch (error) {
         output.progress('');
         output.err(
-          `${describe(error)}\nstopped after ${index} of ${plan.tasks.length} series; what was written stays, and the next run resumes from it\n`,
+          `${describe(error)}\nstopped after ${index} of ${plan.tasks.length} series; ` +
+            `what was written stays, and the next run resumes from it\n`,
         );
         return 1;
       }
@@ -137,11 +143,16 @@ export const syncCommand: Command<SyncArgs> = {
     const seconds = (Date.now() - started) / 1000;
     const written = totals.added + totals.revised + totals.removed;
     output.out(
-      `synced ${plan.tasks.length - totals.failed} of ${plan.tasks.length} series from ${args.from} in ${seconds.toFixed(1)} s: ` +
-        `${totals.fetched} points checked (${Math.round(totals.fetched / Math.max(seconds, 0.001))}/s), ${written} written ` +
-        `(${totals.added} added, ${totals.revised} revised, ${totals.removed} removed) in ${totals.changedSeries.size} series` +
-        `${client.retries > 0 ? `, ${client.retries} retries` : ''}${totals.failed > 0 ? `, ${totals.failed} refused` : ''}` +
-        `${feed.kind === 'followed' && feed.refused.length > 0 ? `, ${counted(feed.refused.length, 'changes feed entry', 'changes feed entries')} refused` : ''}\n`,
+      `synced ${plan.tasks.length - totals.failed} of ${plan.tasks.length} series ` +
+        `from ${args.from} in ${seconds.toFixed(1)} s: ` +
+        (`${totals.fetched} points checked (${Math.round(totals.fetched / Math.max(seconds, 0.001))}/s), ${written} ` +
+          `written `) +
+        (`(${totals.added} added, ${totals.revised} revised, ${totals.removed} ` +
+          `removed) in ${totals.changedSeries.size} series`) +
+        (`${client.retries > 0 ? `, ${client.retries} retries` : ''}` +
+          `${totals.failed > 0 ? `, ${totals.failed} refused` : ''}`) +
+        (`${feed.kind === 'followed' && feed.refused.length > 0 ? `, ${counted(feed.refused.length, 'changes feed entry', 'changes feed entries')} refused` : ''}` +
+          `\n`),
     );
     return totals.failed > 0 || (feed.kind === 'followed' && feed.refused.length > 0) ? 1 : 0;
   },
@@ -212,13 +223,26 @@ function usage(problems: string[]): number {
 function feedLine(feed: FeedOutcome): string {
   switch (feed.kind) {
     case 'started':
-      return 'changes feed: position kept; from the next run on, every revision upstream is copied, however old the day';
+      return (
+        'changes feed: position kept; from the next run on, every revision upstream ' + 'is copied, however old the day'
+      );
     case 'followed':
-      return `changes feed: ${feed.entries} entries since the last run, ${feed.written.added + feed.written.revised + feed.written.removed} points written`;
+      return (
+        `changes feed: ${feed.entries} entries since the last ` +
+        `run, ${feed.written.added + feed.written.revised + feed.written.removed}` +
+        ` ` +
+        `points written`
+      );
     case 'unavailable':
-      return `changes feed: not offered (${feed.reason}); only each series' last days are compared, so older revisions upstream need --since`;
+      return (
+        `changes feed: not offered (${feed.reason}); only each series' last days ` +
+        `are compared, so older revisions upstream need --since`
+      );
     case 'restarted':
-      return `changes feed: the position kept was refused (${feed.reason}); kept the feed's end again: revisions upstream before now may need --since`;
+      return (
+        `changes feed: the position kept was refused (${feed.reason}); kept the ` +
+        `feed's end again: revisions upstream before now may need --since`
+      );
   }
 }
 

@@ -45,7 +45,8 @@ export class StoreHeldError extends Error {
     readonly holder: StoreHolder,
   ) {
     super(
-      `the embedded store ${folder} is held by process ${holder.pid} (${holder.label})${fromAnotherHost(folder, holder)}`,
+      `the embedded store ${folder} is held by process ${holder.pid}` +
+        ` (${holder.label})${fromAnotherHost(folder, holder)}`,
     );
     this.name = 'StoreHeldError';
   }
@@ -134,7 +135,10 @@ export function holderRuns(folder: string, holder: StoreHolder): boolean {
  */
 function fromAnotherHost(folder: string, holder: StoreHolder): string {
   if (holder.pid !== process.pid || holder.host === undefined || holder.host === hostname()) return '';
-  return ` on host ${holder.host}; if nothing there serves this folder any more (a container recreated after a hard stop), delete ${ownerFile(folder)}`;
+  return (
+    ` on host ${holder.host}; if nothing there serves this folder any more ` +
+    `(a container recreated after a hard stop), delete ${ownerFile(folder)}`
+  );
 }
 
 /** Owner files this process created and has not released: the claims naming our id that are live. */

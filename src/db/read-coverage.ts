@@ -74,18 +74,24 @@ function isoInstant(value: string): string {
  * newest write time by then among the values (their writes) and the history (each span's
  * start, and its end: the write that replaced or removed it).
  */
-const COVERAGE_AS_OF = `select u.id as "projectId", c.first, c.last,
-    (select case when p.updated_at <= $2::text::timestamptz then ${isoInstant('p.updated_at')} else ${isoInstant(`greatest(
+const COVERAGE_AS_OF =
+  `select u.id as "projectId", c.first, c.last,
+    (select case when p.updated_at <= $2::text::timestamptz then ${isoInstant('p.updated_at')} ` +
+  (`else ${isoInstant(`greatest(
         (select max(pt.written_at) from point pt where pt.project_id = u.id and pt.written_at <= $2::text::timestamptz),
         (select max(h.valid_from) from point_history h where h.project_id = u.id and h.valid_from <= $2::text::timestamptz),
-        (select max(h.valid_to) from point_history h where h.project_id = u.id and h.valid_to <= $2::text::timestamptz))`)} end
+        (select max(h.valid_to) from point_history h where h.project_id = u.id and h.valid_to <= $2::text::timestamptz))`)}` +
+    ` `) +
+  `end
      from project p where p.id = u.id) as "updatedAt"
   from unnest($1::integer[]) as u (id)
   cross join lateral (
     select min(s.day)::text as first, max(s.day)::text as last
     from (
-      select pt.day from point pt where pt.project_id = u.id and pt.written_at <= $2::text::timestamptz
+      select pt.day from point pt where pt.project_id = u.id and pt.written_at ` +
+  `<= $2::text::timestamptz
       union all
-      select h.day from point_history h where h.project_id = u.id and h.valid_from <= $2::text::timestamptz and h.valid_to > $2::text::timestamptz
+      select h.day from point_history h where h.project_id = u.id and ` +
+  `h.valid_from <= $2::text::timestamptz and h.valid_to > $2::text::timestamptz
     ) s
   ) c`;

@@ -99,7 +99,11 @@ function enumHint(type: GraphQLInputType, value: ASTNode): string {
   // values are no secret from whoever gets this far (a key holder, who can introspect them).
   if (near.length > 0) return ` The closest: ${near.join(', ')}.`;
   const more = names.length - LISTED_VALUES;
-  return ` Its values: ${names.slice(0, LISTED_VALUES).join(', ')}${more > 0 ? `, and ${more} more (the schema lists them all)` : ''}.`;
+  return (
+    ` Its values: ${names.slice(0, LISTED_VALUES).join(', ')}` +
+    `${more > 0 ? `, and ${more} more (the schema lists them all)` : ''}` +
+    `.`
+  );
 }
 
 const BUILT_IN: Readonly<Record<string, string>> = {

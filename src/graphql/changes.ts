@@ -39,7 +39,9 @@ export function addChangesQuery(builder: Builder, refs: { enums: Enums }) {
       updatedAt: t.field({
         type: 'DateTime',
         description:
-          'When the write happened (when its transaction took its turn to write), in UTC with microseconds, e.g. 2026-06-30T12:00:00.123456Z, as in GET /v1/changes.',
+          'When the write happened (when its transaction took its turn to write), ' +
+          'in UTC with microseconds, e.g. 2026-06-30T12:00:00.123456Z, as in GET ' +
+          '/v1/changes.',
         resolve: (c) => c.updatedAt,
       }),
     }),
@@ -51,7 +53,8 @@ export function addChangesQuery(builder: Builder, refs: { enums: Enums }) {
       changes: t.field({ type: [ChangeRef], description: 'Writes in commit order.', resolve: (page) => page.changes }),
       endCursor: t.string({
         description:
-          'Pass as `after` to continue: the next page while `hasNextPage`, else later writes once they land. Never skips or repeats a write.',
+          'Pass as `after` to continue: the next page while `hasNextPage`, else ' +
+          'later writes once they land. Never skips or repeats a write.',
         resolve: (page) => page.next ?? page.cursor,
       }),
       hasNextPage: t.boolean({
@@ -64,7 +67,10 @@ export function addChangesQuery(builder: Builder, refs: { enums: Enums }) {
   builder.queryField('changes', (t) =>
     t.field({
       type: ChangeConnection,
-      description: `Every write of a point since an instant, one entry per write (a value written twice appears twice), a page at a time: the feed of GET /v1/changes. Costs one rate-limit unit per ${DEFAULT_CHANGES_LIMIT} entries asked for.`,
+      description:
+        `Every write of a point since an instant, one entry per write (a value ` +
+        `written twice appears twice), a page at a time: the feed of GET /v1/changes. ` +
+        `Costs one rate-limit unit per ${DEFAULT_CHANGES_LIMIT} entries asked for.`,
       args: t.validate(
         {
           since: t.arg({ type: 'DateTime', required: true, description: 'Writes at or after this instant.' }),

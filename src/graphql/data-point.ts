@@ -13,7 +13,9 @@ export function addDataPoint(builder: Builder) {
       value: t.float({
         nullable: true,
         description:
-          'The value; a whole number for INTEGER metrics under SUM, MIN, MAX, FIRST and LAST. Null for a bucket filled with NULL and for a transform that cannot be known (at a gap, a percentage from zero).',
+          'The value; a whole number for INTEGER metrics under SUM, MIN, MAX, FIRST ' +
+          'and LAST. Null for a bucket filled with NULL and for a transform that ' +
+          'cannot be known (at a gap, a percentage from zero).',
         resolve: (p, _args, ctx, info) => {
           keepExact(ctx.splices, info, p.exact?.value);
           return p.value;
@@ -21,13 +23,16 @@ export function addDataPoint(builder: Builder) {
       }),
       count: t.exposeInt('count', {
         description:
-          "The daily values behind the point: 1 for a stored day; fewer than the bucket's days marks a partial bucket; 0 for a filled one.",
+          'The daily values behind the point: 1 for a stored day; fewer than the ' +
+          "bucket's days marks a partial bucket; 0 for a filled one.",
       }),
       extra: t.field({
         type: 'JSON',
         nullable: true,
         description:
-          'Extra named fields of the point (etf-num-products breaks its count down), aggregated like the value; null for other metrics, filled buckets and transforms.',
+          'Extra named fields of the point (etf-num-products breaks its count down), ' +
+          'aggregated like the value; null for other metrics, filled buckets and ' +
+          'transforms.',
         resolve: (p, _args, ctx, info) => {
           keepExact(ctx.splices, info, p.exact?.extra);
           return p.extra;
@@ -37,7 +42,9 @@ export function addDataPoint(builder: Builder) {
         type: 'DateTime',
         nullable: true,
         description:
-          'When the value served was written (the import or sync that wrote it); for a bucket, the newest write among its days; null for a filled bucket. With `asOf`, as it was then.',
+          'When the value served was written (the import or sync that wrote it); ' +
+          'for a bucket, the newest write among its days; null for a filled bucket. ' +
+          'With `asOf`, as it was then.',
         resolve: (p) => p.revisedAt,
       }),
     }),

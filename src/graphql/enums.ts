@@ -16,14 +16,19 @@ export function addEnums(builder: Builder, catalog: Catalog) {
     /** Every slug of the catalog; the internal value is the slug. */
     Project: builder.enumType('Project', {
       description:
-        'A project slug (chain, fund issuer, listed company, trading venue or launchpad). The GraphQL name replaces `-` with `_` and keeps the case; the description gives the original slug. Which projects a metric accepts is listed by `metrics`.',
+        'A project slug (chain, fund issuer, listed company, trading venue or ' +
+        'launchpad). The GraphQL name replaces `-` with `_` and keeps the case; ' +
+        'the description gives the original slug. Which projects a metric accepts ' +
+        'is listed by `metrics`.',
       values: Object.fromEntries(
         catalog.allProjects.map((slug) => [toGraphqlName(slug), { value: slug, description: `slug: ${slug}` }]),
       ),
     }),
     Interval: builder.enumType('Interval', {
       description:
-        'Calendar buckets (UTC days): DAY is the stored daily series; WEEK is an ISO week from Monday; MONTH, QUARTER and YEAR start on their first day. A bucket is labelled by its first day.',
+        'Calendar buckets (UTC days): DAY is the stored daily series; WEEK is ' +
+        'an ISO week from Monday; MONTH, QUARTER and YEAR start on their first ' +
+        'day. A bucket is labelled by its first day.',
       values: namesOf(INTERVALS),
     }),
     Aggregation: builder.enumType('Aggregation', {
@@ -33,12 +38,18 @@ export function addEnums(builder: Builder, catalog: Catalog) {
     }),
     Fill: builder.enumType('Fill', {
       description:
-        "What a bucket without data becomes, between the series' first and last stored day: NONE leaves it out, NULL gives it a null value, ZERO a 0, PREVIOUS the last known value. A filled bucket has count 0.",
+        "What a bucket without data becomes, between the series' first and last " +
+        'stored day: NONE leaves it out, NULL gives it a null value, ZERO a 0, ' +
+        'PREVIOUS the last known value. A filled bucket has count 0.',
       values: namesOf(FILLS),
     }),
     Transform: builder.enumType('Transform', {
       description:
-        "A transform of the bucketed, filled series. MOVING_AVERAGE: the mean of the last `window` calendar buckets (default 7), warmed up from data before `from`. CHANGE, PERCENT_CHANGE: against the calendar-previous bucket; null when it is missing (and, for a percentage, zero). CUMULATIVE_SUM: from the range's first bucket. A bucket without a value keeps none.",
+        'A transform of the bucketed, filled series. MOVING_AVERAGE: the mean ' +
+        'of the last `window` calendar buckets (default 7), warmed up from data ' +
+        'before `from`. CHANGE, PERCENT_CHANGE: against the calendar-previous bucket; ' +
+        'null when it is missing (and, for a percentage, zero). CUMULATIVE_SUM: ' +
+        "from the range's first bucket. A bucket without a value keeps none.",
       values: namesOf(TRANSFORMS),
     }),
     ValueKind: builder.enumType('ValueKind', {

@@ -170,7 +170,8 @@ function mediaTypeRefusal(req: IncomingMessage, response: Response): ApiError {
 
 /** The body types Yoga parses (its default request parsers). */
 const BODY_TYPES =
-  'application/json (or application/graphql+json, application/graphql, application/x-www-form-urlencoded, multipart/form-data)';
+  'application/json (or application/graphql+json, application/graphql, application/x-www-form-urlencoded, ' +
+  'multipart/form-data)';
 
 function isValidHost(host: string | undefined): boolean {
   return host === undefined || (!/[/?#@\\]/.test(host) && URL.canParse(`http://${host}/`));

@@ -34,7 +34,12 @@ export function addMetricQuery(builder: Builder, refs: { catalog: Catalog; enums
       type: Metric,
       nullable: true,
       description:
-        "The series of one metric. Same rules as REST /v1/metrics/<name> (the same validation code): omitted `projects` means every project of the metric (an error where the metric requires projects); a project the metric does not allow is an error naming it; bounds are inclusive. The options shape the series as in REST's extension parameters; with none, the stored daily points.",
+        'The series of one metric. Same rules as REST /v1/metrics/<name> (the ' +
+        'same validation code): omitted `projects` means every project of the metric ' +
+        '(an error where the metric requires projects); a project the metric does ' +
+        'not allow is an error naming it; bounds are inclusive. The options shape ' +
+        "the series as in REST's extension parameters; with none, the stored daily " +
+        'points.',
       args: t.validate(
         {
           name: t.arg({ type: refs.enums.MetricName, required: true, description: 'The metric.' }),
@@ -84,7 +89,8 @@ export function addMetricQuery(builder: Builder, refs: { catalog: Catalog; enums
             type: 'DateTime',
             required: false,
             description:
-              'Answer with the values as they were served at this instant: revised values as they were then, points written later absent. Omitted means now.',
+              'Answer with the values as they were served at this instant: revised values ' +
+              'as they were then, points written later absent. Omitted means now.',
           }),
         },
         seriesArgs(refs.catalog),

@@ -14,7 +14,11 @@ export function addScalars(builder: Builder): void {
   });
   builder.scalarType('DateTime', {
     description:
-      'An instant written as an ISO 8601 UTC time with microseconds, e.g. 2026-06-30T12:00:00.123456Z, as GET /v1/changes writes it, so a time given out names its write exactly when passed back as `asOf` or `since`. As an argument it may also be a date alone (YYYY-MM-DD): `asOf` reads it as the end of that UTC day, `since` as its start.',
+      'An instant written as an ISO 8601 UTC time with microseconds, e.g. 2026-06-30T12:00:00.123456Z, ' +
+      'as GET /v1/changes writes it, so a time given out names its write exactly ' +
+      'when passed back as `asOf` or `since`. As an argument it may also be a ' +
+      'date alone (YYYY-MM-DD): `asOf` reads it as the end of that UTC day, `since` ' +
+      'as its start.',
     serialize: (value) => value,
     parseValue: parseDateTime,
     parseLiteral: (ast) =>
@@ -48,7 +52,8 @@ function parseDate(value: unknown, node?: ValueNode): string {
 
 const DATE_EXPECTS = 'Date expects a real calendar date as YYYY-MM-DD';
 const DATE_TIME_EXPECTS =
-  'DateTime expects an RFC 3339 time with a zone, e.g. 2026-06-30T12:00:00Z (in UTC, within the years 0001-9999), or a date YYYY-MM-DD';
+  'DateTime expects an RFC 3339 time with a zone, e.g. 2026-06-30T12:00:00Z ' +
+  '(in UTC, within the years 0001-9999), or a date YYYY-MM-DD';
 
 /**
  * A literal that is not a string (`from: 123`) refused, naming it as the document wrote it;

@@ -32,7 +32,11 @@ export function addSeriesUpdatedSubscription(builder: Builder, refs: { enums: En
     t.field({
       type: SeriesUpdateRef,
       description:
-        'An event each time a matching series is written (by an import, a sync, or any other writer), once the write has committed. Omitted `name` means every metric, omitted `projects` every project. A key may hold SUBSCRIPTIONS_PER_KEY subscriptions open at once (RATE_LIMITED past it); events a slow subscriber has not read are kept up to 1,000, the oldest dropped first.',
+        'An event each time a matching series is written (by an import, a sync, ' +
+        'or any other writer), once the write has committed. Omitted `name` means ' +
+        'every metric, omitted `projects` every project. A key may hold SUBSCRIPTIONS_PER_KEY ' +
+        'subscriptions open at once (RATE_LIMITED past it); events a slow subscriber ' +
+        'has not read are kept up to 1,000, the oldest dropped first.',
       args: {
         name: t.arg({ type: refs.enums.MetricName, required: false, description: 'Only this metric.' }),
         projects: t.arg({ type: [refs.enums.Project], required: false, description: 'Only these projects.' }),

@@ -49,7 +49,9 @@ export function addSeries(builder: Builder, refs: { DataPoint: DataPointRef; enu
         type: 'Date',
         nullable: true,
         description:
-          'The first day with data in the whole series (ignores the range; with `asOf`, as of that instant), for setting a chart axis; null when there is none.',
+          'The first day with data in the whole series (ignores the range; with ' +
+          '`asOf`, as of that instant), for setting a chart axis; null when there ' +
+          'is none.',
         resolve: async (s, _args, ctx) =>
           (await ctx.loaders.coverage.load({ metric: s.plan.metric.name, slug: s.project.slug, asOf: s.plan.asOf }))
             .first,
@@ -58,7 +60,8 @@ export function addSeries(builder: Builder, refs: { DataPoint: DataPointRef; enu
         type: 'Date',
         nullable: true,
         description:
-          'The last day with data in the whole series (ignores the range; with `asOf`, as of that instant); null when there is none.',
+          'The last day with data in the whole series (ignores the range; with `asOf`, ' +
+          'as of that instant); null when there is none.',
         resolve: async (s, _args, ctx) =>
           (await ctx.loaders.coverage.load({ metric: s.plan.metric.name, slug: s.project.slug, asOf: s.plan.asOf }))
             .last,
@@ -67,7 +70,9 @@ export function addSeries(builder: Builder, refs: { DataPoint: DataPointRef; enu
         type: 'DateTime',
         nullable: true,
         description:
-          'When any point of the whole series was last written (imported, synced, revised; with `asOf`, the last write by that instant); null when none ever was.',
+          'When any point of the whole series was last written (imported, synced, ' +
+          'revised; with `asOf`, the last write by that instant); null when none ' +
+          'ever was.',
         resolve: async (s, _args, ctx) =>
           (await ctx.loaders.coverage.load({ metric: s.plan.metric.name, slug: s.project.slug, asOf: s.plan.asOf }))
             .updatedAt,

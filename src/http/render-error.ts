@@ -68,7 +68,8 @@ export function rawRequestError(
       ? new ApiError('header-too-large', `the request line and header fields are limited to ${limitBytes} bytes`)
       : new ApiError(
           'bad-request',
-          'the request is not valid HTTP/1.1: its request line or a header field holds what HTTP does not allow (URLs are percent-encoded ASCII)',
+          'the request is not valid HTTP/1.1: its request line or a header field ' +
+            'holds what HTTP does not allow (URLs are percent-encoded ASCII)',
         );
   const head = requestStart?.subarray(0, 64).toString('latin1') ?? '';
   const graphql = /^[A-Z]+ \/graphql[?\s/]/.test(head);

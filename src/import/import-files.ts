@@ -184,7 +184,8 @@ async function writeFile(
 function toPoint(line: number, check: RowCheck, ids: ReadonlyMap<string, number>): PointRow | RemovedPoint {
   if (!check.ok)
     throw new Error(
-      `line ${line} passed validation but now reads as invalid (${check.error}); was the file changed during the import?`,
+      `line ${line} passed validation but now reads as invalid (${check.error}); ` +
+        `was the file changed during the import?`,
     );
   const projectId = ids.get(projectKey(check.row.metric, check.row.slug));
   if (projectId === undefined)

@@ -145,7 +145,10 @@ function splitCsvLine(text: string): string[] | string {
       const comma = text.indexOf(',', i);
       const field = text.slice(i, comma === -1 ? undefined : comma);
       if (field.includes('"'))
-        return `a quote inside the unquoted field in column ${fields.length + 1}; quote the whole field and double the quote`;
+        return (
+          `a quote inside the unquoted field in column ${fields.length + 1}; quote ` +
+          `the whole field and double the quote`
+        );
       fields.push(field);
       if (comma === -1) return fields;
       i = comma + 1;
@@ -168,7 +171,9 @@ async function* ndjsonRows(lines: AsyncIterable<string>): AsyncGenerator<ParsedL
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
       yield {
         line,
-        error: `expected a JSON object, found ${parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : typeof parsed}`,
+        error:
+          `expected a JSON object, ` +
+          `found ${parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : typeof parsed}`,
       };
       continue;
     }
@@ -176,7 +181,9 @@ async function* ndjsonRows(lines: AsyncIterable<string>): AsyncGenerator<ParsedL
     if (unknown.length > 0) {
       yield {
         line,
-        error: `unexpected field ${unknown.map((k) => `"${clipped(k)}"`).join(', ')}: expected only ${[...NDJSON_KEYS].join(', ')}`,
+        error:
+          `unexpected field ${unknown.map((k) => `"${clipped(k)}"`).join(', ')}: ` +
+          `expected only ${[...NDJSON_KEYS].join(', ')}`,
       };
       continue;
     }

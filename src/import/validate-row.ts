@@ -166,7 +166,9 @@ function extraText(
   if (notNumbers.length > 0) {
     const field = notNumbers[0]!;
     return {
-      error: `extra field "${field}" of metric "${metric.name}" must be a number (or null), found ${describe(record[field])}`,
+      error:
+        `extra field "${field}" of metric "${metric.name}" must be a number (or ` +
+        `null), found ${describe(record[field])}`,
     };
   }
   // An integer metric's fields split what its value counts (etf-num-products: spot, futures, leveraged).
@@ -177,7 +179,9 @@ function extraText(
   if (fractions.length > 0) {
     const field = fractions[0]!;
     return {
-      error: `extra field "${field}" of the integer metric "${metric.name}" must be a whole number (or null), found ${describe(record[field])}`,
+      error:
+        `extra field "${field}" of the integer metric "${metric.name}" must be ` +
+        `a whole number (or null), found ${describe(record[field])}`,
     };
   }
   return { text: JSON.stringify(extra) };

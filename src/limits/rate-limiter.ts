@@ -148,7 +148,9 @@ const POLICY_NAME = 'default';
 /** `RateLimit-Policy` and `RateLimit` for one outcome (draft-ietf-httpapi-ratelimit-headers-10 §3, §4). */
 function rateLimitHeaders(outcome: RateLimitOutcome, policy: RateLimitPolicy): Record<string, string> {
   return {
-    'ratelimit-policy': `"${POLICY_NAME}";q=${policy.burst};w=${Math.max(1, wholeSeconds((policy.burst * 60_000) / policy.perMinute))}`,
+    'ratelimit-policy':
+      `"${POLICY_NAME}";q=${policy.burst}` +
+      `;w=${Math.max(1, wholeSeconds((policy.burst * 60_000) / policy.perMinute))}`,
     ratelimit: `"${POLICY_NAME}";r=${outcome.remaining};t=${outcome.resetSeconds}`,
   };
 }

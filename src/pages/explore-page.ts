@@ -49,7 +49,9 @@ const ASSETS: ReadonlyMap<string, Asset> = new Map([
 
 /** Scripts only from this origin; uPlot sets element styles, hence inline styles. */
 const CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' blob: data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
+  "connect-src 'self'; img-src 'self' blob: data:; form-action 'self'; base-uri " +
+  "'none'; frame-ancestors 'none'";
 
 function send({ req, res }: PageCall, asset: Asset): void {
   res.statusCode = 200;

@@ -35,7 +35,11 @@ export function metricOperation(metric: MetricDefinition): Record<string, unknow
         name: 'project',
         in: 'query',
         required: metric.projectRequired,
-        description: `One slug or several joined with commas (duplicates collapsed, case-sensitive). ${metric.projectRequired ? 'Required.' : 'Omitted means every project.'} Allowed: ${metric.projects.join(', ')}.`,
+        description:
+          `One slug or several joined with commas (duplicates ` +
+          `collapsed, case-sensitive). ${metric.projectRequired ? 'Required.' : 'Omitted means every project.'}` +
+          ` ` +
+          `Allowed: ${metric.projects.join(', ')}.`,
         style: 'form',
         explode: false,
         schema: { type: 'array', minItems: 1, items: { enum: [...metric.projects] } },
@@ -63,7 +67,8 @@ export function metricOperation(metric: MetricDefinition): Record<string, unknow
       },
       '304': {
         description:
-          'Not modified: If-None-Match names the ETag, or (without If-None-Match) If-Modified-Since is not earlier than Last-Modified.',
+          'Not modified: If-None-Match names the ETag, or (without If-None-Match) ' +
+          'If-Modified-Since is not earlier than Last-Modified.',
       },
       ...errorResponses([
         'bad-request',
@@ -83,7 +88,12 @@ export function exportOperation(catalog: Catalog): Record<string, unknown> {
     operationId: 'exportSeries',
     summary: "Several metrics' series as long rows metric,project,date,value, streamed as a download (extension)",
     description:
-      "Rows are ordered by metric and project as requested (catalog order when project is omitted), then date; each metric's dates and values equal its /v1/metrics/<name> answer for the same parameters. Extra fields (etf-num-products' spot, futures, leveraged) are left out unless extra=include, so only such an export imports back whole (`npm run import`). A value the series has none for is an empty CSV field, a JSON null.",
+      'Rows are ordered by metric and project as requested (catalog order when ' +
+      "project is omitted), then date; each metric's dates and values equal its " +
+      "/v1/metrics/<name> answer for the same parameters. Extra fields (etf-num-products' " +
+      'spot, futures, leveraged) are left out unless extra=include, so only such ' +
+      'an export imports back whole (`npm run import`). A value the series has ' +
+      'none for is an empty CSV field, a JSON null.',
     parameters: [
       {
         name: 'metric',
@@ -101,7 +111,9 @@ export function exportOperation(catalog: Catalog): Record<string, unknown> {
         style: 'form',
         explode: false,
         description:
-          'Projects, joined with commas; each must be allowed for every listed metric. Omitted means every project of each metric (a 400 where a metric requires projects).',
+          'Projects, joined with commas; each must be allowed for every listed metric. ' +
+          'Omitted means every project of each metric (a 400 where a metric requires ' +
+          'projects).',
         schema: { type: 'array', minItems: 1, items: { type: 'string' } },
       },
       {
@@ -116,7 +128,10 @@ export function exportOperation(catalog: Catalog): Record<string, unknown> {
         in: 'query',
         required: false,
         description:
-          "include adds each point's extra fields as the import reads them: a fifth CSV column extra_json (a JSON object, empty where the point has none) or an NDJSON key extra (absent where the point has none); omit (the default) leaves them out.",
+          "include adds each point's extra fields as the import reads them: a fifth " +
+          'CSV column extra_json (a JSON object, empty where the point has none) ' +
+          'or an NDJSON key extra (absent where the point has none); omit (the default) ' +
+          'leaves them out.',
         schema: { enum: ['omit', 'include'], default: 'omit' },
       },
       ...SERIES_PARAMETERS,
@@ -140,14 +155,21 @@ export function changesOperation(catalog: Catalog): Record<string, unknown> {
   return {
     operationId: 'listChanges',
     summary: 'Every write of a point since an instant, a page at a time (extension)',
-    description: `One entry per write, in commit order: a value written twice appears twice, a removed point has value null. Follow \`next\` while it is present; \`cursor\` resumes later from where this page ended. Following cursors skips and repeats nothing, even while new writes land. Costs one rate-limit unit per ${DEFAULT_CHANGES_LIMIT} entries asked for.`,
+    description:
+      `One entry per write, in commit order: a value written twice appears twice, ` +
+      `a removed point has value null. Follow \`next\` while it is present; \`cursor\` ` +
+      `resumes later from where this page ended. Following cursors skips and ` +
+      `repeats nothing, even while new writes land. Costs one rate-limit unit ` +
+      `per ${DEFAULT_CHANGES_LIMIT} entries asked for.`,
     parameters: [
       {
         name: 'since',
         in: 'query',
         required: false,
         description:
-          "Writes at or after this RFC 3339 instant (a date alone: the start of that UTC day). Required unless cursor is given; with a cursor, it must be the cursor's own.",
+          'Writes at or after this RFC 3339 instant (a date alone: the start of ' +
+          'that UTC day). Required unless cursor is given; with a cursor, it must ' +
+          "be the cursor's own.",
         schema: { type: 'string', examples: ['2026-06-30T00:00:00Z'] },
       },
       {
@@ -193,7 +215,8 @@ export function changesOperation(catalog: Catalog): Record<string, unknown> {
                       extra: {
                         type: 'object',
                         description:
-                          'The extra fields written with the value, for metrics that have them; absent when it has none, and for a removal.',
+                          'The extra fields written with the value, for metrics that have them; ' +
+                          'absent when it has none, and for a removal.',
                       },
                       updatedAt: {
                         type: 'string',

@@ -23,7 +23,10 @@ export const OPENAPI_COMPONENTS = {
       in: 'query',
       required: false,
       description:
-        'Extension. Calendar buckets (UTC days): `day` (the stored series, the default), `week` (ISO, from Monday), `month`, `quarter`, `year`. A bucket is labelled by its first day, even when the range starts inside it; only days inside the range are aggregated.',
+        'Extension. Calendar buckets (UTC days): `day` (the stored series, the ' +
+        'default), `week` (ISO, from Monday), `month`, `quarter`, `year`. A bucket ' +
+        'is labelled by its first day, even when the range starts inside it; only ' +
+        'days inside the range are aggregated.',
       schema: { enum: [...INTERVALS] },
     },
     Aggregation: {
@@ -31,7 +34,9 @@ export const OPENAPI_COMPONENTS = {
       in: 'query',
       required: false,
       description:
-        "Extension. How a bucket's days become one value; omitted means the metric's default (`GET /v1/metrics`). Integer metrics stay whole under sum, min, max, first and last; avg gives decimals.",
+        "Extension. How a bucket's days become one value; omitted means the metric's " +
+        'default (`GET /v1/metrics`). Integer metrics stay whole under sum, min, ' +
+        'max, first and last; avg gives decimals.',
       schema: { enum: [...AGGREGATIONS] },
     },
     Fill: {
@@ -39,7 +44,9 @@ export const OPENAPI_COMPONENTS = {
       in: 'query',
       required: false,
       description:
-        "Extension. A bucket without data, between the series' first and last stored day: `none` leaves it out (the default), `null` gives it a null value, `zero` a 0, `previous` the last known value.",
+        "Extension. A bucket without data, between the series' first and last " +
+        'stored day: `none` leaves it out (the default), `null` gives it a null ' +
+        'value, `zero` a 0, `previous` the last known value.',
       schema: { enum: [...FILLS] },
     },
     Transform: {
@@ -47,14 +54,20 @@ export const OPENAPI_COMPONENTS = {
       in: 'query',
       required: false,
       description:
-        "Extension, applied after buckets and fill. `moving_average`: the mean of the last `window` calendar buckets, warmed up from data before the range; `change` and `percent_change` (in percent, against the absolute previous value): against the calendar-previous bucket, null when it is missing or (for a percentage) zero; `cumulative_sum`: from the range's first bucket. A bucket without a value keeps none.",
+        'Extension, applied after buckets and fill. `moving_average`: the mean ' +
+        'of the last `window` calendar buckets, warmed up from data before the ' +
+        'range; `change` and `percent_change` (in percent, against the absolute ' +
+        'previous value): against the calendar-previous bucket, null when it is ' +
+        "missing or (for a percentage) zero; `cumulative_sum`: from the range's " +
+        'first bucket. A bucket without a value keeps none.',
       schema: { enum: [...TRANSFORMS] },
     },
     Window: {
       name: 'window',
       in: 'query',
       required: false,
-      description: `Extension, with transform=moving_average only: the buckets it spans, this one included (default 7).`,
+      description:
+        `Extension, with transform=moving_average only: the buckets it spans, ` + `this one included (default 7).`,
       schema: { type: 'integer', minimum: 1, maximum: MAX_WINDOW },
     },
     AsOf: {
@@ -62,7 +75,9 @@ export const OPENAPI_COMPONENTS = {
       in: 'query',
       required: false,
       description:
-        'Extension: answer with the values as they were served at this instant (RFC 3339, or YYYY-MM-DD meaning the end of that UTC day). A point first written later is absent; a value revised later shows its earlier value.',
+        'Extension: answer with the values as they were served at this instant ' +
+        '(RFC 3339, or YYYY-MM-DD meaning the end of that UTC day). A point first ' +
+        'written later is absent; a value revised later shows its earlier value.',
       schema: { type: 'string', examples: ['2026-03-01', '2026-03-01T12:00:00Z'] },
     },
   },
@@ -72,7 +87,9 @@ export const OPENAPI_COMPONENTS = {
       type: 'object',
       required: ['date', 'value'],
       description:
-        'A stored day, or with interval a bucket labelled by its first day. The value is null only for fill=null and for a transform that cannot be known (at a gap, a percentage from a zero bucket).',
+        'A stored day, or with interval a bucket labelled by its first day. The ' +
+        'value is null only for fill=null and for a transform that cannot be known ' +
+        '(at a gap, a percentage from a zero bucket).',
       properties: { date: { $ref: '#/components/schemas/Date' }, value: { type: ['number', 'null'] } },
       additionalProperties: false,
     },
@@ -80,7 +97,10 @@ export const OPENAPI_COMPONENTS = {
       type: 'object',
       required: ['date', 'value'],
       description:
-        'A point of an integer metric: a JSON integer, except with aggregation=avg, moving_average or percent_change (decimals) and fill=null or a transform that cannot be known (null). Typed as a number, so the decimals validate too.',
+        'A point of an integer metric: a JSON integer, except with aggregation=avg, ' +
+        'moving_average or percent_change (decimals) and fill=null or a transform ' +
+        'that cannot be known (null). Typed as a number, so the decimals validate ' +
+        'too.',
       properties: { date: { $ref: '#/components/schemas/Date' }, value: { type: ['number', 'null'] } },
       additionalProperties: false,
     },
@@ -88,7 +108,9 @@ export const OPENAPI_COMPONENTS = {
       type: 'object',
       required: ['date', 'value'],
       description:
-        'An integer point with named extra fields (aggregated like the value; absent on filled buckets and with a transform). A JSON integer under the same conditions as IntegerDataPoint, typed as a number for the same reason.',
+        'An integer point with named extra fields (aggregated like the value; ' +
+        'absent on filled buckets and with a transform). A JSON integer under the ' +
+        'same conditions as IntegerDataPoint, typed as a number for the same reason.',
       properties: { date: { $ref: '#/components/schemas/Date' }, value: { type: ['number', 'null'] } },
       additionalProperties: true,
     },

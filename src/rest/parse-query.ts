@@ -58,7 +58,9 @@ export function readParameters(rawQuery: string, known: readonly string[]): Map<
     } else if (seen.has(name)) {
       errors.push({
         param: name,
-        message: `${name} may be given once${name === 'project' || name === 'metric' ? '; join several with commas' : ''}`,
+        message:
+          `${name} may be given once` +
+          `${name === 'project' || name === 'metric' ? '; join several with commas' : ''}`,
       });
     } else {
       seen.set(name, value);

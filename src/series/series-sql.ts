@@ -70,7 +70,9 @@ export interface SeriesQuery {
 export function seriesStatement(shape: SeriesShape): SeriesStatement {
   const { interval, aggregation, fill, transform, window } = shape.options;
   const layout = typeof shape.layout === 'string' ? shape.layout : shape.layout.graphql.join(',');
-  const key = `${layout}|${interval}|${aggregation}|${fill}|${transform}|${window}|${shape.extraFields.join(',')}|${shape.asOf}`;
+  const key =
+    `${layout}|${interval}|${aggregation}|${fill}|${transform}` +
+    `|${window}|${shape.extraFields.join(',')}|${shape.asOf}`;
   let built = STATEMENTS.get(key);
   if (built === undefined) {
     built = numberParameters(statement(shape));
@@ -178,7 +180,9 @@ function bucketedPoints(shape: SeriesShape): string {
         : 'b.out_lo';
   // Fill `previous` reads back to the last bucket with data before that one, so every bucket
   // the transform looks at has its carried value, not only the range's first.
-  const carriedFrom = `coalesce((select date_trunc({{unit}}, max(pt.day)::timestamp)::date from ${pointSource(shape)} pt where pt.project_id = r.project_id and pt.day < ${needed}), ${needed})`;
+  const carriedFrom =
+    `coalesce((select date_trunc({{unit}}, max(pt.day)::timestamp)::date from ${pointSource(shape)} ` +
+    `pt where pt.project_id = r.project_id and pt.day < ${needed}), ${needed})`;
   const warmLo =
     options.fill === 'previous'
       ? `greatest(b.first_bucket, ${carriedFrom})`
@@ -188,7 +192,8 @@ function bucketedPoints(shape: SeriesShape): string {
   const extra =
     shape.extraFields.length === 0
       ? 'null::jsonb'
-      : `jsonb_build_object(${shape.extraFields.map((f) => `'${identifier(f)}', trim_scale(${aggregate(options.aggregation, extraNumber(f))})`).join(', ')})`;
+      : `jsonb_build_object(${shape.extraFields.map((f) => `'${identifier(f)}', trim_scale(${aggregate(options.aggregation, extraNumber(f))})`).join(', ')}` +
+        `)`;
   const point: PointColumns = {
     day: 'o.bucket',
     value: 'trim_scale(o.value)::text',
@@ -198,41 +203,54 @@ function bucketedPoints(shape: SeriesShape): string {
     revised: 'o.revised',
   };
   const revised = selects(shape.layout, 'revisedAt') ? 'max(d.written_at)' : 'null::timestamptz';
-  return `select ${aggregateText(shape.layout, pointText(shape.layout, point), 'o.bucket')}
+  return (
+    `select ${aggregateText(shape.layout, pointText(shape.layout, point), 'o.bucket')}
     from (
       with bounds as (
-        select b.*, date_trunc({{unit}}, b.lo::timestamp)::date as out_lo, date_trunc({{unit}}, b.hi::timestamp)::date as out_hi,
+        select b.*, date_trunc({{unit}}, b.lo::timestamp)::date as out_lo, ` +
+    `date_trunc({{unit}}, b.hi::timestamp)::date as out_hi,
           date_trunc({{unit}}, b.first_day::timestamp)::date as first_bucket
         from (
-          select f.first_day, greatest(coalesce({{from}}::date, f.first_day), f.first_day) as lo, least(coalesce({{to}}::date, f.last_day), f.last_day) as hi
-          from (select min(pt.day) as first_day, max(pt.day) as last_day from ${pointSource(shape)} pt where pt.project_id = r.project_id) f
+          select f.first_day, greatest(coalesce({{from}}::date, f.first_day), ` +
+    `f.first_day) as lo, least(coalesce({{to}}::date, f.last_day), f.last_day) ` +
+    `as hi
+          from (select min(pt.day) as first_day, max(pt.day) as last_day ` +
+    `from ${pointSource(shape)} pt where pt.project_id = r.project_id) f
         ) b
         where b.lo <= b.hi
       ),
       warm as (select b.*, ${warmLo} as warm_lo from bounds b),
       days as (
-        select pt.day, pt.value, pt.extra, pt.written_at, date_trunc({{unit}}, pt.day::timestamp)::date as bucket
-        from warm w join ${pointSource(shape)} pt on pt.project_id = r.project_id and pt.day between w.warm_lo and w.hi
+        select pt.day, pt.value, pt.extra, pt.written_at, date_trunc({{unit}}, ` +
+    `pt.day::timestamp)::date as bucket
+        from warm w join ${pointSource(shape)} pt on pt.project_id = ` +
+    `r.project_id and pt.day between w.warm_lo and w.hi
         where pt.day >= w.lo or pt.day < w.out_lo
       ),
       buckets as (
-        select d.bucket, ${aggregate(options.aggregation, 'd.value')} as value, count(*)::integer as n, ${extra} as extra, ${revised} as revised
+        select d.bucket, ${aggregate(options.aggregation, 'd.value')} ` +
+    `as value, count(*)::integer as n, ${extra} as extra, ${revised} as revised
         from days d group by d.bucket
       ),
       grid as (
-        select g::date as bucket, w.out_lo, b.n, b.value, b.extra, b.revised, count(b.value) over (order by g) as carried
-        from warm w cross join generate_series(w.warm_lo::timestamp, w.out_hi::timestamp, {{step}}::interval) g
+        select g::date as bucket, w.out_lo, b.n, b.value, b.extra, b.revised, ` +
+    `count(b.value) over (order by g) as carried
+        from warm w cross join generate_series(w.warm_lo::timestamp, ` +
+    `w.out_hi::timestamp, {{step}}::interval) g
         left join buckets b on b.bucket = g::date
       ),
-      filled as (select bucket, out_lo, coalesce(n, 0) as n, ${FILLED[options.fill]} as value, extra, revised from grid),
+      filled as (select bucket, out_lo, coalesce(n, 0) as n, ${FILLED[options.fill]} ` +
+    `as value, extra, revised from grid),
       shaped as (
         select bucket, n, ${transformed(options)} as value,
-          ${options.transform === null ? 'case when n > 0 then extra end' : 'null::jsonb'} as extra, revised
+          ${options.transform === null ? 'case when n > 0 then extra end' : 'null::jsonb'} ` +
+    `as extra, revised
         from filled
       )
       select s.* from shaped s cross join warm w
       where s.bucket between w.out_lo and w.out_hi${options.fill === 'none' ? ' and s.n > 0' : ''}
-    ) o`;
+    ) o`
+  );
 }
 
 /**
@@ -261,7 +279,10 @@ function transformed(options: SeriesOptions): string {
     case null:
       return 'value';
     case 'moving_average':
-      return `case when value is not null then avg(value) over (order by bucket rows between {{window}}::integer - 1 preceding and current row) end`;
+      return (
+        `case when value is not null then avg(value) over (order by bucket rows ` +
+        `between {{window}}::integer - 1 preceding and current row) end`
+      );
     case 'change':
       return `value - ${previous}`;
     case 'percent_change':
@@ -269,7 +290,10 @@ function transformed(options: SeriesOptions): string {
       return `case when ${previous} <> 0 then (value - ${previous}) / abs(${previous}) * 100 end`;
     case 'cumulative_sum':
       // From the range's first bucket: buckets read before it (to carry a value in) add nothing.
-      return `case when value is not null then sum(case when bucket >= out_lo then value end) over (order by bucket rows unbounded preceding) end`;
+      return (
+        `case when value is not null then sum(case when bucket >= out_lo then ` +
+        `value end) over (order by bucket rows unbounded preceding) end`
+      );
   }
 }
 
@@ -317,12 +341,19 @@ function pointText(layout: PointLayout, p: PointColumns): string {
         || coalesce(',' || nullif(substr(${p.extra}::text, 2, length(${p.extra}::text) - 2), ''), '') || '}'`;
     case 'csv':
     case 'csv-extra':
-      return `{{metric}}::text || ',' || r.slug || ',' || ${p.day}::text || ',' || ${p.always ? p.value : `coalesce(${p.value}, '')`}
-        || ${layout === 'csv' ? '' : `',' || coalesce('"' || replace(${p.extra}::text, '"', '""') || '"', '') || `}E'\\n'`;
+      return (
+        `{{metric}}::text || ',' || r.slug || ',' || ${p.day}` +
+        `::text || ',' || ${p.always ? p.value : `coalesce(${p.value}, '')`}
+        || ${layout === 'csv' ? '' : `',' || coalesce('"' || replace(${p.extra}::text, '"', '""') || '"', '') || `}` +
+        `E'\\n'`
+      );
     case 'ndjson':
     case 'ndjson-extra':
-      return `'{"metric":' || to_json({{metric}}::text)::text || ',"project":' || to_json(r.slug)::text || ',"date":"' || ${p.day}::text || '","value":' || ${value}
-        || ${layout === 'ndjson' ? '' : `coalesce(',"extra":' || ${p.extra}::text, '') || `}E'}\\n'`;
+      return (
+        `'{"metric":' || to_json({{metric}}::text)::text || ',"project":' || to_json(r.slug)::text ` +
+        `|| ',"date":"' || ${p.day}::text || '","value":' || ${value}
+        || ${layout === 'ndjson' ? '' : `coalesce(',"extra":' || ${p.extra}::text, '') || `}E'}\\n'`
+      );
   }
 }
 
@@ -342,10 +373,15 @@ function aggregateText(layout: PointLayout, point: string, order: string): strin
  */
 function pointSource(shape: SeriesShape): string {
   if (!shape.asOf) return 'point';
-  return `(select c.project_id, c.day, c.value, c.extra, c.written_at from point c where c.written_at <= {{asof}}::text::timestamptz
+  return (
+    `(select c.project_id, c.day, c.value, c.extra, c.written_at from point ` +
+    `c where c.written_at <= {{asof}}::text::timestamptz
     union all
-    select h.project_id, h.day, h.value, h.extra, h.valid_from from point_history h
-    where h.valid_from <= {{asof}}::text::timestamptz and h.valid_to > {{asof}}::text::timestamptz)`;
+    select h.project_id, h.day, h.value, h.extra, h.valid_from from point_history ` +
+    `h
+    where h.valid_from <= {{asof}}::text::timestamptz and h.valid_to ` +
+    `> {{asof}}::text::timestamptz)`
+  );
 }
 
 /** Whether a layout writes a GraphQL field. */

@@ -51,7 +51,10 @@ async function seedEmbedded(store: Store, catalog: Catalog, config: Config, logg
   progress.update('seeding sample data…');
   const result = await seedDatabase(store, catalog, { years: config.seedYears });
   progress.done(
-    `seeded ${result.points} sample points for ${result.series} series in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    `seeded ${result.points} sample points for ${result.series}` +
+      ` series in ${((Date.now() - started) / 1000).toFixed(1)}` +
+      ` ` +
+      `s`,
   );
   logger.info({ points: result.points }, 'embedded database seeded with sample data');
 }

@@ -158,7 +158,9 @@ function readPage(body: string, baseUrl: string): FeedPage {
   const parsed = FEED_PAGE.safeParse(json);
   if (!parsed.success)
     throw new UpstreamError(
-      `${baseUrl}/v1/changes is not a changes feed page (${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message})`,
+      `${baseUrl}/v1/changes is not a changes feed page ` +
+        `(${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}` +
+        `)`,
     );
   return parsed.data;
 }

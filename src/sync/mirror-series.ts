@@ -135,7 +135,9 @@ export async function mirrorSeries(
       return {
         ok: false,
         task,
-        error: `${task.metric}/${task.slug} ${check.row.day}: a point the upstream cannot have sent for ${task.from}..${task.to}`,
+        error:
+          `${task.metric}/${task.slug} ${check.row.day}: a point the upstream cannot ` +
+          `have sent for ${task.from}..${task.to}`,
       };
     }
     rows.push({ projectId: task.projectId, day: check.row.day, value: check.row.value, extra: check.row.extra });
@@ -227,7 +229,8 @@ function readUpstreamCatalog(body: string, baseUrl: string): UpstreamCatalog {
     json = JSON.parse(body);
   } catch {
     throw new UpstreamError(
-      `${where} did not answer JSON (it began ${JSON.stringify(body.slice(0, 40))}); is it the /v1 API of a metrics service?`,
+      `${where} did not answer JSON (it began ${JSON.stringify(body.slice(0, 40))}); ` +
+        `is it the /v1 API of a metrics service?`,
     );
   }
   const parsed = UPSTREAM_CATALOG.safeParse(json);

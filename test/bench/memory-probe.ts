@@ -59,7 +59,10 @@ for (const build of builds) {
     const result = await autocannon({ url: largest.url, headers: largest.headers, connections: 8, duration: 8 });
     const peak = sampler.stop();
     console.log(
-      `${build}: RSS ${mb(started)} MB after start, ${mb(warmed)} after the 3x365 warm-up, ${mb(before)} after 1 connection, peak ${mb(peak)} at 8 connections (growth ${mb(peak - before)} MB; ${result.requests.total} answers, non-2xx ${result.non2xx})${sampling ? buffersSince(from) : ''}`,
+      `${build}: RSS ${mb(started)} MB after start, ${mb(warmed)} after the ` +
+        `3x365 warm-up, ${mb(before)} after 1 connection, peak ${mb(peak)} at 8 ` +
+        `connections (growth ${mb(peak - before)} MB; ${result.requests.total} ` +
+        `answers, non-2xx ${result.non2xx})${sampling ? buffersSince(from) : ''}`,
     );
     if (withGraphql && !isFloor) {
       // GraphQL's steps follow REST's on the same process, as in `npm run bench`.
@@ -84,7 +87,10 @@ for (const build of builds) {
       const answered = await autocannon({ ...request, connections: 8 });
       const graphqlPeak = graphqlSampler.stop();
       console.log(
-        `${build}, graphql after it: RSS ${mb(graphqlBefore)} MB after 1 connection, peak ${mb(graphqlPeak)} at 8 connections (growth ${mb(graphqlPeak - graphqlBefore)} MB; ${answered.requests.total} answers, non-2xx ${answered.non2xx})${sampling ? buffersSince(graphqlFrom) : ''}`,
+        `${build}, graphql after it: RSS ${mb(graphqlBefore)} MB after 1 connection, ` +
+          `peak ${mb(graphqlPeak)} at 8 connections (growth ${mb(graphqlPeak - graphqlBefore)} ` +
+          (`MB; ${answered.requests.total} answers, non-2xx ${answered.non2xx}` +
+            `)${sampling ? buffersSince(graphqlFrom) : ''}`),
       );
     }
   } finally {
@@ -104,5 +110,8 @@ function buffersSince(from: number): string {
     .map((line) => line.split(' ').map(Number))
     .filter(([at]) => at! >= from);
   const most = (i: number) => Math.max(...samples.map((s) => s[i]!));
-  return `; ArrayBuffers at most ${mb(most(1))} MB before a forced full collection, ${mb(most(2))} MB after (${samples.length} collections)`;
+  return (
+    `; ArrayBuffers at most ${mb(most(1))} MB before a forced full collection, ${mb(most(2))} ` +
+    `MB after (${samples.length} collections)`
+  );
 }

@@ -58,7 +58,12 @@ export async function measureBlocks(
           ratios.set(name, [...(ratios.get(name) ?? []), ratio]);
           cpuOver.set(name, [...(cpuOver.get(name) ?? []), targetCpu - floorCpu]);
           console.log(
-            `  block ${block + 1} ${name}: ${ratio.toFixed(3)} × floor (${result.rps[1].toFixed(0)} against ${result.rps[0].toFixed(0)} req/s); process CPU ${targetCpu.toFixed(0)} against ${floorCpu.toFixed(0)} µs/request, PostgreSQL ${targetPostgres.toFixed(0)} against ${floorPostgres.toFixed(0)}, other ${targetOther.toFixed(0)} against ${floorOther.toFixed(0)}, idle ${targetIdle.toFixed(0)} against ${floorIdle.toFixed(0)}`,
+            `  block ${block + 1} ${name}: ${ratio.toFixed(3)} × floor (${result.rps[1].toFixed(0)} ` +
+              `against ${result.rps[0].toFixed(0)} req/s); process CPU ${targetCpu.toFixed(0)} ` +
+              `against ${floorCpu.toFixed(0)} µs/request, PostgreSQL ${targetPostgres.toFixed(0)} ` +
+              (`against ${floorPostgres.toFixed(0)}, other ${targetOther.toFixed(0)}` +
+                ` against ${floorOther.toFixed(0)}, `) +
+              `idle ${targetIdle.toFixed(0)} against ${floorIdle.toFixed(0)}`,
           );
         }
       } finally {
@@ -71,7 +76,11 @@ export async function measureBlocks(
   for (const [name, values] of ratios) {
     const sorted = [...values].sort((a, b) => a - b);
     console.log(
-      `${name}: × floor median ${median(values).toFixed(3)} (blocks ${sorted[0]!.toFixed(3)}-${sorted.at(-1)!.toFixed(3)}); process CPU over the floor's, median ${median(cpuOver.get(name)!).toFixed(0)} µs/request`,
+      `${name}: × floor median ${median(values).toFixed(3)}` +
+        ` (blocks ${sorted[0]!.toFixed(3)}-${sorted.at(-1)!.toFixed(3)}` +
+        `); ` +
+        `process CPU over the floor's, median ${median(cpuOver.get(name)!).toFixed(0)} ` +
+        `µs/request`,
     );
   }
 }

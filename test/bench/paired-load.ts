@@ -112,7 +112,10 @@ async function openPool(target: Target, connections: number): Promise<Connection
     ...target.headers,
     ...(target.body ? { 'content-length': String(Buffer.byteLength(target.body)) } : {}),
   });
-  const head = `${target.method} ${url.pathname}${url.search} HTTP/1.1\r\n${headers.map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`;
+  const head =
+    `${target.method} ${url.pathname}${url.search} HTTP/1.1\r\n` +
+    `${headers.map(([k, v]) => `${k}: ${v}\r\n`).join('')}` +
+    `\r\n`;
   const bytes = Buffer.from(head + (target.body ?? ''));
   return Promise.all(Array.from({ length: connections }, () => Connection.open(Number(url.port), bytes, target.name)));
 }

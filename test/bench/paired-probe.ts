@@ -35,7 +35,10 @@ const FRESH = process.env.FRESH !== '0';
 const db = await ensureBenchDatabase(BENCH_SERVER_URL, (line) => process.stderr.write(`${line}\n`));
 const env = benchServiceEnv(db);
 console.log(
-  `3x365 at ${CONNECTIONS} connections: ${BLOCKS} blocks of ${FRESH ? 'fresh processes' : 'the same processes'}, ${PAIRS} pairs of ${SLICE_MS} ms slices per comparison`,
+  `3x365 at ${CONNECTIONS} connections: ${BLOCKS} blocks ` +
+    `of ${FRESH ? 'fresh processes' : 'the same processes'}` +
+    `, ${PAIRS} ` +
+    `pairs of ${SLICE_MS} ms slices per comparison`,
 );
 await measureBlocks(startProcesses, {
   blocks: BLOCKS,

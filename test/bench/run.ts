@@ -54,7 +54,10 @@ interface Row extends MeasuredRow {
 
 if (QUICK)
   log(
-    `--quick: only 3 projects x 365 days at 8 connections, a warm-up of ${WARMUP_SECONDS} s then ${QUICK_ROUNDS} rounds of ${QUICK_SECONDS} s per target (floor, rest, graphql, rest-hot and graphql-hot through the response cache, and rest on two instances); no memory runs`,
+    `--quick: only 3 projects x 365 days at 8 connections, a warm-up of ${WARMUP_SECONDS} ` +
+      `s then ${QUICK_ROUNDS} rounds of ${QUICK_SECONDS} s per target (floor, ` +
+      `rest, graphql, rest-hot and graphql-hot through the response cache, and ` +
+      `rest on two instances); no memory runs`,
   );
 const db = await ensureBenchDatabase(BENCH_SERVER_URL, log);
 // The service runs as deployed (request logs at info level); only the rate limit is lifted,
@@ -245,7 +248,10 @@ if (!QUICK && (args.shape === undefined || args.shape === '76x3650')) {
           if (connections === 8) freshGrowthMb[target.name] = growth;
           const label = target.name === 'floor' ? what : `${target.name} ${what}`;
           memoryLines.push(
-            `76x3650 ${label}, ${connections} connection(s): ${result.requests.total} answers of ${(result.throughput.total / Math.max(1, result.requests.total) / 2 ** 20).toFixed(1)} MB, RSS ${(before / 2 ** 20).toFixed(0)} MB before, peak growth ${growth.toFixed(1)} MB`,
+            `76x3650 ${label}, ${connections} connection(s): ${result.requests.total} ` +
+              `answers of ${(result.throughput.total / Math.max(1, result.requests.total) / 2 ** 20).toFixed(1)} ` +
+              `MB, RSS ${(before / 2 ** 20).toFixed(0)} MB before, peak growth ${growth.toFixed(1)} ` +
+              `MB`,
           );
           log(memoryLines.at(-1)!);
         }
@@ -288,7 +294,9 @@ if (!QUICK && (args.shape === undefined || args.shape === 'views')) {
         duration: 6,
       });
       viewLines.push(
-        `monthly 76x3650 ${name}, 8 connections: ${result.requests.average.toFixed(0)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ${size} bytes per answer, non-2xx ${result.non2xx}`,
+        `monthly 76x3650 ${name}, 8 connections: ${result.requests.average.toFixed(0)} ` +
+          `req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ${size} ` +
+          `bytes per answer, non-2xx ${result.non2xx}`,
       );
       log(viewLines.at(-1)!);
     }
@@ -301,7 +309,8 @@ if (!QUICK && (args.shape === undefined || args.shape === 'views')) {
     const statuses = new Set<number>();
     for (const metric of CATALOG.metrics) {
       const res = await fetch(
-        `http://127.0.0.1:${fresh.port}/v1/export?metric=${metric.name}&project=${metric.projects.join(',')}&format=csv`,
+        `http://127.0.0.1:${fresh.port}/v1/export?metric=${metric.name}` +
+          `&project=${metric.projects.join(',')}&format=csv`,
         { headers: { 'x-api-key': BENCH_KEY } },
       );
       statuses.add(res.status);
@@ -313,7 +322,10 @@ if (!QUICK && (args.shape === undefined || args.shape === 'views')) {
     }
     const growth = (sampler.stop() - before) / 2 ** 20;
     viewLines.push(
-      `export of every metric, project and day as CSV, ${CATALOG.metrics.length} exports: statuses ${[...statuses].join(' ')}, ${rowsSeen} rows, ${(bytes / 2 ** 20).toFixed(1)} MB in ${((Date.now() - started) / 1000).toFixed(1)} s, service peak RSS growth ${growth.toFixed(1)} MB`,
+      `export of every metric, project and day as CSV, ${CATALOG.metrics.length} ` +
+        `exports: statuses ${[...statuses].join(' ')}, ${rowsSeen} rows, ${(bytes / 2 ** 20).toFixed(1)} ` +
+        `MB in ${((Date.now() - started) / 1000).toFixed(1)} s, service peak RSS ` +
+        `growth ${growth.toFixed(1)} MB`,
     );
     log(viewLines.at(-1)!);
   } finally {
@@ -328,7 +340,11 @@ const report = [
     const floorRps =
       rows.find((f) => f.shape === r.shape && f.connections === r.connections && f.target === 'floor')?.rps ?? NaN;
     const non2xx = r.non2xx === 0 ? '0' : `${r.non2xx} (${r.statuses})`;
-    return `| ${r.shape} | ${r.connections} | ${r.target} | ${r.rps.toFixed(0)} | ${(r.rps / floorRps).toFixed(2)} | ${r.p50} | ${r.p99} | ${r.errors} | ${non2xx} | ${r.bytes} | ${r.peakRssGrowthMb?.toFixed(1) ?? ''} |`;
+    return (
+      `| ${r.shape} | ${r.connections} | ${r.target} | ${r.rps.toFixed(0)} | ${(r.rps / floorRps).toFixed(2)} ` +
+      `| ${r.p50} | ${r.p99} | ${r.errors} | ${non2xx} | ${r.bytes} | ${r.peakRssGrowthMb?.toFixed(1) ?? ''} ` +
+      `|`
+    );
   }),
 ].join('\n');
 const ratio = (target: string, connections: number) => {
@@ -339,12 +355,15 @@ const ratio = (target: string, connections: number) => {
 const ratiosAt32 = QUICK
   ? ''
   : ` (32 connections: rest/floor=${ratio('rest', 32)} graphql/floor=${ratio('graphql', 32)})`;
-const summary = `ratios: rest/floor=${ratio('rest', 8)} graphql/floor=${ratio('graphql', 8)} rest-hot/floor=${ratio('rest-hot', 8)} graphql-hot/floor=${ratio('graphql-hot', 8)}`;
+const summary =
+  `ratios: rest/floor=${ratio('rest', 8)} graphql/floor=${ratio('graphql', 8)} ` +
+  `rest-hot/floor=${ratio('rest-hot', 8)} graphql-hot/floor=${ratio('graphql-hot', 8)}`;
 const verdicts = formatVerdicts(judgeTargets({ rows, freshGrowthMb }));
 mkdirSync('.data', { recursive: true });
 writeFileSync(
   `.data/bench-${args.shape ?? (QUICK ? 'quick' : 'full')}.md`,
-  `${report}\n\n${[...pairedLines, ...memoryLines, ...viewLines].join('\n')}\n\n${verdicts}\n\n${summary}${ratiosAt32}\n`,
+  `${report}\n\n${[...pairedLines, ...memoryLines, ...viewLines].join('\n')}` +
+    `\n\n${verdicts}\n\n${summary}${ratiosAt32}\n`,
 );
 console.log(`\n${report}\n`);
 for (const line of [...pairedLines, ...memoryLines, ...viewLines]) console.log(line);
@@ -370,11 +389,17 @@ async function pairedLine(
   await pairedLoad(floorTarget, floorTwoTarget, { ...options, pairs: 2, sliceMs: 500 });
   const describe = (result: PairedResult) => {
     const pairs = [...result.pairRatios].sort((a, b) => a - b);
-    return `${(result.rps[1] / result.rps[0]).toFixed(3)} (${result.rps[0].toFixed(0)} and ${result.rps[1].toFixed(0)} req/s; pairs ${pairs[0]!.toFixed(2)}-${pairs.at(-1)!.toFixed(2)})`;
+    return (
+      `${(result.rps[1] / result.rps[0]).toFixed(3)} (${result.rps[0].toFixed(0)} ` +
+      `and ${result.rps[1].toFixed(0)} req/s; pairs ${pairs[0]!.toFixed(2)}-${pairs.at(-1)!.toFixed(2)})`
+    );
   };
   const restResult = await pairedLoad(floorTarget, rest, options);
   const control = await pairedLoad(floorTarget, floorTwoTarget, options);
-  return `3x365 c=${connections} paired slices (${PAIRS} pairs of ${SLICE_MS} ms): rest × floor ${describe(restResult)}; second floor × floor ${describe(control)}`;
+  return (
+    `3x365 c=${connections} paired slices (${PAIRS} pairs of ${SLICE_MS} ms): ` +
+    `rest × floor ${describe(restResult)}; second floor × floor ${describe(control)}`
+  );
 }
 
 async function measure(target: Target, shape: Shape, connections: number): Promise<Row> {
@@ -448,7 +473,12 @@ function medianRow(runs: Row[]): Row {
 }
 
 function formatRow(r: Row): string {
-  return `${r.shape.padEnd(8)} c=${String(r.connections).padEnd(3)} ${r.target.padEnd(8)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  errors ${r.errors} non2xx ${r.non2xx} ${r.statuses}${r.peakRssGrowthMb === undefined ? '' : `  peak RSS +${r.peakRssGrowthMb.toFixed(1)} MB`}`;
+  return (
+    `${r.shape.padEnd(8)} c=${String(r.connections).padEnd(3)} ${r.target.padEnd(8)} ${r.rps.toFixed(0).padStart(6)} ` +
+    (`req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  errors ${r.errors}` +
+      (` non2xx ${r.non2xx} ${r.statuses}` +
+        `${r.peakRssGrowthMb === undefined ? '' : `  peak RSS +${r.peakRssGrowthMb.toFixed(1)} MB`}`))
+  );
 }
 
 /** Before timing: the target answers 200; its points are compared with the floor's. */

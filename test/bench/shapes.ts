@@ -50,8 +50,10 @@ export function targetsFor(
   const from = fromEpochDay(toEpochDay(lastDay) - shape.days + 1);
   const ids = projectIds.slice(0, shape.projects);
   const restPoints = (body: string) => JSON.parse(body) as Record<string, unknown>;
-  const graphqlQuery = `query Bench($projects: [Project!], $from: Date, $to: Date) {
-    metric(name: ${BENCH_METRIC.replaceAll('-', '_')}, projects: $projects, from: $from, to: $to) { series { slug points { date value } } }
+  const graphqlQuery =
+    `query Bench($projects: [Project!], $from: Date, $to: Date) {
+    metric(name: ${BENCH_METRIC.replaceAll('-', '_')}, projects: $projects, ` +
+    `from: $from, to: $to) { series { slug points { date value } } }
   }`;
   return [
     {
@@ -63,7 +65,10 @@ export function targetsFor(
     },
     {
       name: 'rest',
-      url: `http://127.0.0.1:${ports.service}/v1/metrics/${BENCH_METRIC}?project=${slugs.join(',')}&start_date=${from}&end_date=${to}`,
+      url:
+        `http://127.0.0.1:${ports.service}/v1/metrics/${BENCH_METRIC}` +
+        `?project=${slugs.join(',')}&start_date=${from}&end_date=` +
+        `${to}`,
       method: 'GET',
       headers: { 'x-api-key': key },
       pointsOf: restPoints,

@@ -68,7 +68,8 @@ export function judgeTargets(figures: RunFigures): Verdict[] {
     const p99 = ratios('3x365', [8, 32], api, (r) => r.p99);
     verdicts.push(
       judged(
-        `${api === 'rest' ? 'REST' : 'GraphQL'} ≥ ${line}× the floor's req/s, p99 ≤ ${P99_LINE}× its p99 (3x365, 8 and 32 connections)`,
+        `${api === 'rest' ? 'REST' : 'GraphQL'} ≥ ${line}× the floor's req/s, ` +
+          `p99 ≤ ${P99_LINE}× its p99 (3x365, 8 and 32 connections)`,
         rate === undefined || p99 === undefined ? undefined : { rate, p99 },
         ({ rate: r, p99: p }) => `req/s ${list(r)}× the floor's, p99 ${list(p)}×`,
         ({ rate: r, p99: p }) => r.every((x) => x >= line) && p.every((x) => x <= P99_LINE),
@@ -100,7 +101,8 @@ export function judgeTargets(figures: RunFigures): Verdict[] {
       `76x3650 peak RSS growth ≤ ${LARGE_GROWTH_LINE_MB} MB on a fresh service, both APIs (8 connections)`,
       growth.includes(undefined) ? undefined : (growth as number[]),
       ([rest, graphql]) =>
-        `REST ${rest!.toFixed(1)} MB, GraphQL ${graphql!.toFixed(1)} MB${floorGrowth === undefined ? '' : ` (the floor on a fresh process ${floorGrowth.toFixed(1)} MB)`}`,
+        `REST ${rest!.toFixed(1)} MB, GraphQL ${graphql!.toFixed(1)}` +
+        ` MB${floorGrowth === undefined ? '' : ` (the floor on a fresh process ${floorGrowth.toFixed(1)} MB)`}`,
       (both) => both.every((mb) => mb <= LARGE_GROWTH_LINE_MB),
     ),
   );

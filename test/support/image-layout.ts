@@ -131,7 +131,8 @@ async function step(s: StageState, { keyword, args, line }: Instruction): Promis
   const does = STEPS[keyword];
   if (does === undefined)
     throw new Error(
-      `Dockerfile line ${line}: ${keyword} is not reproduced by test/support/image-layout.ts; teach it what ${keyword} does`,
+      `Dockerfile line ${line}: ${keyword} is not reproduced by test/support/image-layout.ts; ` +
+        `teach it what ${keyword} does`,
     );
   try {
     await does(s, args);
@@ -188,7 +189,8 @@ const STEPS: Record<string, (s: StageState, args: string) => Promise<void> | voi
       const isFolder = (await stat(origin).catch(() => undefined))?.isDirectory();
       if (isFolder === undefined)
         throw new Error(
-          `${source} does not exist${stage === undefined ? ' in the build context' : ` in stage ${options.get('from')}`}`,
+          `${source} does not exist` +
+            `${stage === undefined ? ' in the build context' : ` in stage ${options.get('from')}`}`,
         );
       const target = posix.resolve(
         s.workdir,

@@ -80,7 +80,9 @@ export async function createPrivatePostgres(standbyOf?: PrivatePostgres): Promis
       'fast',
       '--no-sync',
     ]);
-  const options = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c fsync=off -c max_connections=50`;
+  const options =
+    `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} ` +
+    `-c fsync=off -c max_connections=50`;
   const start = async () => {
     await pg('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', '-t', '30', 'start']);
   };

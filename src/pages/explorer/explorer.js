@@ -117,7 +117,10 @@ function applyState(state) {
     // A date or number input takes only a well-formed value: anything else leaves it empty.
     if (state[param] && $(id).value !== state[param])
       notes.push(
-        `The link's ${param} "${state[param]}" is not ${param === 'window' ? 'a number of days' : 'a date (YYYY-MM-DD)'}; left empty.`,
+        `The link's ${param} "${state[param]}` +
+          `" is not ${param === 'window' ? 'a number of days' : 'a date (YYYY-MM-DD)'}` +
+          `; ` +
+          `left empty.`,
       );
   }
   for (const p of ['interval', 'aggregation', 'fill', 'transform']) {
@@ -222,11 +225,17 @@ const CATALOG_QUERY =
 /** The series query of a view; `extra` only for a metric whose points carry a breakdown (the table shows it). */
 function seriesQuery(state) {
   const fields = extraFieldsOf(state.metric).length ? 'date value extra' : 'date value';
-  return `query Explore($name: MetricName!, $projects: [Project!], $from: Date, $to: Date, $interval: Interval, $aggregation: Aggregation, $fill: Fill, $transform: Transform, $window: Int) {
-  metric(name: $name, projects: $projects, from: $from, to: $to, interval: $interval, aggregation: $aggregation, fill: $fill, transform: $transform, window: $window) {
+  return (
+    `query Explore($name: MetricName!, $projects: [Project!], $from: Date, ` +
+    `$to: Date, $interval: Interval, $aggregation: Aggregation, $fill: Fill, ` +
+    `$transform: Transform, $window: Int) {
+  metric(name: $name, projects: $projects, from: $from, to: $to, interval: ` +
+    `$interval, aggregation: $aggregation, fill: $fill, transform: $transform, ` +
+    `window: $window) {
     series { slug points { ${fields} } }
   }
-}`;
+}`
+  );
 }
 
 function extraFieldsOf(metricName) {
@@ -271,7 +280,8 @@ function defaultProjects(metric) {
 
 function fillProjects(metric, selected) {
   $('metric-about').textContent =
-    `${metric.description} — ${metric.valueKind.toLowerCase()} values, default aggregation ${metric.defaultAggregation.toLowerCase()}.`;
+    `${metric.description} — ${metric.valueKind.toLowerCase()} values, default ` +
+    `aggregation ${metric.defaultAggregation.toLowerCase()}.`;
   $('projects').replaceChildren(
     ...metric.coverage.map((c) => {
       const option = new Option(`${c.slug} (${c.firstDate ?? 'no data'} – ${c.lastDate ?? ''})`, c.slug);
@@ -338,7 +348,9 @@ async function loadSeries({ push = false } = {}) {
   if (request !== seriesRequests) return;
   explorer.series = Object.fromEntries(data.metric.series.map((s) => [s.slug, s.points]));
   const points = data.metric.series.reduce((n, s) => n + s.points.length, 0);
-  explorer.summary = `${data.metric.series.length} series, ${points} points in ${Math.round(performance.now() - started)} ms.${points === 0 ? ` ${noDataNote(state)}` : ''}`;
+  explorer.summary =
+    `${data.metric.series.length} series, ${points} points in ${Math.round(performance.now() - started)} ` +
+    `ms.${points === 0 ? ` ${noDataNote(state)}` : ''}`;
   // Said with the first view a link opens, then no more.
   if (explorer.linkNotes.length) explorer.summary += ` ${explorer.linkNotes.join(' ')}`;
   explorer.linkNotes = [];
