@@ -213,18 +213,36 @@ describe('GraphQL document limits', () => {
   });
 
   describe('how refusals are answered', () => {
-    it('answers a limit with 400 also to a client that accepts only application/json', async () => {
-      const answer = await ask(aliases(16), { accept: 'application/json' });
+    it('answers a limit as graphql\'s own validation errors: 400, and 200 to a client that accepts only application/json', async () => {
+      const json = await ask(aliases(16), { accept: 'application/json' });
 
-      expect(answer.status).toBe(400);
-      expect(answer.body.errors?.[0]?.extensions?.code).toBe(LIMIT_ERROR_CODE);
+      expect(json.status).toBe(200);
+      expect(json.body.data ?? null).toBeNull();
+      expect(json.body.errors?.[0]?.extensions?.code).toBe(LIMIT_ERROR_CODE);
+      expectRefused(await ask(aliases(16)), /^Aliases limit of 15 exceeded, found 16\.$/);
     });
 
-    it('answers the token limit, which stops the parser, with 400 also to a client that accepts only application/json', async () => {
-      const answer = await ask(tokens(1100), { accept: 'application/json' });
+    it('answers the token limit, which stops the parser, like every other limit', async () => {
+      const json = await ask(tokens(1100), { accept: 'application/json' });
 
-      expectRefused(answer, /^Token limit of 1000 exceeded\.$/);
-      expect(answer.body.errors).toEqual([{ message: 'Token limit of 1000 exceeded.', extensions: { code: LIMIT_ERROR_CODE } }]);
+      expect(json.status).toBe(200);
+      expect(json.body.errors).toEqual([{ message: 'Token limit of 1000 exceeded.', extensions: { code: LIMIT_ERROR_CODE } }]);
+      expectRefused(await ask(tokens(1100)), /^Token limit of 1000 exceeded\.$/);
+    });
+
+    it.each([
+      ['graphql\'s introspection depth', '{ __schema { types { fields { type { fields { type { fields { name } } } } } } } }', /^Maximum introspection depth exceeded$/],
+      ['graphql\'s cap of 100 validation errors', `{ ${Array.from({ length: 120 }, (_, i) => `x${i}`).join(' ')} }`, /Validation aborted\.$/],
+    ])('answers %s like the limits of its own: 400, and 200 to an application/json client', async (_label, query, message) => {
+      const strict = await ask(query);
+      const json = await ask(query, { accept: 'application/json' });
+
+      expect(strict.status).toBe(400);
+      expect(json.status).toBe(200);
+      for (const answer of [strict, json]) {
+        expect(answer.body.data ?? null).toBeNull();
+        expect(answer.body.errors).toContainEqual(expect.objectContaining({ message: expect.stringMatching(message), extensions: { code: LIMIT_ERROR_CODE } }));
+      }
     });
 
     it('reports every limit a document breaks at once', async () => {

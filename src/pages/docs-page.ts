@@ -141,7 +141,8 @@ ${GRAPHQL_LIMITS.maxDirectives} directives, cost ${GRAPHQL_LIMITS.maxCost} (intr
 (else <code>application/json</code>, also for <code>*/*</code> or no <code>Accept</code>; a 406, whose client accepts nothing the service can send, is <code>application/json</code>).</li>
 <li>A document that does not parse gets <code>GRAPHQL_PARSE_FAILED</code>, one that does not validate or is over a limit <code>GRAPHQL_VALIDATION_FAILED</code>
 (an argument written with the wrong type, <code>from: 123</code> or <code>name: "token_price_usd"</code>, is <code>BAD_USER_INPUT</code>: the message names the argument, what it expects and what it got, and for an enum the values closest to it),
-with 400 (with 200 when the answer is <code>application/json</code>, as GraphQL over HTTP asks, except for a limit). Here the answer's type is the first of the two the <code>Accept</code> header lists,
+with 400 (with 200 when the answer is <code>application/json</code>, as GraphQL over HTTP asks; so is every limit).
+A query whose points are sized, before it runs, over the 32 MB one GraphQL answer may take is refused the same way with <code>PAYLOAD_TOO_LARGE</code> (413; 200 to <code>application/json</code>). Here the answer's type is the first of the two the <code>Accept</code> header lists,
 in the order written: <code>application/json</code> for curl's <code>*/*</code>, for no <code>Accept</code>, and for <code>application/json, application/graphql-response+json</code>.</li>
 </ul>
 
