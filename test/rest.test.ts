@@ -327,6 +327,19 @@ for (const kind of STORE_KINDS) {
         // The same write time a series answer states as Last-Modified (in whole seconds).
         expect(res2.headers.get('last-modified')).toBe(new Date(Math.floor(Date.parse(entry.updatedAt) / 1000) * 1000).toUTCString());
       });
+
+      it('takes no parameters: an unknown one is a 400 naming it, as on the series paths', async () => {
+        const problem = await expectProblem(await svc.get('/v1/metrics?project=ethereum&format=csv'), 400);
+        expect(problem.errors).toEqual([
+          { param: 'project', message: 'unknown parameter "project"; expected none' },
+          { param: 'format', message: 'unknown parameter "format"; expected none' },
+        ]);
+        // Without parameters, the same listing as ever.
+        const plain = await svc.get('/v1/metrics');
+        const bare = await svc.get('/v1/metrics?');
+        expect(plain.status).toBe(200);
+        expect(await bare.text()).toBe(await plain.text());
+      });
     });
 
     describe('hygiene', () => {

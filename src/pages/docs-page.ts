@@ -121,7 +121,7 @@ An omitted <code>start_date</code> means the earliest stored day, an omitted <co
 <li><b>Projects</b>: several slugs are joined with commas and duplicates collapsed (first position kept). An empty segment (<code>a,,b</code>, a trailing comma),
 an unknown slug or a slug in the wrong case is a 400 naming it and listing the allowed ones; slugs are case-sensitive.
 <code>project</code> is required for the seven metrics the contract names; for the others an omitted <code>project</code> means every allowed slug.</li>
-<li><b>Parameters</b>: an unknown parameter (a <code>startDate</code> typo) is a 400 naming it; a repeated one (<code>?project=a&amp;project=b</code>) is a 400.</li>
+<li><b>Parameters</b>: an unknown parameter (a <code>startDate</code> typo) is a 400 naming it, also on <code>GET /v1/metrics</code>, which takes none; a repeated one (<code>?project=a&amp;project=b</code>) is a 400.</li>
 <li><b>Paths and methods</b>: an unknown metric is a 404 (after the key check); methods other than GET and HEAD get 405 with <code>Allow: GET, HEAD</code>.</li>
 <li><b>Caching</b>: series answers and the catalog carry <code>ETag</code> (known before the body, so large answers stream: for a series answer, the dataset's version and the request, so any write makes every series answer's ETag new) and <code>Cache-Control: private, max-age=${config.cacheMaxAgeSeconds}</code>
 (the OpenAPI document <code>max-age=300</code>; the changes feed an ETag and <code>no-store</code>; export <code>no-store</code>);
