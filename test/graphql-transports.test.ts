@@ -7,7 +7,12 @@ const QUERY = `{ metric(name: etf_num_products, projects: [blackrock, fidelity],
   name series { slug points { date value } detailed: points { date value extra } } } }`;
 
 /** Media types RFC 9110 allows for application/json: any case, whitespace before `;`. */
-const SPELLINGS = ['Application/JSON', 'APPLICATION/JSON; CHARSET=UTF-8', 'application/json ; charset=utf-8', 'application/json;charset="utf-8"'];
+const SPELLINGS = [
+  'Application/JSON',
+  'APPLICATION/JSON; CHARSET=UTF-8',
+  'application/json ; charset=utf-8',
+  'application/json;charset="utf-8"',
+];
 
 // What is tested is the route's HTTP handling, the same for both stores.
 const pglite = STORE_KINDS.find((k) => k.name === 'pglite')!;
@@ -46,7 +51,7 @@ describe('GraphQL answers in every transport and media type', () => {
     expect(events[0]!.data).toBe(json.text);
   });
 
-  it('answers a query asked in multipart with the bytes of its JSON answer, each part with its own length', async () => {
+  it('answers a query asked in multipart with its JSON answer\'s bytes, each part with its own length', async () => {
     const res = await post(QUERY, { accept: 'multipart/mixed' });
     const bytes = Buffer.from(await res.arrayBuffer());
     const text = bytes.toString('utf8');
@@ -54,7 +59,8 @@ describe('GraphQL answers in every transport and media type', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('multipart/mixed; boundary="-"');
     expect(text).not.toMatch(/\u0000|\\u0000/);
-    const parts = [...text.matchAll(/\r\n---\r\nContent-Type: application\/json; charset=utf-8\r\nContent-Length: (\d+)\r\n\r\n/g)];
+    const head = /\r\n---\r\nContent-Type: application\/json; charset=utf-8\r\nContent-Length: (\d+)\r\n\r\n/g;
+    const parts = [...text.matchAll(head)];
     expect(parts).toHaveLength(1);
     const start = Buffer.byteLength(text.slice(0, parts[0]!.index + parts[0]![0].length));
     const body = bytes.subarray(start, start + Number(parts[0]![1])).toString('utf8');

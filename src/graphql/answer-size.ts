@@ -45,7 +45,7 @@ export function useAnswerBudget(services: GraphqlServices): Plugin<GraphqlContex
 export function estimateAnswerBytes(
   services: GraphqlServices,
   metricArgs: ReturnType<typeof metricArgsSchema>,
-  args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null; variableValues?: { readonly [name: string]: unknown } | null },
+  args: ExecutionInput,
 ): number {
   const operation = getOperationAST(args.document, args.operationName);
   if (!operation || operation.operation !== 'query') return 0;
@@ -59,7 +59,8 @@ export function estimateAnswerBytes(
     if (name === 'metric' && metricField !== undefined) {
       const reads = pathsTo(walk, nodes, ['series', 'points']);
       if (reads === 0) continue;
-      const request = metricRequest(metricArgs, () => getArgumentValues(metricField, nodes[0]!, walk.variables) as MetricArgs);
+      const args = () => getArgumentValues(metricField, nodes[0]!, walk.variables) as MetricArgs;
+      const request = metricRequest(metricArgs, args);
       if (request !== undefined) bytes += reads * priceSeries(services, request).bytes;
     }
   }
@@ -68,6 +69,14 @@ export function estimateAnswerBytes(
 
 // Private
 
+/** What execution is given, as far as sizing its answer needs. */
+interface ExecutionInput {
+  schema: GraphQLSchema;
+  document: DocumentNode;
+  operationName?: string | null;
+  variableValues?: { readonly [name: string]: unknown } | null;
+}
+
 interface Walk {
   variables: { [name: string]: unknown };
   fragments: ReadonlyMap<string, FragmentDefinitionNode>;
@@ -75,7 +84,9 @@ interface Walk {
 
 function fragmentsOf(document: DocumentNode): Map<string, FragmentDefinitionNode> {
   const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
   return fragments;
 }
 
@@ -135,7 +146,8 @@ function answerTooLarge(bytes: number, limit: number): GraphQLError {
   const mb = (n: number) => `${Math.ceil(n / 2 ** 20)} MB`;
   const kind = ERROR_KINDS['payload-too-large'];
   return new GraphQLError(
-    `the answer's points are estimated at ${mb(bytes)}, over the limit of ${mb(limit)} for one GraphQL answer; ask for fewer projects, a shorter range or fewer aliases, or read it through REST, which streams`,
+    `the answer's points are estimated at ${mb(bytes)}, over the limit of ${mb(limit)} for one GraphQL answer; `
+      + 'ask for fewer projects, a shorter range or fewer aliases, or read it through REST, which streams',
     { extensions: { code: kind.graphqlCode, http: { status: kind.status, spec: true } } },
   );
 }

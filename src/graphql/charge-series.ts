@@ -21,12 +21,16 @@ export async function chargeSeries(ctx: GraphqlContext, request: PricedSeries): 
  * A series read's price against the rate limit and the bytes its points take in an answer,
  * sized by the widest series of the request as the price is.
  */
-export function priceSeries({ storedSpans, clock }: Pick<GraphqlServices, 'storedSpans' | 'clock'>, request: PricedSeries): { cost: number; bytes: number } {
-  const { cost, span } = priceRequest(request, todayEpochDay(clock()), request.slugs.map((slug) => storedSpans.of(request.metric.name, slug)));
+export function priceSeries(
+  { storedSpans, clock }: Pick<GraphqlServices, 'storedSpans' | 'clock'>,
+  request: PricedSeries,
+): { cost: number; bytes: number } {
+  const stored = request.slugs.map((slug) => storedSpans.of(request.metric.name, slug));
+  const { cost, span } = priceRequest(request, todayEpochDay(clock()), stored);
   return { cost, bytes: request.slugs.length * span.buckets * POINT_BYTES };
 }
 
 // Private
 
-/** About what one point takes in an answer (`{"date":"2024-01-01","value":12345.678}`), to size a large one before it is read. */
+/** About what one point takes in an answer (`{"date":"2024-01-01","value":12345.678}`), to size it before reading. */
 const POINT_BYTES = 40;

@@ -83,7 +83,8 @@ export function createGraphqlRoute(services: GraphqlServices): Route<GraphqlServ
         const length = parts.reduce((n, part) => n + part.length, 0);
         // Only whole successes are kept: an answer with errors may depend on more than the data.
         if (outcome.complete && keeper.keeps(length)) {
-          keeper.keep({ body: parts.length === 1 ? parts[0]! : Buffer.concat(parts, length), contentType: answerType, cost: counting.total });
+          const whole = parts.length === 1 ? parts[0]! : Buffer.concat(parts, length);
+          keeper.keep({ body: whole, contentType: answerType, cost: counting.total });
         }
         await sendWhole(req, res, { status: response.status, headers, body: parts, compress: false });
       } finally {
@@ -102,7 +103,12 @@ export function createGraphqlRoute(services: GraphqlServices): Route<GraphqlServ
  * Fetch API Request of our own.
  */
 async function runYoga(
-  yoga: GraphqlServer, req: IncomingMessage, res: ServerResponse, contentType: string | undefined, body: Buffer | undefined, context: GraphqlServerContext,
+  yoga: GraphqlServer,
+  req: IncomingMessage,
+  res: ServerResponse,
+  contentType: string | undefined,
+  body: Buffer | undefined,
+  context: GraphqlServerContext,
 ): Promise<Response> {
   // A HEAD is the GET it mirrors, answered without its body (the writer leaves it out):
   // Yoga itself allows only GET and POST and refused a HEAD with a query with its 405.
@@ -126,7 +132,8 @@ async function stillValid(services: GraphqlServices, header: string | string[] |
  */
 function cacheKeyOf(req: IncomingMessage, contentType: string | undefined, body: Buffer | undefined): string | undefined {
   const accept = req.headers.accept ?? '';
-  if (req.method !== 'POST' || body === undefined || body.length === 0 || acceptsMediaType(accept, 'text/event-stream')) return undefined;
+  if (req.method !== 'POST' || body === undefined || body.length === 0) return undefined;
+  if (acceptsMediaType(accept, 'text/event-stream')) return undefined;
   return `${req.url}\u0000${accept}\u0000${contentType ?? ''}\u0000${body.toString('latin1')}`;
 }
 
