@@ -8,7 +8,10 @@ import { GRAPHQL_ANSWER_BUDGET_BYTES } from '../src/limits/answer-budget.js';
 import { startTestService, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 
-const ISSUERS = CATALOG.byName.get('etf-num-products')!.projects.map((s) => s.replaceAll('-', '_')).join(', ');
+const ISSUERS = CATALOG.byName
+  .get('etf-num-products')!
+  .projects.map((s) => s.replaceAll('-', '_'))
+  .join(', ');
 
 /** `n` aliases of every issuer's whole `etf_num_products` history: about 11 MB each by the estimate. */
 const issuerAliases = (n: number): string => {
@@ -65,10 +68,12 @@ for (const kind of STORE_KINDS) {
 
       expect(refused.status).toBe(413);
       expect(refused.body.data ?? null).toBeNull();
-      expect(refused.body.errors).toEqual([{
-        message: expect.stringMatching(/^the answer's points are estimated at 43 MB, over the limit of 32 MB/),
-        extensions: { code: 'PAYLOAD_TOO_LARGE' },
-      }]);
+      expect(refused.body.errors).toEqual([
+        {
+          message: expect.stringMatching(/^the answer's points are estimated at 43 MB, over the limit of 32 MB/),
+          extensions: { code: 'PAYLOAD_TOO_LARGE' },
+        },
+      ]);
       expectAnswered(large, ['a0', 'a1', 'a2']);
       expectAnswered(small, ['metric']);
       expect(service.running.services.answerBudget.inUse).toBe(0);

@@ -44,21 +44,21 @@ describe('GraphQL answers in every transport and media type', () => {
 
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
-    expect(text).not.toMatch(/\u0000|\\u0000/);
+    expect(text.includes('\u0000') || text.includes('\\u0000')).toBe(false);
     const events = [...text.matchAll(/^event: (\w+)\ndata: ?(.*)$/gm)].map(([, event, data]) => ({ event, data }));
     expect(events.map((e) => e.event)).toEqual(['next', 'complete']);
     expect(JSON.parse(events[0]!.data!)).toEqual(json.data);
     expect(events[0]!.data).toBe(json.text);
   });
 
-  it('answers a query asked in multipart with its JSON answer\'s bytes, each part with its own length', async () => {
+  it("answers a query asked in multipart with its JSON answer's bytes, each part with its own length", async () => {
     const res = await post(QUERY, { accept: 'multipart/mixed' });
     const bytes = Buffer.from(await res.arrayBuffer());
     const text = bytes.toString('utf8');
 
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('multipart/mixed; boundary="-"');
-    expect(text).not.toMatch(/\u0000|\\u0000/);
+    expect(text.includes('\u0000') || text.includes('\\u0000')).toBe(false);
     const head = /\r\n---\r\nContent-Type: application\/json; charset=utf-8\r\nContent-Length: (\d+)\r\n\r\n/g;
     const parts = [...text.matchAll(head)];
     expect(parts).toHaveLength(1);

@@ -1,6 +1,16 @@
 import {
-  getArgumentValues, getDirectiveValues, getOperationAST, getVariableValues, GraphQLError, GraphQLIncludeDirective,
-  GraphQLSkipDirective, Kind, type DocumentNode, type FieldNode, type FragmentDefinitionNode, type GraphQLSchema,
+  getArgumentValues,
+  getDirectiveValues,
+  getOperationAST,
+  getVariableValues,
+  GraphQLError,
+  GraphQLIncludeDirective,
+  GraphQLSkipDirective,
+  Kind,
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLSchema,
   type SelectionSetNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
@@ -48,7 +58,7 @@ export function estimateAnswerBytes(
   args: ExecutionInput,
 ): number {
   const operation = getOperationAST(args.document, args.operationName);
-  if (!operation || operation.operation !== 'query') return 0;
+  if (operation?.operation !== 'query') return 0;
   const coerced = getVariableValues(args.schema, operation.variableDefinitions ?? [], args.variableValues ?? {});
   if (coerced.errors !== undefined) return 0;
   const walk: Walk = { variables: coerced.coerced, fragments: fragmentsOf(args.document) };
@@ -146,8 +156,8 @@ function answerTooLarge(bytes: number, limit: number): GraphQLError {
   const mb = (n: number) => `${Math.ceil(n / 2 ** 20)} MB`;
   const kind = ERROR_KINDS['payload-too-large'];
   return new GraphQLError(
-    `the answer's points are estimated at ${mb(bytes)}, over the limit of ${mb(limit)} for one GraphQL answer; `
-      + 'ask for fewer projects, a shorter range or fewer aliases, or read it through REST, which streams',
+    `the answer's points are estimated at ${mb(bytes)}, over the limit of ${mb(limit)} for one GraphQL answer; ` +
+      'ask for fewer projects, a shorter range or fewer aliases, or read it through REST, which streams',
     { extensions: { code: kind.graphqlCode, http: { status: kind.status, spec: true } } },
   );
 }

@@ -35,15 +35,19 @@ export function useGraphqlArmor(): Plugin {
     // The parser has no validation context to report to: the limit stops it by throwing.
     maxTokens: {
       n: GRAPHQL_LIMITS.maxTokens,
-      onReject: [(_context: ValidationContext | null, error: GraphQLError) => {
-        throw limitError(error);
-      }],
+      onReject: [
+        (_context: ValidationContext | null, error: GraphQLError) => {
+          throw limitError(error);
+        },
+      ],
     },
     // Replaced by useNoSuggestions: armor's pattern misses graphql's enum-value suggestions.
     blockFieldSuggestion: { enabled: false },
   }) as Plugin; // an envelop plugin; Yoga's plugin type only adds optional hooks
   const noSuggestions = useNoSuggestions();
-  const costLimit = useCostLimit(costLimitRule({ maxCost: GRAPHQL_LIMITS.maxCost, ignoreIntrospection: true, flattenFragments: true, ...validated }));
+  const costLimit = useCostLimit(
+    costLimitRule({ maxCost: GRAPHQL_LIMITS.maxCost, ignoreIntrospection: true, flattenFragments: true, ...validated }),
+  );
   return {
     onPluginInit({ addPlugin }) {
       addPlugin(armor);
@@ -66,7 +70,9 @@ export function useGraphqlArmor(): Plugin {
 function useCostLimit(rule: (context: ValidationContext) => ASTVisitor): Plugin {
   const withoutPageSizes = (context: ValidationContext): ASTVisitor => {
     const document = context.getDocument();
-    const stripped = visit(document, { Argument: (node) => (node.name.value === 'first' || node.name.value === 'last' ? null : undefined) });
+    const stripped = visit(document, {
+      Argument: (node) => (node.name.value === 'first' || node.name.value === 'last' ? null : undefined),
+    });
     if (stripped === document) return rule(context);
     // The rule reports through its own context: its errors are this document's.
     for (const error of validate(context.getSchema(), stripped, [rule])) context.reportError(error);
@@ -85,10 +91,12 @@ const SUGGESTION = /\s*Did you mean [^?]*\?$/;
 /** Drops graphql's "did you mean" guesses from validation errors, so they never hint at names. */
 function useNoSuggestions(): Plugin {
   return {
-    onValidate: () => ({ valid, result }) => {
-      if (valid) return;
-      for (const error of result) error.message = error.message.replace(SUGGESTION, '');
-    },
+    onValidate:
+      () =>
+      ({ valid, result }) => {
+        if (valid) return;
+        for (const error of result) error.message = error.message.replace(SUGGESTION, '');
+      },
   };
 }
 

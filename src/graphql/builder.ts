@@ -10,7 +10,10 @@ import type { GraphqlServices } from './graphql-services.js';
 import type { Splices } from './splice.js';
 import type { KeyCheck } from '../live/series-updates.js';
 
-/** What every resolver sees: the shared services and this request's own loaders, directory, rate-limit meter and splices. */
+/**
+ * What every resolver sees: the shared services and this request's own loaders, directory, rate-limit meter and
+ * splices.
+ */
 export interface GraphqlContext {
   services: GraphqlServices;
   directory: ProjectDirectory;

@@ -31,7 +31,8 @@ export function createGraphqlRoute(services: GraphqlServices): Route<GraphqlServ
     handle: async ({ req, res, signal, meter, caller }) => {
       const head = req.method === 'HEAD';
       // Yoga and the page build the request's URL from it: one that holds no host is the client's error.
-      if (!isValidHost(req.headers.host)) throw new ApiError('bad-request', 'the Host header does not hold a host name (with an optional port)');
+      if (!isValidHost(req.headers.host))
+        throw new ApiError('bad-request', 'the Host header does not hold a host name (with an optional port)');
       if (isGraphiqlPageRequest(req, services)) {
         // The page runs inline scripts, so only framing is restricted:
         // GraphiQL keeps the key in the browser, and a site framing it could make its user run queries.
@@ -44,7 +45,12 @@ export function createGraphqlRoute(services: GraphqlServices): Route<GraphqlServ
       // Yoga compares media types as written; RFC 9110 has them case-insensitive, with optional spaces.
       const contentType = normalizedContentType(req.headers['content-type']);
       const keeper = await lookUpAnswer(services.responseCache, cacheKeyOf(req, contentType, body), meter);
-      if (keeper.kept !== undefined) return sendWhole(req, res, { headers: [['content-type', keeper.kept.contentType]], body: keeper.kept.body, compress: false });
+      if (keeper.kept !== undefined)
+        return sendWhole(req, res, {
+          headers: [['content-type', keeper.kept.contentType]],
+          body: keeper.kept.body,
+          compress: false,
+        });
       const counting = countCharges(meter);
       // Given back when the response is sent. Yoga can answer before a resolver's wait
       // ends (the client left), so bytes granted after that are given back at once:
@@ -79,7 +85,8 @@ export function createGraphqlRoute(services: GraphqlServices): Route<GraphqlServ
           if (name.toLowerCase() !== 'content-length') headers.push([name, value]);
         });
         // A large answer stays in parts, written as they are: joined, it would be a second copy in memory.
-        const parts = splices.size > 0 ? splices.toParts(await response.text()) : [Buffer.from(await response.arrayBuffer())];
+        const parts =
+          splices.size > 0 ? splices.toParts(await response.text()) : [Buffer.from(await response.arrayBuffer())];
         const length = parts.reduce((n, part) => n + part.length, 0);
         // Only whole successes are kept: an answer with errors may depend on more than the data.
         if (outcome.complete && keeper.keeps(length)) {
@@ -113,7 +120,8 @@ async function runYoga(
   // A HEAD is the GET it mirrors, answered without its body (the writer leaves it out):
   // Yoga itself allows only GET and POST and refused a HEAD with a query with its 405.
   const method = req.method === 'HEAD' ? 'GET' : req.method;
-  const headers = contentType === req.headers['content-type'] ? req.headers : { ...req.headers, 'content-type': contentType };
+  const headers =
+    contentType === req.headers['content-type'] ? req.headers : { ...req.headers, 'content-type': contentType };
   const request = { method, url: req.url, headers, socket: req.socket, body: body?.length === 0 ? ' ' : body };
   const response = await yoga.handleNodeRequestAndResponse(request, res, context);
   if (response.status === 415 || response.status === 406) throw mediaTypeRefusal(req, response);
@@ -130,7 +138,11 @@ async function stillValid(services: GraphqlServices, header: string | string[] |
  * operation (the body) and the media type asked for. Keys and rate limits do not change an
  * answer. Only POSTed queries are kept; subscriptions (event streams) never are.
  */
-function cacheKeyOf(req: IncomingMessage, contentType: string | undefined, body: Buffer | undefined): string | undefined {
+function cacheKeyOf(
+  req: IncomingMessage,
+  contentType: string | undefined,
+  body: Buffer | undefined,
+): string | undefined {
   const accept = req.headers.accept ?? '';
   if (req.method !== 'POST' || body === undefined || body.length === 0) return undefined;
   if (acceptsMediaType(accept, 'text/event-stream')) return undefined;
@@ -149,21 +161,32 @@ function isStream(contentType: string): boolean {
  */
 function mediaTypeRefusal(req: IncomingMessage, response: Response): ApiError {
   if (response.status === 415) {
-    return new ApiError('unsupported-media-type', `a POST body must be ${BODY_TYPES}; the request sent ${req.headers['content-type'] ?? 'no content-type'}`);
+    return new ApiError(
+      'unsupported-media-type',
+      `a POST body must be ${BODY_TYPES}; the request sent ${req.headers['content-type'] ?? 'no content-type'}`,
+    );
   }
   // Yoga names what it could have sent in an `accept` header of its answer.
   const offered = (response.headers.get('accept') ?? '').replaceAll('; charset=utf-8', '');
-  return new ApiError('not-acceptable', `the answer can be ${offered}; the request accepts ${req.headers.accept ?? 'nothing'}`);
+  return new ApiError(
+    'not-acceptable',
+    `the answer can be ${offered}; the request accepts ${req.headers.accept ?? 'nothing'}`,
+  );
 }
 
 /** The body types Yoga parses (its default request parsers). */
-const BODY_TYPES = 'application/json (or application/graphql+json, application/graphql, application/x-www-form-urlencoded, multipart/form-data)';
+const BODY_TYPES =
+  'application/json (or application/graphql+json, application/graphql, application/x-www-form-urlencoded, ' +
+  'multipart/form-data)';
 
 function isValidHost(host: string | undefined): boolean {
   return host === undefined || (!/[/?#@\\]/.test(host) && URL.canParse(`http://${host}/`));
 }
 
-/** A browser opening the page, also from a shared link whose `?query=` the page puts in its editor; never with GRAPHIQL=off. */
+/**
+ * A browser opening the page, also from a shared link whose `?query=` the page puts in its editor; never with
+ * GRAPHIQL=off.
+ */
 function isGraphiqlPageRequest(req: IncomingMessage, { config }: GraphqlServices): boolean {
   return config.graphiql && req.method === 'GET' && acceptsMediaType(req.headers.accept, 'text/html');
 }

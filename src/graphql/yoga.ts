@@ -1,7 +1,14 @@
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { getOperationAST, GraphQLError, Kind, type DocumentNode } from 'graphql';
-import { createYoga, isAsyncIterable, processRegularResult, type GraphiQLOptions, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import {
+  createYoga,
+  isAsyncIterable,
+  processRegularResult,
+  type GraphiQLOptions,
+  type Plugin,
+  type YogaServerInstance,
+} from 'graphql-yoga';
 import { ApiError, ERROR_KINDS } from '../api/api-error.js';
 import { API_KEY_HEADER } from '../auth/api-keys.js';
 import type { ProjectDirectory } from '../db/project-directory.js';
@@ -49,7 +56,9 @@ export interface ExecutionOutcome {
  * the client caused keep their message and `extensions.code`; anything else is masked to
  * a generic message and logged, so no stack, SQL text or parameter reaches a client.
  */
-export function createGraphqlServer(services: GraphqlServices): YogaServerInstance<GraphqlServerContext, GraphqlContext> {
+export function createGraphqlServer(
+  services: GraphqlServices,
+): YogaServerInstance<GraphqlServerContext, GraphqlContext> {
   return createYoga<GraphqlServerContext, GraphqlContext>({
     schema: createGraphqlSchema(services.catalog),
     graphqlEndpoint: '/graphql',
@@ -72,15 +81,29 @@ export function createGraphqlServer(services: GraphqlServices): YogaServerInstan
       useVariableCheck(),
       // Compiled execution: more GraphQL answers per second under load, in paired bench runs.
       // Only queries are compiled; anything else takes graphql's own path and its errors.
-      useGraphQlJit({}, {
-        enableIf: (args) => isCompiledQuery(args.document, args.operationName),
-        onError: () => {},
-      }),
+      useGraphQlJit(
+        {},
+        {
+          enableIf: (args) => isCompiledQuery(args.document, args.operationName),
+          onError: () => {},
+        },
+      ),
       useAnswerBudget(services),
       useSplices(),
       useOutcome(),
     ],
-    context: ({ directory, signal, meter, caller, keyStillValid, reserveAnswer, splices }) => ({ services, directory, meter, caller, keyStillValid, signal, reserveAnswer, loaders: createSeriesLoaders(services.reads, directory, signal), splices: splices ?? createSplices(), pointReads: new Map() }),
+    context: ({ directory, signal, meter, caller, keyStillValid, reserveAnswer, splices }) => ({
+      services,
+      directory,
+      meter,
+      caller,
+      keyStillValid,
+      signal,
+      reserveAnswer,
+      loaders: createSeriesLoaders(services.reads, directory, signal),
+      splices: splices ?? createSplices(),
+      pointReads: new Map(),
+    }),
     graphiql: services.config.graphiql ? () => graphiqlOptions(services) : false,
     // The editor's files are served from the package (no CDN), by their own URLs (graphiql-assets.ts).
     renderGraphiQL: renderGraphiqlPage,
@@ -98,7 +121,7 @@ function useOutcome(): Plugin<object, GraphqlServerContext> {
     onResultProcess({ result, resultProcessor, serverContext }) {
       if (serverContext.outcome === undefined) return;
       const single = !Array.isArray(result) && !isAsyncIterable(result);
-      serverContext.outcome.complete = resultProcessor === processRegularResult && single && !(result.errors?.length);
+      serverContext.outcome.complete = resultProcessor === processRegularResult && single && !result.errors?.length;
     },
   };
 }
@@ -141,7 +164,8 @@ function maskGraphqlError(services: GraphqlServices, error: unknown): Error {
       },
     });
   }
-  if (original instanceof GraphQLError && error instanceof GraphQLError && error.path === undefined) return requestError(error);
+  if (original instanceof GraphQLError && error instanceof GraphQLError && error.path === undefined)
+    return requestError(error);
   if (original instanceof GraphQLError && typeof original.extensions.code === 'string') return original;
   // A CancelledError means the client has left (src/db/store.ts): nobody reads this answer, and nothing went wrong.
   const abandoned = original instanceof CancelledError;
@@ -165,14 +189,27 @@ function maskGraphqlError(services: GraphqlServices, error: unknown): Error {
  * internal reaches a client.
  */
 function requestError(error: GraphQLError): GraphQLError {
-  const { originalError: _, code, http, ...rest } = error.extensions as { originalError?: unknown; code?: unknown; http?: YogaHttpExtension };
+  const {
+    originalError: _,
+    code,
+    http,
+    ...rest
+  } = error.extensions as { originalError?: unknown; code?: unknown; http?: YogaHttpExtension };
   const status = http?.status ?? 400;
   const malformed = code === undefined || code === 'BAD_REQUEST' || code === 'OPERATION_RESOLUTION_FAILURE';
-  const documented = !malformed ? code : status === 405 ? ERROR_KINDS['method-not-allowed'].graphqlCode : ERROR_KINDS['bad-request'].graphqlCode;
+  const documented = !malformed
+    ? code
+    : status === 405
+      ? ERROR_KINDS['method-not-allowed'].graphqlCode
+      : ERROR_KINDS['bad-request'].graphqlCode;
   const spec = !malformed && http?.spec === true;
   return new GraphQLError(error.message, {
     nodes: error.nodes,
-    extensions: { ...rest, code: documented, http: { status, ...(http?.headers === undefined ? {} : { headers: http.headers }), ...(spec ? { spec } : {}) } },
+    extensions: {
+      ...rest,
+      code: documented,
+      http: { status, ...(http?.headers === undefined ? {} : { headers: http.headers }), ...(spec ? { spec } : {}) },
+    },
   });
 }
 

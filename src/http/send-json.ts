@@ -46,7 +46,12 @@ export const JSON_HEADERS = [['content-type', 'application/json']] as const;
 export const STALLED_CLIENT_MS = 60_000;
 
 /** A 200 JSON body with a weak ETag of its bytes, compressed when accepted; see {@link writeValidators}. */
-export async function sendJson(req: IncomingMessage, res: ServerResponse, body: string, options: { maxAgeSeconds?: number } = {}): Promise<void> {
+export async function sendJson(
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: string,
+  options: { maxAgeSeconds?: number } = {},
+): Promise<void> {
   const bytes = Buffer.from(body, 'utf8');
   if (!writeValidators(req, res, { etag: weakEtagOf(bytes), maxAgeSeconds: options.maxAgeSeconds })) return;
   await sendWhole(req, res, { headers: JSON_HEADERS, body: bytes, compress: true });
@@ -56,7 +61,11 @@ export async function sendJson(req: IncomingMessage, res: ServerResponse, body: 
  * ETag, Last-Modified and caching headers; false, after a bodiless 304, when the client's
  * copy is current (`If-None-Match`, or else `If-Modified-Since`).
  */
-export function writeValidators(req: IncomingMessage, res: ServerResponse, { etag, lastModified, maxAgeSeconds }: Validators): boolean {
+export function writeValidators(
+  req: IncomingMessage,
+  res: ServerResponse,
+  { etag, lastModified, maxAgeSeconds }: Validators,
+): boolean {
   res.setHeader('etag', etag);
   if (lastModified !== undefined) res.setHeader('last-modified', httpDate(lastModified));
   res.setHeader('cache-control', maxAgeSeconds === undefined ? 'no-store' : `private, max-age=${maxAgeSeconds}`);
@@ -75,7 +84,10 @@ export function writeValidators(req: IncomingMessage, res: ServerResponse, { eta
 export async function sendWhole(req: IncomingMessage, res: ServerResponse, answer: WholeAnswer): Promise<void> {
   const parts = Buffer.isBuffer(answer.body) ? [answer.body] : (answer.body as readonly Buffer[]);
   const length = parts.reduce((n, part) => n + part.length, 0);
-  const encoding = answer.compress && length >= COMPRESSION_THRESHOLD_BYTES ? chooseEncoding(req.headers['accept-encoding']) : undefined;
+  const encoding =
+    answer.compress && length >= COMPRESSION_THRESHOLD_BYTES
+      ? chooseEncoding(req.headers['accept-encoding'])
+      : undefined;
   const payload = encoding === undefined ? parts : [await compress(Buffer.concat(parts, length), encoding)];
   res.statusCode = answer.status ?? 200;
   for (const [name, value] of answer.headers) res.setHeader(name, value);
@@ -97,7 +109,13 @@ export async function sendWhole(req: IncomingMessage, res: ServerResponse, answe
  * is. HEAD gets the headers alone. When the client leaves, or takes nothing for
  * `stalledAfterMs`, it stops reading `chunks` (which closes their source) and resolves quietly.
  */
-export async function streamBody(req: IncomingMessage, res: ServerResponse, contentType: string, chunks: AsyncIterable<BodyChunk>, stalledAfterMs = STALLED_CLIENT_MS): Promise<void> {
+export async function streamBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  contentType: string,
+  chunks: AsyncIterable<BodyChunk>,
+  stalledAfterMs = STALLED_CLIENT_MS,
+): Promise<void> {
   const encoding = chooseEncoding(req.headers['accept-encoding']);
   res.statusCode = 200;
   res.setHeader('content-type', contentType);
@@ -106,9 +124,12 @@ export async function streamBody(req: IncomingMessage, res: ServerResponse, cont
     res.end();
     return;
   }
-  const compressor = encoding === 'br'
-    ? createBrotliCompress({ params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } })
-    : encoding === 'gzip' ? createGzip({ level: 6 }) : undefined;
+  const compressor =
+    encoding === 'br'
+      ? createBrotliCompress({ params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } })
+      : encoding === 'gzip'
+        ? createGzip({ level: 6 })
+        : undefined;
   const sink: NodeJS.WritableStream = compressor ?? res;
   compressor?.pipe(res);
 
@@ -167,7 +188,9 @@ export function weakEtagOf(bytes: Buffer): string {
 export function compress(bytes: Buffer, encoding: Encoding, effort: keyof typeof LEVELS = 'answer'): Promise<Buffer> {
   const levels = LEVELS[effort];
   if (encoding === 'gzip') return gzipAsync(bytes, { level: levels.gzip });
-  return brotli(bytes, { params: { [zlib.BROTLI_PARAM_QUALITY]: levels.brotli, [zlib.BROTLI_PARAM_SIZE_HINT]: bytes.length } });
+  return brotli(bytes, {
+    params: { [zlib.BROTLI_PARAM_QUALITY]: levels.brotli, [zlib.BROTLI_PARAM_SIZE_HINT]: bytes.length },
+  });
 }
 
 // Private
@@ -186,7 +209,10 @@ function httpDate(ms: number): string {
   return lastHttpDate.text;
 }
 
-/** Waits for `sink` to drain; a client that takes nothing for `ms` has its connection closed, which ends the wait as its leaving does. */
+/**
+ * Waits for `sink` to drain; a client that takes nothing for `ms` has its connection closed, which ends the wait as
+ * its leaving does.
+ */
 async function drained(sink: NodeJS.WritableStream, res: ServerResponse, gone: AbortSignal, ms: number): Promise<void> {
   const stalled = setTimeout(() => res.destroy(), ms);
   try {

@@ -14,7 +14,9 @@ export async function handleCatalog({ req, res, services, query, signal }: RestC
   const loaders = createSeriesLoaders(services.reads, readyDirectory(services.state), signal);
   const metrics = await Promise.all(
     services.catalog.metrics.map(async (metric) => {
-      const coverage = await Promise.all(metric.projects.map((slug) => loaders.coverage.load({ metric: metric.name, slug })));
+      const coverage = await Promise.all(
+        metric.projects.map((slug) => loaders.coverage.load({ metric: metric.name, slug })),
+      );
       return {
         name: metric.name,
         path: `/v1/metrics/${metric.name}`,

@@ -20,7 +20,11 @@ export interface ControlServer {
  * the API's keys play no part. A command waits until the database is prepared, then
  * streams its output back as NDJSON; a client that goes away aborts it.
  */
-export async function startControlServer(services: Services, ready: Promise<void>, secret: string): Promise<ControlServer> {
+export async function startControlServer(
+  services: Services,
+  ready: Promise<void>,
+  secret: string,
+): Promise<ControlServer> {
   const expected = Buffer.from(secret);
   const server: Server = createServer((req, res) => {
     // The secret first: any local process (or a page in a local browser) can reach this
@@ -37,10 +41,11 @@ export async function startControlServer(services: Services, ready: Promise<void
   });
   return {
     port: (server.address() as AddressInfo).port,
-    close: () => new Promise((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -71,16 +76,31 @@ async function runHandedOff(
     if (!res.writableFinished) gone.abort();
   });
   const send = (event: ControlEvent) => res.write(`${JSON.stringify(event)}\n`);
-  const output: CommandOutput = { out: (out) => send({ out }), err: (err) => send({ err }), progress: (progress) => send({ progress }) };
+  const output: CommandOutput = {
+    out: (out) => send({ out }),
+    err: (err) => send({ err }),
+    progress: (progress) => send({ progress }),
+  };
   res.writeHead(200, { 'content-type': 'application/x-ndjson' });
   let code = 1;
   try {
     const args: unknown = JSON.parse((await readBody(req)).toString('utf8'));
-    if (services.state.directory === undefined) output.progress('waiting for the server to finish preparing the database…');
+    if (services.state.directory === undefined)
+      output.progress('waiting for the server to finish preparing the database…');
     await ready;
     services.logger.info({ command: command.name }, 'running a command handed over by a CLI process');
     const keysChanged = () => services.keys.forget();
-    code = await command.run({ store: services.store, catalog: services.catalog, config: services.config, output, signal: gone.signal, keysChanged }, args);
+    code = await command.run(
+      {
+        store: services.store,
+        catalog: services.catalog,
+        config: services.config,
+        output,
+        signal: gone.signal,
+        keysChanged,
+      },
+      args,
+    );
   } catch (error) {
     services.logger.warn({ command: command.name, err: error }, 'a handed-over command failed');
     output.progress('');
