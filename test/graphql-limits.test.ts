@@ -38,8 +38,8 @@ const deep = (depth: number): string =>
 const bigOrdinaryQuery = (): string => {
   const slugs = CATALOG.byName.get('etf-aum-change-pct')!.projects.map(enumName);
   const alias = (name: string, from: number, month: string) =>
-    `${name}: metric(name: etf_aum_change_pct, projects: [${slugs.slice(from, from + 20).join(', ')}], ` +
-    `from: "2026-${month}-01", to: "2026-${month}-28") {
+    `${name}: metric(name: etf_aum_change_pct, projects: [${slugs.slice(from, from + 20).join(', ')}` +
+    `], from: "2026-${month}-01", to: "2026-${month}-28") {
       series { slug firstDate lastDate points { date value extra } }
     }`;
   return `{ ${alias('a', 0, '01')} ${alias('b', 20, '01')} ${alias('c', 40, '02')} }`;
@@ -48,8 +48,7 @@ const bigOrdinaryQuery = (): string => {
 /** Few tokens, little depth, no more than 15 aliases: fragments spread again and again make it dear. */
 const COSTLY_QUERY =
   `{ ${Array.from({ length: 15 }, (_, i) => `a${i}: metric(name: token_price_usd) { series { ...S ...S ...S } }`).join(' ')}` +
-  ` ` +
-  `}
+  ` }
 fragment S on Series { firstDate lastDate points { ...P ...P ...P ...P ` +
   `} }
 fragment P on DataPoint { date value extra }`;
@@ -256,25 +255,41 @@ describe('GraphQL document limits', () => {
   });
 
   describe('how refusals are answered', () => {
-    it('answers a limit with 400 also to a client that accepts only application/json', async () => {
-      const answer = await ask(aliases(16), { accept: 'application/json' });
+    it("answers a limit as graphql's own validation errors: 400, and 200 to an application/json client", async () => {
+      const json = await ask(aliases(16), { accept: 'application/json' });
 
-      expect(answer.status).toBe(400);
-      expect(answer.body.errors?.[0]?.extensions?.code).toBe(LIMIT_ERROR_CODE);
+      expect(json.status).toBe(200);
+      expect(json.body.data ?? null).toBeNull();
+      expect(json.body.errors?.[0]?.extensions?.code).toBe(LIMIT_ERROR_CODE);
+      expectRefused(await ask(aliases(16)), /^Aliases limit of 15 exceeded, found 16\.$/);
     });
 
-    it(
-      'answers the token limit, which stops the parser, with 400 also to a client ' +
-        'that accepts only application/json',
-      async () => {
-        const answer = await ask(tokens(1100), { accept: 'application/json' });
+    it('answers the token limit, which stops the parser, like every other limit', async () => {
+      const json = await ask(tokens(1100), { accept: 'application/json' });
 
-        expectRefused(answer, /^Token limit of 1000 exceeded\.$/);
-        expect(answer.body.errors).toEqual([
-          { message: 'Token limit of 1000 exceeded.', extensions: { code: LIMIT_ERROR_CODE } },
-        ]);
-      },
-    );
+      expect(json.status).toBe(200);
+      const refusal = { message: 'Token limit of 1000 exceeded.', extensions: { code: LIMIT_ERROR_CODE } };
+      expect(json.body.errors).toEqual([refusal]);
+      expectRefused(await ask(tokens(1100)), /^Token limit of 1000 exceeded\.$/);
+    });
+
+    const introspection = '{ __schema { types { fields { type { fields { type { fields { name } } } } } } } }';
+    const unknownFields = `{ ${Array.from({ length: 120 }, (_, i) => `x${i}`).join(' ')} }`;
+    it.each([
+      ["graphql's introspection depth", introspection, /^Maximum introspection depth exceeded$/],
+      ["graphql's cap of 100 validation errors", unknownFields, /Validation aborted\.$/],
+    ])('answers %s as the other limits: 400, and 200 to an application/json client', async (_label, query, message) => {
+      const strict = await ask(query);
+      const json = await ask(query, { accept: 'application/json' });
+
+      expect(strict.status).toBe(400);
+      expect(json.status).toBe(200);
+      for (const answer of [strict, json]) {
+        expect(answer.body.data ?? null).toBeNull();
+        const refusal = { message: expect.stringMatching(message), extensions: { code: LIMIT_ERROR_CODE } };
+        expect(answer.body.errors).toContainEqual(expect.objectContaining(refusal));
+      }
+    });
 
     it('reports every limit a document breaks at once', async () => {
       const answer = await ask(`{ ${aliases(16).slice(1, -1)} ${deep(7).slice(1, -1)} }`);

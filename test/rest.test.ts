@@ -428,6 +428,19 @@ for (const kind of STORE_KINDS) {
           );
         },
       );
+
+      it('takes no parameters: an unknown one is a 400 naming it, as on the series paths', async () => {
+        const problem = await expectProblem(await svc.get('/v1/metrics?project=ethereum&format=csv'), 400);
+        expect(problem.errors).toEqual([
+          { param: 'project', message: 'unknown parameter "project"; expected none' },
+          { param: 'format', message: 'unknown parameter "format"; expected none' },
+        ]);
+        // Without parameters, the same listing as ever.
+        const plain = await svc.get('/v1/metrics');
+        const bare = await svc.get('/v1/metrics?');
+        expect(plain.status).toBe(200);
+        expect(await bare.text()).toBe(await plain.text());
+      });
     });
 
     describe('hygiene', () => {

@@ -10,9 +10,10 @@ export const LIMIT_ERROR_CODE = 'GRAPHQL_VALIDATION_FAILED';
 /**
  * graphql-armor with {@link GRAPHQL_LIMITS}. A document over a limit gets a GraphQL error
  * with `extensions.code` {@link LIMIT_ERROR_CODE} that names the limit and the amount
- * found, and no data. The status is 400 whatever the client accepts: a limit is the
- * service's policy, like the body size's 413, so unlike graphql's own validation errors
- * it is not answered with 200 to `application/json` clients.
+ * found, and no data. Like graphql's own validation errors (its introspection depth and
+ * its 100-error cap among them), it is answered as GraphQL over HTTP asks of a document
+ * that fails validation: 400 to `application/graphql-response+json` clients, 200 to
+ * `application/json` ones.
  *
  * graphql-armor rather than Pothos' complexity plugin: Pothos measures depth, breadth and
  * field cost from inside the root resolvers, once execution has begun, and knows nothing
@@ -32,8 +33,6 @@ export function useGraphqlArmor(): Plugin {
     // Checked by useCostLimit instead, on the document without page sizes.
     costLimit: { enabled: false },
     // The parser has no validation context to report to: the limit stops it by throwing.
-    // Yoga marks what the parser throws as a parse failure (200 to application/json
-    // clients); requestError in yoga.ts keeps this one the 400 every limit gets.
     maxTokens: {
       n: GRAPHQL_LIMITS.maxTokens,
       onReject: [
@@ -104,6 +103,6 @@ function useNoSuggestions(): Plugin {
 /** armor words every refusal as a "Syntax Error: …", which a depth or cost limit is not. */
 function limitError(error: GraphQLError): GraphQLError {
   return new GraphQLError(error.message.replace(/^Syntax Error: /, ''), {
-    extensions: { code: LIMIT_ERROR_CODE, http: { status: 400, spec: false } },
+    extensions: { code: LIMIT_ERROR_CODE, http: { status: 400, spec: true } },
   });
 }

@@ -25,7 +25,10 @@ export interface GraphqlContext {
   keyStillValid?: KeyCheck;
   /** Aborts when the client leaves: cancels its statements, ends its subscription. */
   signal: CancelSignal;
-  /** Waits until an answer of about `bytes` may be built; what it reserves is given back when the response is sent. */
+  /**
+   * Waits until an answer of about `bytes` may be built; what it reserves is given back when the
+   * response is sent. Called once per query, before it runs (answer-size.ts), never by a resolver.
+   */
   reserveAnswer(bytes: number): Promise<void>;
   /** Points' JSON text that serialization puts in place (see splice.ts). */
   splices: Splices;

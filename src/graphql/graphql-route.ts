@@ -4,6 +4,7 @@ import { API_KEY_HEADER } from '../auth/api-keys.js';
 import { readyDirectory } from '../api/unavailable.js';
 import { countCharges, lookUpAnswer } from '../cache/answer-keeper.js';
 import { readBody, toFetchRequest } from '../http/fetch-bridge.js';
+import { acceptsMediaType, normalizedContentType } from '../http/media-type.js';
 import { renderGraphqlError } from '../http/render-error.js';
 import { sendEvents, sendWhole } from '../http/send-json.js';
 import type { Route } from '../http/route.js';
@@ -41,7 +42,9 @@ export function createGraphqlRoute(services: GraphqlServices): Route<GraphqlServ
       const directory = readyDirectory(services.state);
       // The body is read here first, so the 1 MB limit stays ours.
       const body = req.method === 'GET' || head ? undefined : await readBody(req);
-      const keeper = await lookUpAnswer(services.responseCache, cacheKeyOf(req, body), meter);
+      // Yoga compares media types as written; RFC 9110 has them case-insensitive, with optional spaces.
+      const contentType = normalizedContentType(req.headers['content-type']);
+      const keeper = await lookUpAnswer(services.responseCache, cacheKeyOf(req, contentType, body), meter);
       if (keeper.kept !== undefined)
         return sendWhole(req, res, {
           headers: [['content-type', keeper.kept.contentType]],
@@ -73,10 +76,10 @@ export function createGraphqlRoute(services: GraphqlServices): Route<GraphqlServ
         outcome,
       };
       try {
-        const response = await runYoga(yoga, req, res, body, context);
-        const contentType = response.headers.get('content-type') ?? '';
-        // A subscription's events (or a query's, asked as an event stream) are written as they come.
-        if (contentType.startsWith('text/event-stream') && !head) return await sendEvents(res, response, signal);
+        const response = await runYoga(yoga, req, res, contentType, body, context);
+        const answerType = response.headers.get('content-type') ?? '';
+        // A subscription's events (or a query's, asked as an event stream or in parts) are written as they come.
+        if (isStream(answerType) && !head) return await sendEvents(res, response, signal);
         const headers: [string, string][] = [];
         response.headers.forEach((value, name) => {
           if (name.toLowerCase() !== 'content-length') headers.push([name, value]);
@@ -87,11 +90,8 @@ export function createGraphqlRoute(services: GraphqlServices): Route<GraphqlServ
         const length = parts.reduce((n, part) => n + part.length, 0);
         // Only whole successes are kept: an answer with errors may depend on more than the data.
         if (outcome.complete && keeper.keeps(length)) {
-          keeper.keep({
-            body: parts.length === 1 ? parts[0]! : Buffer.concat(parts, length),
-            contentType,
-            cost: counting.total,
-          });
+          const whole = parts.length === 1 ? parts[0]! : Buffer.concat(parts, length);
+          keeper.keep({ body: whole, contentType: answerType, cost: counting.total });
         }
         await sendWhole(req, res, { status: response.status, headers, body: parts, compress: false });
       } finally {
@@ -113,19 +113,16 @@ async function runYoga(
   yoga: GraphqlServer,
   req: IncomingMessage,
   res: ServerResponse,
+  contentType: string | undefined,
   body: Buffer | undefined,
   context: GraphqlServerContext,
 ): Promise<Response> {
   // A HEAD is the GET it mirrors, answered without its body (the writer leaves it out):
   // Yoga itself allows only GET and POST and refused a HEAD with a query with its 405.
   const method = req.method === 'HEAD' ? 'GET' : req.method;
-  const request = {
-    method,
-    url: req.url,
-    headers: req.headers,
-    socket: req.socket,
-    body: body?.length === 0 ? ' ' : body,
-  };
+  const headers =
+    contentType === req.headers['content-type'] ? req.headers : { ...req.headers, 'content-type': contentType };
+  const request = { method, url: req.url, headers, socket: req.socket, body: body?.length === 0 ? ' ' : body };
   const response = await yoga.handleNodeRequestAndResponse(request, res, context);
   if (response.status === 415 || response.status === 406) throw mediaTypeRefusal(req, response);
   return response;
@@ -141,11 +138,20 @@ async function stillValid(services: GraphqlServices, header: string | string[] |
  * operation (the body) and the media type asked for. Keys and rate limits do not change an
  * answer. Only POSTed queries are kept; subscriptions (event streams) never are.
  */
-function cacheKeyOf(req: IncomingMessage, body: Buffer | undefined): string | undefined {
+function cacheKeyOf(
+  req: IncomingMessage,
+  contentType: string | undefined,
+  body: Buffer | undefined,
+): string | undefined {
   const accept = req.headers.accept ?? '';
-  if (req.method !== 'POST' || body === undefined || body.length === 0 || accept.includes('text/event-stream'))
-    return undefined;
-  return `${req.url}\u0000${accept}\u0000${req.headers['content-type'] ?? ''}\u0000${body.toString('latin1')}`;
+  if (req.method !== 'POST' || body === undefined || body.length === 0) return undefined;
+  if (acceptsMediaType(accept, 'text/event-stream')) return undefined;
+  return `${req.url}\u0000${accept}\u0000${contentType ?? ''}\u0000${body.toString('latin1')}`;
+}
+
+/** Answers Yoga writes as they come: an event stream, or multipart parts. Copied as they are, never kept. */
+function isStream(contentType: string): boolean {
+  return contentType.startsWith('text/event-stream') || contentType.startsWith('multipart/mixed');
 }
 
 /**
@@ -182,5 +188,5 @@ function isValidHost(host: string | undefined): boolean {
  * GRAPHIQL=off.
  */
 function isGraphiqlPageRequest(req: IncomingMessage, { config }: GraphqlServices): boolean {
-  return config.graphiql && req.method === 'GET' && (req.headers.accept ?? '').includes('text/html');
+  return config.graphiql && req.method === 'GET' && acceptsMediaType(req.headers.accept, 'text/html');
 }

@@ -93,7 +93,7 @@ export function addMetricQuery(builder: Builder, refs: { catalog: Catalog; enums
               'as they were then, points written later absent. Omitted means now.',
           }),
         },
-        seriesArgs(refs.catalog),
+        metricArgsSchema(refs.catalog),
       ),
       // Validated and charged per field, like one REST request each: the unit paid at authentication counts towards
       // the first.
@@ -105,15 +105,17 @@ export function addMetricQuery(builder: Builder, refs: { catalog: Catalog; enums
   );
 }
 
-// Private
-
 /** The `metric` field's arguments as REST's series request reads them (an argument given as null is absent). */
-type MetricArgs = { name: string } & {
+export type MetricArgs = { name: string } & {
   [K in Exclude<keyof SeriesRequestInput, 'metric'>]?: SeriesRequestInput[K] | null;
 };
 
-/** The shared series request schema over the `metric` field's arguments; the resolver gets `{ request }`. */
-function seriesArgs(catalog: Catalog) {
+/**
+ * The shared series request schema over the `metric` field's arguments (as graphql coerced
+ * them); it yields `{ request }`. The field validates with it, and the answer's size is
+ * estimated with it before a request runs (answer-size.ts).
+ */
+export function metricArgsSchema(catalog: Catalog) {
   return z
     .preprocess(
       (args: MetricArgs): SeriesRequestInput => ({

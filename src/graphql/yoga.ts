@@ -17,6 +17,7 @@ import type { RateLimitMeter } from '../limits/rate-limiter.js';
 import type { KeyCheck } from '../live/series-updates.js';
 import { createSeriesLoaders } from '../series/series-loader.js';
 import type { GraphqlServices } from './graphql-services.js';
+import { useAnswerBudget } from './answer-size.js';
 import { useArgumentErrors } from './argument-errors.js';
 import { useGraphqlArmor } from './armor.js';
 import type { GraphqlContext } from './builder.js';
@@ -36,7 +37,7 @@ export interface GraphqlServerContext {
   caller: string;
   /** Whether the request's key still counts: an open subscription ends once it does not. */
   keyStillValid?: KeyCheck;
-  /** See GraphqlContext.reserveAnswer. */
+  /** See GraphqlContext.reserveAnswer; called once per query, before it runs (answer-size.ts). */
   reserveAnswer(bytes: number): Promise<void>;
   /** Splices the route puts in as bytes (see splice.ts); made here when Yoga is used alone. */
   splices?: Splices;
@@ -87,6 +88,7 @@ export function createGraphqlServer(
           onError: () => {},
         },
       ),
+      useAnswerBudget(services),
       useSplices(),
       useOutcome(),
     ],
@@ -179,12 +181,12 @@ function maskGraphqlError(services: GraphqlServices, error: unknown): Error {
  * A request error of graphql's (no root type for the operation, a variable it cannot coerce)
  * or Yoga's (a method, body or parameter it refuses, a document that does not parse) in the
  * documented codes: Yoga's BAD_REQUEST and OPERATION_RESOLUTION_FAILURE become
- * METHOD_NOT_ALLOWED for a 405 and BAD_USER_INPUT otherwise. Only a document that does not
- * parse keeps Yoga's `spec` mark, which answers it with 200 to `application/json` clients, as
- * GraphQL over HTTP asks; a request that is not well formed, and a document over a limit, are
- * refused with their status for every client. Yoga marks every error thrown while parsing,
- * so the token limit (armor stops the parser) lost its 400 without this. `originalError` (the
- * JSON parser's error) is dropped: nothing internal reaches a client.
+ * METHOD_NOT_ALLOWED for a 405 and BAD_USER_INPUT otherwise. A refusal of the document (it
+ * does not parse, is over a limit, would build too large an answer) keeps its `spec` mark,
+ * which answers it with 200 to `application/json` clients, as GraphQL over HTTP asks; a
+ * request that is not well formed is refused with its status for every client, though Yoga
+ * marks some of those too. `originalError` (the JSON parser's error) is dropped: nothing
+ * internal reaches a client.
  */
 function requestError(error: GraphQLError): GraphQLError {
   const {
@@ -200,7 +202,7 @@ function requestError(error: GraphQLError): GraphQLError {
     : status === 405
       ? ERROR_KINDS['method-not-allowed'].graphqlCode
       : ERROR_KINDS['bad-request'].graphqlCode;
-  const spec = code === PARSE_ERROR_CODE && http?.spec === true;
+  const spec = !malformed && http?.spec === true;
   return new GraphQLError(error.message, {
     nodes: error.nodes,
     extensions: {
@@ -210,9 +212,6 @@ function requestError(error: GraphQLError): GraphQLError {
     },
   });
 }
-
-/** Yoga's `extensions.code` for a document that does not parse (graphql's syntax errors). */
-const PARSE_ERROR_CODE = 'GRAPHQL_PARSE_FAILED';
 
 /** Yoga's `extensions.http`: the answer's status and headers; `spec` lets an `application/json` answer be a 200. */
 interface YogaHttpExtension {

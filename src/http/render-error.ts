@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, ERROR_KINDS, type ErrorKind } from '../api/api-error.js';
+import { acceptsMediaType } from './media-type.js';
 
 /** Writes an ApiError as a complete answer in one API's error format. */
 export type ErrorRenderer = (req: IncomingMessage, res: ServerResponse, error: ApiError) => void;
@@ -47,7 +48,7 @@ function toGraphqlErrorBody(error: ApiError): { errors: Record<string, unknown>[
 
 /** The GraphQL response media type for an `Accept` header, with its charset. */
 function graphqlMediaType(accept: string | undefined): string {
-  return (accept ?? '').includes('application/graphql-response+json')
+  return acceptsMediaType(accept, 'application/graphql-response+json')
     ? 'application/graphql-response+json; charset=utf-8'
     : 'application/json; charset=utf-8';
 }

@@ -34,7 +34,8 @@ function renderDocs({ catalog, config, store }: PageServices): string {
     .map(
       ([kind, k]) =>
         `<li id="problem-${kind}"><code>${k.status}</code> <b>${k.title}</b> — ` +
-        `type <code>/docs#problem-${kind}</code>, GraphQL code <code>${k.graphqlCode}</code></li>`,
+        `type <code>/docs#problem-${kind}</code>, GraphQL code <code>${k.graphqlCode}` +
+        `</code></li>`,
     )
     .join('\n');
   return (
@@ -195,8 +196,9 @@ after the write has committed: an event never names data a query cannot ` +
 <code>/graphql</code> with <code>Accept: text/event-stream</code> and ` +
     `the key; each event is <code>event: next</code> with the GraphQL result ` +
     `as <code>data</code>.
-Subscribing costs one unit of the key's rate limit. A key holds at most ${config.subscriptionsPerKey} ` +
-    `open subscriptions (<code>RATE_LIMITED</code> past it),
+Subscribing costs one unit of the key's rate limit. A key holds at most ` +
+    `${config.subscriptionsPerKey} open subscriptions (<code>RATE_LIMITED</code> ` +
+    `past it),
 a process ${config.subscriptionsMax} (<code>SERVICE_UNAVAILABLE</code>). ` +
     `Events are hints, delivered while the subscriber is connected; what changed ` +
     `while it was not is in the changes feed.</p>
@@ -229,15 +231,17 @@ an unknown slug or a slug in the wrong case is a 400 naming it and listing ` +
 <code>project</code> is required for the seven metrics the contract names; ` +
     `for the others an omitted <code>project</code> means every allowed slug.</li>
 <li><b>Parameters</b>: an unknown parameter (a <code>startDate</code> ` +
-    `typo) is a 400 naming it; a repeated one (<code>?project=a&amp;project=b</code>) ` +
-    `is a 400.</li>
+    `typo) is a 400 naming it, also on <code>GET /v1/metrics</code>, which ` +
+    `takes none; a repeated one (<code>?project=a&amp;project=b</code>) is ` +
+    `a 400.</li>
 <li><b>Paths and methods</b>: an unknown metric is a 404 (after the key ` +
     `check); methods other than GET and HEAD get 405 with <code>Allow: GET, ` +
     `HEAD</code>.</li>
 <li><b>Caching</b>: series answers and the catalog carry <code>ETag</code> ` +
     `(known before the body, so large answers stream: for a series answer, ` +
     `the dataset's version and the request, so any write makes every series ` +
-    `answer's ETag new) and <code>Cache-Control: private, max-age=${config.cacheMaxAgeSeconds}</code>
+    `answer's ETag new) and <code>Cache-Control: private, max-age=${config.cacheMaxAgeSeconds}` +
+    `</code>
 (the OpenAPI document <code>max-age=300</code>; the changes feed an ETag ` +
     `and <code>no-store</code>; export <code>no-store</code>);
 <code>If-None-Match</code> gives 304. Bodies over 1 KB are compressed ` +
@@ -256,11 +260,11 @@ URLs (with all header fields) over 16 KB get 431, a request HTTP cannot ` +
 <code>metrics</code> is the catalog. Slugs are enum values with <code>-</code> ` +
     `replaced by <code>_</code>, case kept; each value's description gives ` +
     `the slug.</li>
-<li>Documents are bounded before they run: depth ${GRAPHQL_LIMITS.maxDepth}, ${GRAPHQL_LIMITS.maxAliases} ` +
-    `aliases, ${GRAPHQL_LIMITS.maxTokens} tokens,
-${GRAPHQL_LIMITS.maxDirectives} directives, cost ${GRAPHQL_LIMITS.maxCost} ` +
-    `(introspection stays open to key holders); a batched (array) body is a ` +
-    `400; no "did you mean" hints.</li>
+<li>Documents are bounded before they run: depth ${GRAPHQL_LIMITS.maxDepth}` +
+    `, ${GRAPHQL_LIMITS.maxAliases} aliases, ${GRAPHQL_LIMITS.maxTokens} tokens,
+${GRAPHQL_LIMITS.maxDirectives} directives, cost ${GRAPHQL_LIMITS.maxCost}` +
+    ` (introspection stays open to key holders); a batched (array) body is ` +
+    `a 400; no "did you mean" hints.</li>
 <li>Every answer is a GraphQL response, failures before execution included ` +
     `(401, 405, 406, 413, 415, 429, 431, 503): no <code>data</code>, one error ` +
     `with
@@ -277,16 +281,19 @@ ${GRAPHQL_LIMITS.maxDirectives} directives, cost ${GRAPHQL_LIMITS.maxCost} ` +
     `names the argument, what it expects and what it got, and for an enum the ` +
     `values closest to it),
 with 400 (with 200 when the answer is <code>application/json</code>, ` +
-    `as GraphQL over HTTP asks, except for a limit). Here the answer's type ` +
-    `is the first of the two the <code>Accept</code> header lists,
+    `as GraphQL over HTTP asks; so is every limit).
+A query whose points are sized, before it runs, over the 32 MB one GraphQL ` +
+    `answer may take is refused the same way with <code>PAYLOAD_TOO_LARGE</code> ` +
+    `(413; 200 to <code>application/json</code>). Here the answer's type is ` +
+    `the first of the two the <code>Accept</code> header lists,
 in the order written: <code>application/json</code> for curl's <code>*/*</code>, ` +
     `for no <code>Accept</code>, and for <code>application/json, application/graphql-response+json</code>.</li>
 </ul>
 
 <h2 id="limits">Limits</h2>
-<p>Each key has a budget: a token bucket shared by REST and GraphQL, ${config.rateLimitBurst} ` +
-    `units deep, refilled at ${config.rateLimitPerMinute} a minute unless the ` +
-    `key has its own.
+<p>Each key has a budget: a token bucket shared by REST and GraphQL, ` +
+    `${config.rateLimitBurst} units deep, refilled at ${config.rateLimitPerMinute}` +
+    ` a minute unless the key has its own.
 A request costs one unit per started 365 project-days it asks for (at ` +
     `least one; an open end counts as today, an open start as ten years before ` +
     `the end;

@@ -51,10 +51,9 @@ export function readParameters(rawQuery: string, known: readonly string[]): Map<
   const seen = new Map<string, string>();
   for (const [name, value] of new URLSearchParams(rawQuery)) {
     if (!known.includes(name)) {
-      errors.push({
-        param: clipped(name),
-        message: `unknown parameter ${JSON.stringify(clipped(name))}; expected ${known.join(', ')}`,
-      });
+      const expected = known.length > 0 ? known.join(', ') : 'none';
+      const message = `unknown parameter ${JSON.stringify(clipped(name))}; expected ${expected}`;
+      errors.push({ param: clipped(name), message });
     } else if (seen.has(name)) {
       errors.push({
         param: name,
