@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import postgres from 'postgres';
+import { createStreamSlots, streamSlotsFor, type StreamSlots } from './stream-slots.js';
 import { throwIfCancelled, type CancelSignal, type ColumnText, type Queryable, type RawReadOptions, type Store } from './store.js';
 
 export interface PostgresOptions {
@@ -35,7 +36,10 @@ export function openPostgres(options: PostgresOptions): Store {
       datestyle: 'ISO, YMD',
     },
   });
-  const unanswered = createUnansweredWatch((options.connectTimeoutSeconds + options.statementTimeoutSeconds) * 1000);
+  const answerWithinMs = (options.connectTimeoutSeconds + options.statementTimeoutSeconds) * 1000;
+  const unanswered = createUnansweredWatch(answerWithinMs);
+  // A stream that finds every turn taken waits as long as a statement may wait for its answer.
+  const streams = createStreamSlots(streamSlotsFor(options.poolSize), answerWithinMs);
   const over = (runner: postgres.Sql | postgres.TransactionSql): Queryable => ({
     // In a transaction a cancelled statement has aborted the transaction: nothing to run again.
     query: async <Row extends object>(text: string, params: readonly unknown[] = [], signal?: CancelSignal) =>
@@ -67,7 +71,7 @@ export function openPostgres(options: PostgresOptions): Store {
         // (see runStatement) starts again; after it, rows have gone out.
         for (let delivered = false, again = true; ; again = false) {
           try {
-            for await (const rows of fetchedBatches(sql, unanswered, text, toParameters(params, options), batchRows)) {
+            for await (const rows of fetchedBatches(sql, unanswered, streams, signal, text, toParameters(params, options), batchRows)) {
               delivered = true;
               yield rows;
             }
@@ -277,7 +281,7 @@ function createUnansweredWatch(limitMs: number): UnansweredWatch {
 
 /**
  * A statement's rows, `batchRows` at a time, from a cursor declared in a read-only
- * transaction: each FETCH is a statement of its own for PostgreSQL, under the statement
+ * transaction, which holds a turn of `streams` until it ends (see stream-slots.ts): each FETCH is a statement of its own for PostgreSQL, under the statement
  * timeout and the watch over unanswered statements by itself, and the reader's waits
  * between batches are under neither. A cursor of the protocol's (an Execute with a row
  * limit) was one statement from its first batch to its last: a reader slower than the
@@ -289,7 +293,8 @@ function createUnansweredWatch(limitMs: number): UnansweredWatch {
  * one. A reader that leaves, or gives up on a batch the server left unanswered, stops
  * asking: the transaction ends once the batch in hand comes, and frees its connection.
  */
-async function* fetchedBatches(sql: postgres.Sql, unanswered: UnansweredWatch, text: string, params: postgres.ParameterOrJSON<never>[], batchRows: number): AsyncGenerator<ColumnText[][]> {
+async function* fetchedBatches(sql: postgres.Sql, unanswered: UnansweredWatch, streams: StreamSlots, signal: CancelSignal | undefined, text: string, params: postgres.ParameterOrJSON<never>[], batchRows: number): AsyncGenerator<ColumnText[][]> {
+  const giveBack = await streams.take(signal);
   let asking: ((rows: ColumnText[][]) => void) | undefined;
   let stopped = false;
   let wake: ((more: boolean) => void) | undefined;
@@ -311,6 +316,8 @@ async function* fetchedBatches(sql: postgres.Sql, unanswered: UnansweredWatch, t
     }
   }).then(() => null); // ended without a batch for the reader
   transaction.catch(() => {}); // a failure reaches the reader through the race below, or nobody waits for it
+  // The turn is given back when the connection is, not when the reader stops asking.
+  transaction.then(giveBack, giveBack);
   try {
     for (;;) {
       const batch = new Promise<ColumnText[][]>((resolve) => {
