@@ -37,6 +37,11 @@ export type BodyChunk = string | Uint8Array;
 
 export const JSON_HEADERS = [['content-type', 'application/json']] as const;
 
+/** Whether `res` was cut off by {@link streamBody} because its client took nothing for the stall limit. */
+export function wasGivenUp(res: ServerResponse): boolean {
+  return GIVEN_UP.has(res);
+}
+
 /** A 200 JSON body with a weak ETag of its bytes, compressed when accepted; see {@link writeValidators}. */
 export async function sendJson(req: IncomingMessage, res: ServerResponse, body: string, options: { maxAgeSeconds?: number } = {}): Promise<void> {
   const bytes = Buffer.from(body, 'utf8');
@@ -87,8 +92,8 @@ export async function sendWhole(req: IncomingMessage, res: ServerResponse, answe
  * Writes a 200 body of unknown length as it is produced, chunked, compressed when the client
  * accepts it, waiting for the socket to drain so memory stays bounded however long the body
  * is. HEAD gets the headers alone. When the client leaves, or takes nothing for
- * `stalledAfterMs`, it stops reading `chunks` (which closes their source, and gives back its
- * database connection) and resolves quietly.
+ * `stalledAfterMs` (it is then given up: {@link wasGivenUp}), it stops reading `chunks`
+ * (which closes their source, and gives back its database connection) and resolves quietly.
  */
 export async function streamBody(req: IncomingMessage, res: ServerResponse, contentType: string, chunks: AsyncIterable<BodyChunk>, stalledAfterMs: number): Promise<void> {
   const encoding = chooseEncoding(req.headers['accept-encoding']);
@@ -179,9 +184,15 @@ function httpDate(ms: number): string {
   return lastHttpDate.text;
 }
 
+/** Responses whose clients were given up for not reading (see {@link wasGivenUp}). */
+const GIVEN_UP = new WeakSet<ServerResponse>();
+
 /** Waits for `sink` to drain; a client that takes nothing for `ms` has its connection closed, which ends the wait as its leaving does. */
 async function drained(sink: NodeJS.WritableStream, res: ServerResponse, gone: AbortSignal, ms: number): Promise<void> {
-  const stalled = setTimeout(() => res.destroy(), ms);
+  const stalled = setTimeout(() => {
+    GIVEN_UP.add(res);
+    res.destroy();
+  }, ms);
   try {
     await once(sink, 'drain', { signal: gone });
   } finally {
