@@ -71,7 +71,9 @@ export function openPostgres(options: PostgresOptions): Store {
         // (see runStatement) starts again; after it, rows have gone out.
         for (let delivered = false, again = true; ; again = false) {
           try {
-            for await (const rows of fetchedBatches(sql, unanswered, streams, signal, text, toParameters(params, options), batchRows)) {
+            const parameters = toParameters(params, options);
+            const batches = fetchedBatches(sql, unanswered, streams, signal, text, parameters, batchRows);
+            for await (const rows of batches) {
               delivered = true;
               yield rows;
             }
@@ -281,7 +283,8 @@ function createUnansweredWatch(limitMs: number): UnansweredWatch {
 
 /**
  * A statement's rows, `batchRows` at a time, from a cursor declared in a read-only
- * transaction, which holds a turn of `streams` until it ends (see stream-slots.ts): each FETCH is a statement of its own for PostgreSQL, under the statement
+ * transaction, which holds a turn of `streams` until it ends (see stream-slots.ts): each
+ * FETCH is a statement of its own for PostgreSQL, under the statement
  * timeout and the watch over unanswered statements by itself, and the reader's waits
  * between batches are under neither. A cursor of the protocol's (an Execute with a row
  * limit) was one statement from its first batch to its last: a reader slower than the

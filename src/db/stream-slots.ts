@@ -66,7 +66,8 @@ export function createStreamSlots(count: number, waitMs: number): StreamSlots {
         };
         const onAbort = () => leave(new CancelledError());
         const timer = setTimeout(() => {
-          leave(Object.assign(new Error(`no turn for a streamed read within ${waitMs / 1000} s`), { code: 'ETIMEDOUT' }));
+          const error = new Error(`no turn for a streamed read within ${waitMs / 1000} s`);
+          leave(Object.assign(error, { code: 'ETIMEDOUT' }));
         }, waitMs);
         const waiter: Waiter = {
           grant: () => {

@@ -60,7 +60,8 @@ export async function handleExport({ req, res, services, query, signal, meter }:
   try {
     const first = await chunks.next();
     const stalledAfterMs = services.config.stalledClientSeconds * 1000;
-    await streamBody(req, res, FORMATS[format].type, after(first.done ? undefined : first.value, chunks), stalledAfterMs);
+    const body = after(first.done ? undefined : first.value, chunks);
+    await streamBody(req, res, FORMATS[format].type, body, stalledAfterMs);
   } finally {
     await chunks.return(undefined);
   }

@@ -104,7 +104,7 @@ async function runHandedOff(
   res.writeHead(200, { 'content-type': 'application/x-ndjson' });
   let code = 1;
   try {
-    if (services.state.stopping) throw new Error('the server is shutting down; run the command again once it has stopped');
+    if (services.state.stopping) throw new Error('the server is shutting down; run this again when it has stopped');
     const args: unknown = JSON.parse((await readBody(req)).toString('utf8'));
     if (services.state.directory === undefined) output.progress('waiting for the server to finish preparing the database…');
     await ready;

@@ -94,7 +94,8 @@ export async function startService(config: Config, logger: Logger, options: Star
       const unlistened = services.seriesUpdates.close();
       // Handed-over commands (an import, say) count as in flight; those still running after
       // the grace are stopped, rolled back and told so before the store closes.
-      await waitForInFlight(() => services.state.inFlight + (control?.running ?? 0), config.shutdownGraceSeconds * 1000, logger);
+      const inFlight = () => services.state.inFlight + (control?.running ?? 0);
+      await waitForInFlight(inFlight, config.shutdownGraceSeconds * 1000, logger);
       await Promise.all([
         new Promise<void>((resolve) => {
           server.close(() => resolve());
