@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError } from './api/api-error.js';
 import { authenticate } from './auth/authenticate.js';
+import { createGraphiqlAssetRoute } from './graphql/graphiql-assets.js';
 import { createGraphqlRoute } from './graphql/graphql-route.js';
 import { ClientGone } from './http/client-gone.js';
 import { applyCors } from './http/cors.js';
@@ -76,6 +77,7 @@ function createRoutes(services: Services): Route<Services>[] {
       { path: '/explore/:name', access: 'public', methods: READ, errors: renderProblem, handle: handleExploreAsset },
     ] satisfies Route<Services>[] : []),
     createGraphqlRoute(services),
+    ...(services.config.graphiql ? [createGraphiqlAssetRoute(services)] : []),
     { path: '/v1/openapi.json', access: 'keyed', methods: READ, errors: renderProblem, handle: handleOpenApi },
     { path: '/v1/metrics', access: 'keyed', methods: READ, errors: renderProblem, handle: handleCatalog },
     { path: '/v1/metrics/:name', access: 'keyed', methods: READ, errors: renderProblem, handle: createMetricHandler() },

@@ -22,6 +22,7 @@ export const ENV_DEFAULTS = Object.freeze({
   SUBSCRIPTIONS_MAX: 1000,
   RESPONSE_CACHE_MB: 64,
   GRAPHIQL: 'on',
+  GRAPHIQL_LOADS_PER_MINUTE: 60,
   EXPLORER: 'on',
   METRICS: 'off',
   SHUTDOWN_GRACE_SECONDS: 10,
@@ -69,6 +70,7 @@ const envSchema = z.object({
   SUBSCRIPTIONS_MAX: z.coerce.number().int().min(0).default(D.SUBSCRIPTIONS_MAX),
   RESPONSE_CACHE_MB: z.coerce.number().min(0).max(65536).default(D.RESPONSE_CACHE_MB),
   GRAPHIQL: onOff.prefault(D.GRAPHIQL),
+  GRAPHIQL_LOADS_PER_MINUTE: z.coerce.number().int().min(0).default(D.GRAPHIQL_LOADS_PER_MINUTE),
   EXPLORER: onOff.prefault(D.EXPLORER),
   METRICS: z.enum(['off', 'on', 'public']).default(D.METRICS),
   SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).max(600).default(D.SHUTDOWN_GRACE_SECONDS),
@@ -115,6 +117,8 @@ export type Config = Readonly<{
   /** Memory for hot answers, in MB; 0 turns the response cache off. */
   responseCacheMb: number;
   graphiql: boolean;
+  /** Loads of GraphiQL's page and its files one client address may make a minute; 0 turns the limit off. */
+  graphiqlLoadsPerMinute: number;
   /** The chart page at /explore (independent of GraphiQL: it only needs the API). */
   explorer: boolean;
   /** `GET /metrics` (Prometheus): off, on for key holders, or public (for a scraper on a private network). */
@@ -168,6 +172,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     subscriptionsMax: e.SUBSCRIPTIONS_MAX,
     responseCacheMb: e.RESPONSE_CACHE_MB,
     graphiql: e.GRAPHIQL,
+    graphiqlLoadsPerMinute: e.GRAPHIQL_LOADS_PER_MINUTE,
     explorer: e.EXPLORER,
     metrics: e.METRICS,
     seedYears: e.SEED_YEARS,

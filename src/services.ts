@@ -10,6 +10,7 @@ import { createAnswerBudget, GRAPHQL_ANSWER_BUDGET_BYTES, type AnswerBudget } fr
 import { createMemoryRateLimitStore } from './limits/memory-bucket-store.js';
 import type { createRedisRateLimitStore } from './limits/redis-bucket-store.js';
 import { createRateLimiter, type RateLimiter, type RateLimitStore } from './limits/rate-limiter.js';
+import { createPageLoadLimit, type PageLoadLimit } from './limits/page-loads.js';
 import { createRefusedKeyLimit, type RefusedKeyLimit } from './limits/refused-keys.js';
 import { createStoredSpans, type StoredSpans } from './limits/stored-spans.js';
 import { createSeriesUpdates, type SeriesUpdates } from './live/series-updates.js';
@@ -36,6 +37,8 @@ export interface Services {
   rateLimiter: RateLimiter;
   /** Refused keys per client address, in the rate limit's store. */
   refusedKeys: RefusedKeyLimit;
+  /** Loads of GraphiQL's page and its files per client address, in the rate limit's store. */
+  graphiqlLoads: PageLoadLimit;
   /** Live "data landed" events for GraphQL subscriptions. */
   seriesUpdates: SeriesUpdates;
   /** Every series' first and last stored day, read again after writes: requests are priced by what they read. */
@@ -128,6 +131,7 @@ export function createServices(parts: ServiceParts): Services {
       { store: redis ?? memory, now: () => clock().getTime() },
     ),
     refusedKeys: createRefusedKeyLimit(config.refusedKeysPerMinute, redis ?? memory, () => clock().getTime()),
+    graphiqlLoads: createPageLoadLimit(config.graphiqlLoadsPerMinute, redis ?? memory, () => clock().getTime()),
     // Nothing is counted when nothing can read it: the bench's REST path pays for no metrics.
     metrics: config.metrics === 'off' ? IGNORED_METRICS : createServiceMetrics({
       responseCache,

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../src/catalog/load-catalog.js';
 import { removePoints, upsertPoints } from '../src/db/write-points.js';
+import { projectId, projectIds as idsOf } from './support/project-id.js';
 import { startTestService, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 
@@ -60,9 +61,7 @@ for (const kind of STORE_KINDS) {
 
     beforeAll(async () => {
       service = await startTestService(kind);
-      const rows = await service.running.services.store.query<{ id: number; slug: string }>(
-        'select p.id, p.slug from project p join metric m on m.id = p.metric_id where m.name = $1', [METRIC]);
-      projectIds = new Map(rows.map((r) => [r.slug, r.id]));
+      projectIds = await idsOf(service.running.services.store, METRIC);
       start = await dbNow();
     });
     afterAll(async () => {
@@ -241,9 +240,7 @@ for (const kind of STORE_KINDS) {
 
     it('carries the extra fields written with a value, so a revision of an extra field alone shows what changed', async () => {
       const since = await dbNow();
-      const [project] = await service.running.services.store.query<{ id: number }>(
-        `select p.id from project p join metric m on m.id = p.metric_id where m.name = 'etf-num-products' and p.slug = 'blackrock'`);
-      const id = project!.id;
+      const id = await projectId(service.running.services.store, 'etf-num-products', 'blackrock');
       const store = service.running.services.store;
       await upsertPoints(store, [{ projectId: id, day: '2026-10-01', value: '5', extra: '{"spot": 2, "futures": 1, "leveraged": 2}' }]);
       await upsertPoints(store, [{ projectId: id, day: '2026-10-01', value: '5', extra: '{"spot": 3, "futures": 1, "leveraged": 1}' }]);

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../src/catalog/load-catalog.js';
 import { migrate } from '../src/db/migrate.js';
 import { seedDatabase } from '../src/seed/seed-database.js';
+import { until } from './support/poll.js';
 import { startTestService, TEST_KEY, TEST_LAST_DAY, type TestService } from './support/service.js';
 import { STORE_KINDS, type StoreUnderTest } from './support/stores.js';
 
@@ -256,10 +257,10 @@ for (const kind of STORE_KINDS) {
         const query = '{ metric(name: etf_aum_change_pct, from: "2025-07-01", to: "2026-06-30") { series { slug points { date value } } } }';
         const hold = await budget.reserve(GRAPHQL_ANSWER_BUDGET_BYTES);
         const requests = Array.from({ length: 4 }, () => postAndLeave(service.url, query));
-        await until(() => budget.waiting === 4, 'four requests waiting for the budget', 30_000);
+        await until('four requests waiting for the budget', () => budget.waiting === 4, { withinMs: 30_000 });
         pointReads = 0;
         for (const leave of requests) leave();
-        await until(() => budget.waiting === 0, 'the departed requests leaving the queue', 10_000).catch(() => {});
+        await until('the departed requests leaving the queue', () => budget.waiting === 0).catch(() => {});
         hold();
         await new Promise((resolve) => setTimeout(resolve, 300));
         expect(budget.waiting).toBe(0);
@@ -288,10 +289,3 @@ function postAndLeave(url: string, query: string): () => void {
   return () => req.destroy();
 }
 
-async function until(condition: () => boolean, what: string, ms = 5_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

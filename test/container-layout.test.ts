@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { dockerfileComments } from './support/dockerfile.js';
+import { freePort } from './support/ports.js';
 import { inContainer, layOutImage, type ImageLayout } from './support/image-layout.js';
 import { REPO } from './support/processes.js';
 
@@ -27,7 +27,9 @@ describe('the container image, laid out as its Dockerfile says', { timeout: 120_
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'metrics-image-'));
     image = await layOutImage(join(REPO, 'Dockerfile'), REPO, dir);
-    const port = await freePort();
+    // Away from the service's default 4000 and the ephemeral ports other suites' servers take
+    // (the HEALTHCHECK needs a real PORT, not 0).
+    const port = await freePort([4700, 4799]);
     // The image's ENV, listening where this test can reach it; no DATABASE_URL: the embedded store.
     env = { HOST: '127.0.0.1', PORT: String(port) };
     url = `http://127.0.0.1:${port}`;
@@ -262,23 +264,6 @@ function command(image: ImageLayout, argv: string[], env: Record<string, string>
       resolve({ code, stdout, stderr });
     });
   });
-}
-
-/**
- * A port free now in 4700–4799, away from the service's default 4000 and from the ephemeral
- * ports other suites' servers take (the HEALTHCHECK needs a real PORT, not 0).
- */
-async function freePort(): Promise<number> {
-  const first = 4700 + Math.floor(Math.random() * 100);
-  for (let i = 0; i < 100; i += 1) {
-    const port = 4700 + ((first - 4700 + i) % 100);
-    const free = await new Promise<boolean>((resolve) => {
-      const probe = createServer().once('error', () => resolve(false));
-      probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
-    });
-    if (free) return port;
-  }
-  throw new Error('no free port in 4700-4799');
 }
 
 function readdirNames(dir: string): string[] {

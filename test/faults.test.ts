@@ -13,6 +13,7 @@ import { seedDatabase } from '../src/seed/seed-database.js';
 import { startService, type RunningService } from '../src/start/start-service.js';
 import { createPrivatePostgres, createSeverableProxy, POSTGRES_BIN, type PrivatePostgres } from './support/private-postgres.js';
 import { prerequisite } from './support/ci.js';
+import { projectId } from './support/project-id.js';
 import { createScratchDatabase, TEST_DATABASE_URL } from './support/stores.js';
 import { npmStart } from './support/processes.js';
 import { Writable } from 'node:stream';
@@ -274,8 +275,9 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
       await service.ready;
       const before = await (await get(service.url, path)).text();
       expect(await (await get(service.url, path)).text()).toBe(before); // kept
+      const ethereum = await projectId(service.services.store, 'price', 'ethereum');
       proxy.sever(true);
-      await writer`update point set value = value + 1000 where day = '2026-01-20' and project_id = (select p.id from project p join metric m on m.id = p.metric_id where m.name = 'price' and p.slug = 'ethereum')`;
+      await writer`update point set value = value + 1000 where day = '2026-01-20' and project_id = ${ethereum}`;
       await sleep(5_000);
       const cutOff = await get(service.url, path);
       const body = await cutOff.text();

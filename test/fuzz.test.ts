@@ -1,19 +1,27 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../src/catalog/load-catalog.js';
+import { enumName } from './support/graphql-names.js';
 import { startTestService, TEST_KEY, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 
-/** Every answer must arrive within this, whatever was sent. */
-const DEADLINE_MS = 2_000;
+/**
+ * Every answer must arrive within this, whatever was sent: a bound on hangs and runaway work,
+ * far above an answer's time on a loaded machine (speed is measured by the bench).
+ */
+const DEADLINE_MS = 10_000;
 
-/** Generated runs per property and store; the fixed hostile cases come on top. */
+/**
+ * Generated runs per property and store, few enough to finish well within {@link FUZZ_MS} on a
+ * loaded machine; the fixed hostile cases come on top.
+ */
 const RUNS = { rest: 1_000, graphql: 1_000, raw: 200 } as const;
+
+/** How long a property may run: one that has not finished its runs by then fails. */
+const FUZZ_MS = 100_000;
 
 const METRICS = CATALOG.metrics.map((m) => m.name);
 const SLUGS = [...new Set(CATALOG.metrics.flatMap((m) => m.projects))];
-const enumName = (slug: string): string => slug.replaceAll('-', '_');
-
 /** Strings that commonly break parsers: impossible dates, SQL and LIKE syntax, NUL, surrogates, bidi and combining marks. */
 const HOSTILE_TEXT = [
   '2024-02-30', '2023-02-29', '2024-02-29', '+002024-01-05', '-002024-01-05', '20240105', '2024-1-5', '2024-13-01',
@@ -151,7 +159,7 @@ const rawRequest = fc.record({
 const HOSTILE_OPERATIONS: [string, { query: string; variables?: Record<string, unknown> } | string][] = [
   ['70,000 projects in a variable', {
     query: 'query ($p: [Project!]) { metric(name: token_price_usd, projects: $p) { series { slug } } }',
-    variables: { p: Array.from({ length: 70_000 }, (_, i) => SLUGS[i % SLUGS.length]!.replaceAll('-', '_')) },
+    variables: { p: Array.from({ length: 70_000 }, (_, i) => enumName(SLUGS[i % SLUGS.length]!)) },
   }],
   ['70,000 copies of one project', {
     query: 'query ($p: [Project!]) { metric(name: token_price_usd, projects: $p) { series { slug points { date value } } } }',
@@ -253,9 +261,9 @@ for (const kind of STORE_KINDS) {
       graphql: (await send('/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: FIXED_GRAPHQL }) })).text,
     });
 
-    const fuzzOptions = { endOnFailure: true, interruptAfterTimeLimit: 50_000, markInterruptAsFailure: false } as const;
+    const fuzzOptions = { endOnFailure: true, interruptAfterTimeLimit: FUZZ_MS, markInterruptAsFailure: true } as const;
 
-    it('answers generated REST requests within 2 s and never with a fault', { timeout: 60_000 }, async () => {
+    it('answers generated REST requests promptly and never with a fault', { timeout: FUZZ_MS + 20_000 }, async () => {
       await fc.assert(
         fc.asyncProperty(restRequest, async ({ method, target: { metric, params }, separator }) => {
           const query = params.map(([k, v]) => `${k}=${v}`).join(separator);
@@ -265,11 +273,11 @@ for (const kind of STORE_KINDS) {
       );
     });
 
-    it('answers generated GraphQL documents and variables within 2 s and never with a fault', { timeout: 60_000 }, async () => {
+    it('answers generated GraphQL documents and variables promptly and never with a fault', { timeout: FUZZ_MS + 20_000 }, async () => {
       await fc.assert(fc.asyncProperty(graphqlRequest, async (request) => void (await sendGraphql(request))), { ...fuzzOptions, numRuns: RUNS.graphql });
     });
 
-    it('answers malformed GraphQL bodies within 2 s and never with a fault', { timeout: 60_000 }, async () => {
+    it('answers malformed GraphQL bodies promptly and never with a fault', { timeout: FUZZ_MS + 20_000 }, async () => {
       await fc.assert(
         fc.asyncProperty(rawRequest, async ({ body, contentType }) => {
           await send('/graphql', { method: 'POST', headers: contentType === '' ? {} : { 'content-type': contentType }, body });
@@ -278,7 +286,7 @@ for (const kind of STORE_KINDS) {
       );
     });
 
-    it.each(HOSTILE_OPERATIONS)('answers %s within 2 s and never with a fault', async (_label, operation) => {
+    it.each(HOSTILE_OPERATIONS)('answers %s promptly and never with a fault', async (_label, operation) => {
       const { status } = await send('/graphql', {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },

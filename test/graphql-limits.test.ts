@@ -7,6 +7,7 @@ import { GRAPHQL_LIMITS } from '../src/limits/graphql-limits.js';
 import { exampleQuery } from '../src/graphql/example-query.js';
 import { createGraphqlServer } from '../src/graphql/yoga.js';
 import { MAX_BODY_BYTES } from '../src/http/fetch-bridge.js';
+import { enumName } from './support/graphql-names.js';
 import { startTestService, TEST_KEY, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 
@@ -32,7 +33,7 @@ const deep = (depth: number): string => `{ __type(name: "Query") { fields { type
 
 /** Three aliases × 20 projects with coverage and every point field: a large but ordinary request. */
 const bigOrdinaryQuery = (): string => {
-  const slugs = CATALOG.byName.get('etf-aum-change-pct')!.projects.map((s) => s.replaceAll('-', '_'));
+  const slugs = CATALOG.byName.get('etf-aum-change-pct')!.projects.map(enumName);
   const alias = (name: string, from: number, month: string) =>
     `${name}: metric(name: etf_aum_change_pct, projects: [${slugs.slice(from, from + 20).join(', ')}], from: "2026-${month}-01", to: "2026-${month}-28") {
       series { slug firstDate lastDate points { date value extra } }
@@ -44,6 +45,13 @@ const bigOrdinaryQuery = (): string => {
 const COSTLY_QUERY = `{ ${Array.from({ length: 15 }, (_, i) => `a${i}: metric(name: token_price_usd) { series { ...S ...S ...S } }`).join(' ')} }
 fragment S on Series { firstDate lastDate points { ...P ...P ...P ...P } }
 fragment P on DataPoint { date value extra }`;
+
+/**
+ * What an answer to a hostile document may take: a bound on runaway work, far above its time on a
+ * loaded machine (speed is measured by the bench). The error counts and sizes checked beside it
+ * are what keep the work small.
+ */
+const PROMPTLY_MS = 10_000;
 
 /** The documents behind the 10,000-brace attacks: unbalanced opens, and a field nested 10,000 deep. */
 const BRACES = '{'.repeat(10_000);
@@ -278,19 +286,20 @@ describe('GraphQL document limits', () => {
       expect(await res.text()).not.toContain('"data"');
     });
 
-    it('refuses 70,000 unknown projects in a variable with at most 51 errors, quickly', async () => {
+    it('refuses 70,000 unknown projects in a variable with at most 51 errors, promptly', async () => {
       const projects = Array.from({ length: 70_000 }, (_, i) => `p${i}`);
       const answer = await ask('query ($p: [Project!]) { metric(name: token_price_usd, projects: $p) { name } }', { variables: { p: projects } });
 
       expect(answer.status).toBe(400);
-      expect(answer.ms).toBeLessThan(2_000);
+      expect(answer.ms).toBeLessThan(PROMPTLY_MS);
       expect(answer.body.errors?.length).toBe(51);
       expect(answer.body.errors?.[0]).toMatchObject({ message: expect.stringContaining('"p0"'), extensions: { code: 'BAD_USER_INPUT' } });
       expect(answer.body.errors?.at(-1)?.message).toMatch(/too many errors/i);
     });
 
     it('names only the first five of 70,000 projects the metric does not have, and counts the rest', async () => {
-      const projects = Array.from({ length: 70_000 }, (_, i) => CATALOG.byName.get('etf-num-products')!.projects[i % 76]!.replaceAll('-', '_'));
+      const issuers = CATALOG.byName.get('etf-num-products')!.projects;
+      const projects = Array.from({ length: 70_000 }, (_, i) => enumName(issuers[i % 76]!));
       const answer = await ask('query ($p: [Project!]) { metric(name: token_price_usd, projects: $p) { name } }', { variables: { p: projects } });
       const message = answer.body.errors?.[0]?.message ?? '';
 
@@ -311,11 +320,11 @@ describe('GraphQL document limits', () => {
     it.each([
       ['10,000 opening braces', BRACES],
       ['a field nested 10,000 deep', NESTED],
-    ])('refuses %s with 400 in well under 2 s', async (_label, query) => {
+    ])('refuses %s with 400, promptly', async (_label, query) => {
       const answer = await ask(query);
 
       expect(answer.status).toBe(400);
-      expect(answer.ms).toBeLessThan(2_000);
+      expect(answer.ms).toBeLessThan(PROMPTLY_MS);
       expect(answer.body.errors?.[0]?.extensions?.code).not.toBe('INTERNAL_SERVER_ERROR');
     });
   });

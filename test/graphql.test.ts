@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CATALOG, type MetricDefinition } from '../src/catalog/load-catalog.js';
 import type { Store } from '../src/db/store.js';
 import { upsertPoints } from '../src/db/write-points.js';
+import { enumName } from './support/graphql-names.js';
 import { heard, startTestService, TEST_KEY, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 
@@ -28,9 +29,6 @@ interface SeriesBody {
 }
 
 type RestPoint = { date: string; value: number } & Record<string, unknown>;
-
-/** The GraphQL name of a slug as docs/decisions.md states it: `-` becomes `_`, case kept. */
-const enumName = (slug: string): string => slug.replaceAll('-', '_');
 
 const metricDef = (name: string): MetricDefinition => {
   const metric = CATALOG.byName.get(name);
@@ -325,7 +323,7 @@ for (const kind of STORE_KINDS) {
         expect(docs.headers.get('content-security-policy')).toBe("default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
       });
 
-      it('sends GraphiQL\'s page (about 9 MB of HTML) compressed when accepted, with a validator a browser revalidates to a bodiless 304', async () => {
+      it('sends GraphiQL\'s page compressed when accepted, with a validator a browser revalidates to a bodiless 304', async () => {
         const plain = await service.get('/graphql', { key: null, headers: { accept: 'text/html' } });
         const html = await plain.text();
         expect(html).toContain('<title>');
@@ -334,7 +332,8 @@ for (const kind of STORE_KINDS) {
         for (const encoding of ['br', 'gzip']) {
           const packed = await service.get('/graphql', { key: null, headers: { accept: 'text/html', 'accept-encoding': encoding } });
           expect(packed.headers.get('content-encoding')).toBe(encoding);
-          expect(Number(packed.headers.get('content-length'))).toBeLessThan(html.length / 3);
+          // The page is a few kilobytes; graphiql-page.test.ts holds a whole first visit, the editor's files included, to a third.
+          expect(Number(packed.headers.get('content-length'))).toBeLessThan(html.length);
           expect(packed.headers.get('etag')).toBe(plain.headers.get('etag'));
           expect(await packed.text()).toBe(html);
         }

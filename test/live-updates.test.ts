@@ -8,6 +8,7 @@ import { insertApiKey, revokeApiKey } from '../src/db/api-key-queries.js';
 import { openPostgres } from '../src/db/open-postgres.js';
 import { upsertPoints } from '../src/db/write-points.js';
 import { importFile } from '../src/import/import-files.js';
+import { until } from './support/poll.js';
 import { npm, npmStart, type StartedServer } from './support/processes.js';
 import { startTestService, TEST_KEY, TEST_LAST_DAY, type TestService } from './support/service.js';
 import { subscribeSse, type SseSubscription } from './support/sse.js';
@@ -16,18 +17,20 @@ import { STORE_KINDS } from './support/stores.js';
 /**
  * Live "data landed" events over real HTTP and Server-Sent Events: a write by another
  * process (PostgreSQL) or a command handed to the server (embedded store) reaches the
- * subscribers of that series within 2 s, and no one else.
+ * subscribers of that series, and no one else.
  */
 
 const PRICE = 'subscription { seriesUpdated(name: token_price_usd, projects: [ethereum]) { name project slug from to updatedAt } }';
 const OTHER_METRIC = 'subscription { seriesUpdated(name: staking_apy) { name slug } }';
 const OTHER_PROJECT = 'subscription { seriesUpdated(name: token_price_usd, projects: [solana]) { name slug } }';
 const ROWS = 'metric,project,date,value\ntoken-price-usd,ethereum,2026-07-01,1.5\ntoken-price-usd,ethereum,2026-07-03,2.5\n';
+/** How long an event may take to arrive: a bound on one that never comes, far above its time on a loaded machine. */
+const EVENT_MS = 10_000;
 
 /** Waits until the service holds `count` open subscriptions: a write must not race a subscribe, nor a count a client that left. */
 async function subscribed(service: { running: TestService['running'] }, count: number): Promise<void> {
-  for (let i = 0; i < 200 && service.running.services.seriesUpdates.open !== count; i++) await new Promise((r) => setTimeout(r, 10));
-  expect(service.running.services.seriesUpdates.open).toBe(count);
+  const { seriesUpdates } = service.running.services;
+  await until(() => `${count} open subscriptions (${seriesUpdates.open} now)`, () => seriesUpdates.open === count);
 }
 
 for (const kind of STORE_KINDS) {
@@ -44,7 +47,7 @@ for (const kind of STORE_KINDS) {
       if (dir !== undefined) await rm(dir, { recursive: true, force: true });
     });
 
-    it(`tells the subscribers of a series within 2 s of ${kind.name === 'postgres' ? 'an import in another process' : 'an import'}, and no one else`, async () => {
+    it(`tells the subscribers of a series about ${kind.name === 'postgres' ? 'an import in another process' : 'an import'}, and no one else`, async () => {
       const subs = await Promise.all([PRICE, OTHER_METRIC, OTHER_PROJECT].map((q) => subscribeSse(service.url, q, TEST_KEY)));
       try {
         for (const sub of subs) {
@@ -54,7 +57,6 @@ for (const kind of STORE_KINDS) {
         await subscribed(service, 3);
         const file = join(dir, 'prices.csv');
         await writeFile(file, ROWS);
-        const started = Date.now();
         if (kind.name === 'postgres') {
           const run = await npm('import', [file], { DATABASE_URL: service.databaseUrl!, LOG_LEVEL: 'warn' });
           expect(run.code, run.stderr).toBe(0);
@@ -62,8 +64,7 @@ for (const kind of STORE_KINDS) {
           const result = await importFile(service.running.services.store, CATALOG, file);
           expect(result.ok).toBe(true);
         }
-        const event = await subs[0]!.next(2_000);
-        const latency = Date.now() - started;
+        const event = await subs[0]!.next(EVENT_MS);
         expect(event).toEqual({
           data: { seriesUpdated: { name: 'token_price_usd', project: 'ethereum', slug: 'ethereum', from: '2026-07-01', to: '2026-07-03', updatedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/) } },
         });
@@ -78,8 +79,6 @@ for (const kind of STORE_KINDS) {
         expect(subs[1]!.events).toEqual([]);
         expect(subs[2]!.events).toEqual([]);
         expect(subs[0]!.events).toHaveLength(1);
-        // In-process, from the import's start; for another process, next(2_000) above counted from its exit.
-        if (kind.name === 'pglite') expect(latency).toBeLessThan(2_000);
       } finally {
         for (const sub of subs) sub.close();
         await subscribed(service, 0);
@@ -98,7 +97,7 @@ for (const kind of STORE_KINDS) {
         await writeFile(file, `metric,project,date,value\n${lines.join('\n')}\ntoken-price-usd,solana,${TEST_LAST_DAY},123456.25\n`);
         const result = await importFile(service.running.services.store, CATALOG, file);
         expect(result.ok && result.written).toEqual({ added: 25_000, revised: 1, removed: 0 });
-        await sub.next(2_000);
+        await sub.next(EVENT_MS);
         await new Promise((r) => setTimeout(r, 500));
         expect(sub.events).toEqual([
           { data: { seriesUpdated: { slug: 'solana', from: '1940-01-01', to: day(24_999) } } },
@@ -152,13 +151,13 @@ for (const kind of STORE_KINDS) {
         await revokeApiKey(store, name);
         service.running.services.keys.forget();
         expect((await service.get('/v1/metrics', { key })).status).toBe(401);
-        const ended = await Promise.race([sub.ended.then(() => true), new Promise((r) => setTimeout(() => r(false), 3_000))]);
+        const ended = await Promise.race([sub.ended.then(() => true), new Promise((r) => setTimeout(() => r(false), EVENT_MS))]);
         expect(ended).toBe(true);
         await subscribed(service, 1);
         // A write afterwards reaches the other key's subscription, not the revoked one's.
         const projectId = service.running.services.state.directory!.idOf('token-price-usd', 'ethereum')!;
         await upsertPoints(store, [{ projectId, day: '2026-07-20', value: 7, extra: null }]);
-        expect(await kept.next(2_000)).toMatchObject({ data: { seriesUpdated: { slug: 'ethereum', from: '2026-07-20' } } });
+        expect(await kept.next(EVENT_MS)).toMatchObject({ data: { seriesUpdated: { slug: 'ethereum', from: '2026-07-20' } } });
         expect(sub.events).toEqual([]);
       } finally {
         sub.close();
@@ -179,7 +178,7 @@ describe.skipIf(!STORE_KINDS[1]!.available)('seriesUpdated across two instances 
       await subscribed(b, 1);
       const projectId = a.running.services.state.directory!.idOf('token-price-usd', 'ethereum')!;
       await upsertPoints(a.running.services.store, [{ projectId, day: '2026-07-09', value: 9, extra: null }]);
-      expect(await sub.next(2_000)).toMatchObject({ data: { seriesUpdated: { name: 'token_price_usd', slug: 'ethereum', from: '2026-07-09', to: '2026-07-09' } } });
+      expect(await sub.next(EVENT_MS)).toMatchObject({ data: { seriesUpdated: { name: 'token_price_usd', slug: 'ethereum', from: '2026-07-09', to: '2026-07-09' } } });
       sub.close();
     } finally {
       await b.stop();
@@ -196,7 +195,10 @@ describe('seriesUpdated on the embedded store with npm start', { timeout: 120_00
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'metrics-live-embedded-'));
-    server = await npmStart({ PGLITE_DIR: join(dir, 'pglite'), LOG_LEVEL: 'info' });
+    // A grace period far longer than a stop takes, so one that waited for the subscription shows;
+    // /metrics tells when the subscription is open.
+    const env = { PGLITE_DIR: join(dir, 'pglite'), LOG_LEVEL: 'info', SHUTDOWN_GRACE_SECONDS: '60', METRICS: 'public' };
+    server = await npmStart(env);
     key = /Created API key "local" \(shown once, keep it\): (mk_[\w-]+)/.exec(server.stderr())?.[1] ?? '';
   }, 120_000);
   afterAll(async () => {
@@ -208,19 +210,19 @@ describe('seriesUpdated on the embedded store with npm start', { timeout: 120_00
   it('tells a subscriber of an `npm run import` handed to the server, and ends the stream on Ctrl-C', async () => {
     sub = await subscribeSse(server.url, PRICE, key);
     expect(sub.status).toBe(200);
-    await new Promise((r) => setTimeout(r, 300));
+    const open = async () => (await (await fetch(`${server.url}/metrics`)).text()).match(/^metrics_live_subscriptions (\d+)$/m)?.[1];
+    await until('the subscription open', async () => (await open()) === '1');
     const file = join(dir, 'prices.csv');
     await writeFile(file, ROWS);
     const run = await npm('import', [file], { PGLITE_DIR: join(dir, 'pglite') });
     expect(run.code, run.stderr).toBe(0);
-    const arrived = Date.now();
-    const event = await sub.next(2_000);
+    const event = await sub.next(EVENT_MS);
     expect((event as { data: { seriesUpdated: unknown } }).data.seriesUpdated).toMatchObject({ name: 'token_price_usd', slug: 'ethereum', from: '2026-07-01', to: '2026-07-03' });
-    expect(Date.now() - arrived).toBeLessThan(2_000);
-    // A graceful stop does not wait for the open subscription: the stream ends and the server exits.
+    // A graceful stop does not wait for the open subscription: the stream ends and the server
+    // exits well within the grace period it would otherwise wait out.
     const stopping = Date.now();
     await server.stop('SIGINT');
     await sub.ended;
-    expect(Date.now() - stopping).toBeLessThan(5_000);
+    expect(Date.now() - stopping).toBeLessThan(30_000);
   });
 });

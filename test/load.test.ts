@@ -14,14 +14,25 @@ import { createScratchDatabase, TEST_DATABASE_URL, type ScratchDatabase } from '
 const KEY = 'load-test-key-0123456789';
 const SECONDS = 30;
 const CONNECTIONS = 64;
-const VALID_REST = '/v1/metrics/token-price-usd?project=ethereum,solana&start_date=2026-01-01&end_date=2026-03-31';
-const VALID_GRAPHQL = JSON.stringify({ query: '{ metric(name: price, projects: [ethereum, solana], from: "2026-01-01", to: "2026-01-31") { series { slug points { date value } } } }' });
+/** Ethereum's whole price series: the valid requests end on its last day (the embedded store is seeded up to today). */
+const WHOLE_SERIES = '/v1/metrics/token-price-usd?project=ethereum';
+/** The valid REST request: the 90 days up to `last`. */
+const validRest = (last: string) =>
+  `/v1/metrics/token-price-usd?project=ethereum,solana&start_date=${daysBefore(last, 89)}&end_date=${last}`;
+/** The valid GraphQL request: the 31 days up to `last`. */
+const validGraphql = (last: string) => {
+  const range = `from: "${daysBefore(last, 30)}", to: "${last}"`;
+  const selection = 'series { slug points { date value } }';
+  return JSON.stringify({ query: `{ metric(name: price, projects: [ethereum, solana], ${range}) { ${selection} } }` });
+};
 
 describe(`a ${SECONDS} s load of mixed valid and invalid requests at ${CONNECTIONS} connections`, () => {
   let service: Child;
   let scratch: ScratchDatabase | undefined;
   let pgliteDir: string | undefined;
   let base: string;
+  let restPath: string;
+  let graphqlBody: string;
 
   beforeAll(async () => {
     // A statement timeout far above any answer here: this is about correctness under load,
@@ -45,6 +56,10 @@ describe(`a ${SECONDS} s load of mixed valid and invalid requests at ${CONNECTIO
       return port === undefined ? undefined : Number(port);
     });
     base = `http://127.0.0.1:${service.port}`;
+    const whole = await fetch(`${base}${WHOLE_SERIES}`, { headers: { 'x-api-key': KEY } });
+    const last = ((await whole.json()) as { ethereum: { date: string }[] }).ethereum.at(-1)!.date;
+    restPath = validRest(last);
+    graphqlBody = validGraphql(last);
   }, 120_000);
 
   afterAll(async () => {
@@ -54,10 +69,16 @@ describe(`a ${SECONDS} s load of mixed valid and invalid requests at ${CONNECTIO
   });
 
   it('answers every request without a 5xx, with correct bodies, and keeps its memory flat', async () => {
-    const expectedRest = await (await fetch(`${base}${VALID_REST}`, { headers: { 'x-api-key': KEY } })).text();
-    const expectedGraphql = await (await fetch(`${base}/graphql`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: VALID_GRAPHQL })).text();
-    expect(JSON.parse(expectedRest)).toHaveProperty('ethereum');
-    expect(JSON.parse(expectedGraphql)).toHaveProperty('data.metric.series');
+    const expectedRest = await (await fetch(`${base}${restPath}`, { headers: { 'x-api-key': KEY } })).text();
+    const headers = { 'x-api-key': KEY, 'content-type': 'application/json' };
+    const expectedGraphql = await (await fetch(`${base}/graphql`, { method: 'POST', headers, body: graphqlBody })).text();
+    // Bodies with points, or the comparison under load would only prove that nothing stays nothing.
+    const rest = JSON.parse(expectedRest) as Record<string, unknown[]>;
+    expect(Object.keys(rest)).toEqual(['ethereum', 'solana']);
+    expect([rest.ethereum!.length > 0, rest.solana!.length > 0]).toEqual([true, true]);
+    type GraphqlBody = { data: { metric: { series: { slug: string; points: unknown[] }[] } } };
+    const { series } = (JSON.parse(expectedGraphql) as GraphqlBody).data.metric;
+    expect(series.map((s) => [s.slug, s.points.length > 0])).toEqual([['ethereum', true], ['solana', true]]);
 
     const statuses = new Map<number, number>();
     let wrongBodies = 0;
@@ -73,15 +94,15 @@ describe(`a ${SECONDS} s load of mixed valid and invalid requests at ${CONNECTIO
     };
     const json = { 'x-api-key': KEY, 'content-type': 'application/json' };
     const requests: autocannon.Request[] = [
-      { method: 'GET', path: VALID_REST, headers: { 'x-api-key': KEY }, onResponse: check(expectedRest) },
-      { method: 'POST', path: '/graphql', headers: json, body: VALID_GRAPHQL, onResponse: check(expectedGraphql) },
+      { method: 'GET', path: restPath, headers: { 'x-api-key': KEY }, onResponse: check(expectedRest) },
+      { method: 'POST', path: '/graphql', headers: json, body: graphqlBody, onResponse: check(expectedGraphql) },
       { method: 'GET', path: '/v1/metrics/price?project=dogecoin', headers: { 'x-api-key': KEY }, onResponse: check(undefined) },
       { method: 'GET', path: '/v1/metrics/price?project=ethereum&start_date=2024-02-30', headers: { 'x-api-key': KEY }, onResponse: check(undefined) },
       { method: 'GET', path: '/v1/metrics/nope', headers: { 'x-api-key': KEY }, onResponse: check(undefined) },
-      { method: 'GET', path: VALID_REST, headers: { 'x-api-key': 'wrong' }, onResponse: check(undefined) },
+      { method: 'GET', path: restPath, headers: { 'x-api-key': 'wrong' }, onResponse: check(undefined) },
       { method: 'POST', path: '/graphql', headers: json, body: '{"query":"{ metric(name: price) { name } }"}', onResponse: check(undefined) },
       { method: 'POST', path: '/graphql', headers: json, body: '{"query":"{ metric(', onResponse: check(undefined) },
-      { method: 'DELETE', path: VALID_REST, headers: { 'x-api-key': KEY }, onResponse: check(undefined) },
+      { method: 'DELETE', path: restPath, headers: { 'x-api-key': KEY }, onResponse: check(undefined) },
       { method: 'GET', path: '/v1/metrics/etf-aum-change-pct', headers: { 'x-api-key': KEY }, onResponse: check(undefined) },
     ];
 
@@ -115,3 +136,10 @@ describe(`a ${SECONDS} s load of mixed valid and invalid requests at ${CONNECTIO
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
   }, 120_000);
 });
+
+// Private
+
+/** The ISO date `n` days before `date`. */
+function daysBefore(date: string, n: number): string {
+  return new Date(Date.parse(`${date}T00:00:00Z`) - n * 86_400_000).toISOString().slice(0, 10);
+}

@@ -7,6 +7,7 @@ import { seriesStatement, type PointLayout } from '../src/series/series-sql.js';
 import type { SeriesOptions } from '../src/series/series-options.js';
 import { syncCatalog } from '../src/db/sync-catalog.js';
 import { seedDatabase } from '../src/seed/seed-database.js';
+import { projectIds } from './support/project-id.js';
 import { STORE_KINDS, type StoreUnderTest } from './support/stores.js';
 
 /** Every migration file, read from the folder rather than from the code under test. */
@@ -53,9 +54,7 @@ for (const kind of STORE_KINDS) {
     const explain = async (layout: PointLayout, options: SeriesOptions, asOf: string | null = null, change = '') => {
       await seedDatabase(db.store, CATALOG, { years: 1, lastDay: 20_600 });
       await db.store.exec(`${change}; analyze`);
-      const ids = (await db.store.query<{ id: number }>(
-        `select p.id from project p join metric m on m.id = p.metric_id where m.name = 'etf-aum-change-pct' order by p.position limit 5`,
-      )).map((r) => r.id);
+      const ids = [...(await projectIds(db.store, 'etf-aum-change-pct')).values()].slice(0, 5);
       const { text, parameters } = seriesStatement({ layout, options, extraFields: [], asOf: asOf !== null });
       const params = parameters({ projectIds: ids, slugs: ids.map(String), from: '2026-01-01', to: '2026-03-01', metric: 'etf-aum-change-pct', options, asOf });
       return (await db.store.query<{ 'QUERY PLAN': string }>(`explain ${text}`, params)).map((r) => r['QUERY PLAN']).join('\n');
@@ -79,8 +78,9 @@ for (const kind of STORE_KINDS) {
     it('reads as of an instant with one primary-key range scan per project in the current table and one in the history', async () => {
       // Every point of the metric revised once: its history holds as many rows as its current
       // points. Only that metric's points: all of them took over 5 s on a busy machine.
-      const plan = await explain('rest', DAILY, '2026-01-15T00:00:00.000000Z',
-        `update point set value = value + 1 where project_id in (select p.id from project p join metric m on m.id = p.metric_id where m.name = 'etf-aum-change-pct')`);
+      const ids = [...(await projectIds(db.store, 'etf-aum-change-pct')).values()];
+      const reviseAll = `update point set value = value + 1 where project_id in (${ids.join(', ')})`;
+      const plan = await explain('rest', DAILY, '2026-01-15T00:00:00.000000Z', reviseAll);
       // A plain or a bitmap scan of the key's range: the planner picks by the share of revised rows.
       expect(plan).toMatch(/(Index Scan using point_pkey on point c|Bitmap Heap Scan on point c[^\n]*\n(\s+(Recheck Cond|Filter):[^\n]*\n)*\s+->  Bitmap Index Scan on point_pkey) .*\n\s+Index Cond: \(\(project_id = r\.project_id\) AND \(day >= '2026-01-01'::date\) AND \(day <= '2026-03-01'::date\)\)/);
       expect(plan).toMatch(/Index Scan using point_history_pkey on point_history h .*\n\s+Index Cond: \(\(project_id = r\.project_id\) AND \(day >= '2026-01-01'::date\) AND \(day <= '2026-03-01'::date\)/);

@@ -15,12 +15,17 @@ describe('a newcomer on the embedded store', { timeout: 120_000 }, () => {
   let env: Record<string, string>;
   let server: StartedServer;
   let key: string;
+  /** Days after the last seeded one, so nothing is stored on them but what the tests import. */
+  let imported: string;
+  let refused: string;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'metrics-newcomer-'));
     env = { PGLITE_DIR: join(dir, 'pglite'), LOG_LEVEL: 'info' };
     server = await npmStart(env);
     key = /Created API key "local" \(shown once, keep it\): (mk_[\w-]+)/.exec(server.stderr())?.[1] ?? '';
+    const seeded = await lastDayOf(['transaction-fail-total', 'token-price-usd'], 'ethereum');
+    [imported, refused] = [daysAfter(seeded, 1), daysAfter(seeded, 32)];
   }, 120_000);
 
   afterAll(async () => {
@@ -30,6 +35,18 @@ describe('a newcomer on the embedded store', { timeout: 120_000 }, () => {
 
   const get = (path: string, init: RequestInit = {}) => fetch(`${server.url}${path}`, init);
   const withKey = (k: string) => ({ headers: { 'x-api-key': k } });
+  /** The last day stored for `slug` in any of `metrics`, read from the service itself. */
+  const lastDayOf = async (metrics: string[], slug: string) => {
+    const days: string[] = [];
+    for (const metric of metrics) {
+      const res = await get(`/v1/metrics/${metric}?project=${slug}`, withKey(key));
+      expect(res.status).toBe(200);
+      const points = ((await res.json()) as Record<string, { date: string }[]>)[slug]!;
+      expect(points.length).toBeGreaterThan(0);
+      days.push(points.at(-1)!.date);
+    }
+    return days.sort().at(-1)!;
+  };
 
   it('starts on an empty folder, seeded, and prints a local key exactly once', async () => {
     expect(key).toMatch(/^mk_[\w-]{43}$/);
@@ -93,21 +110,23 @@ describe('a newcomer on the embedded store', { timeout: 120_000 }, () => {
 
   it('imports a file while the server runs and serves its rows at once', async () => {
     const file = join(dir, 'points.csv');
-    await writeFile(file, 'metric,project,date,value\ntransaction-fail-total,ethereum,2031-01-01,42.0\ntoken-price-usd,ethereum,2031-01-01,1.50\n');
+    const rows = [`transaction-fail-total,ethereum,${imported},42.0`, `token-price-usd,ethereum,${imported},1.50`];
+    await writeFile(file, `metric,project,date,value\n${rows.join('\n')}\n`);
     const run = await npm('import', [file], env);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^imported 2 rows from .*points\.csv/);
-    const res = await get('/v1/metrics/transaction-fail-total?project=ethereum&start_date=2031-01-01', withKey(key));
-    expect(await res.text()).toBe('{"ethereum":[{"date":"2031-01-01","value":42}]}');
+    const res = await get(`/v1/metrics/transaction-fail-total?project=ethereum&start_date=${imported}`, withKey(key));
+    expect(await res.text()).toBe(`{"ethereum":[{"date":"${imported}","value":42}]}`);
   });
 
   it('refuses a bad file with its line number and writes nothing of it', async () => {
     const file = join(dir, 'bad.csv');
-    await writeFile(file, 'metric,project,date,value\ntoken-price-usd,ethereum,2031-02-01,3\ntoken-price-usd,nowhere,2031-02-02,4\n');
+    const rows = [`token-price-usd,ethereum,${refused},3`, `token-price-usd,nowhere,${daysAfter(refused, 1)},4`];
+    await writeFile(file, `metric,project,date,value\n${rows.join('\n')}\n`);
     const run = await npm('import', [file], env);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('bad.csv:3: project "nowhere" is not allowed for metric "token-price-usd"');
-    const res = await get('/v1/metrics/token-price-usd?project=ethereum&start_date=2031-02-01', withKey(key));
+    const res = await get(`/v1/metrics/token-price-usd?project=ethereum&start_date=${refused}`, withKey(key));
     expect(await res.text()).toBe('{"ethereum":[]}');
   });
 
@@ -138,8 +157,8 @@ describe('a newcomer on the embedded store', { timeout: 120_000 }, () => {
     server = await npmStart(env);
     expect(server.stderr()).not.toContain('Created API key');
     expect(server.stderr()).not.toContain('seeded');
-    const res = await get('/v1/metrics/transaction-fail-total?project=ethereum&start_date=2031-01-01', withKey(key));
-    expect(await res.text()).toBe('{"ethereum":[{"date":"2031-01-01","value":42}]}');
+    const res = await get(`/v1/metrics/transaction-fail-total?project=ethereum&start_date=${imported}`, withKey(key));
+    expect(await res.text()).toBe(`{"ethereum":[{"date":"${imported}","value":42}]}`);
   });
 });
 
@@ -185,3 +204,10 @@ describe('Ctrl-C during the first start', { timeout: 120_000 }, () => {
     }
   });
 });
+
+// Private
+
+/** The ISO date `n` days after `date`. */
+function daysAfter(date: string, n: number): string {
+  return new Date(Date.parse(`${date}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
+}

@@ -4,6 +4,7 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../src/catalog/load-catalog.js';
 import { removePoints, upsertPoints } from '../src/db/write-points.js';
+import { projectId } from './support/project-id.js';
 import { startTestService, TEST_LAST_DAY, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 
@@ -119,9 +120,9 @@ for (const kind of STORE_KINDS) {
 
     it('describes the changes feed: a page with writes and a removal matches its schema', async () => {
       const store = service.running.services.store;
-      const [project] = await store.query<{ id: number }>(`select p.id from project p join metric m on m.id = p.metric_id where m.name = 'price' and p.slug = 'ethereum'`);
-      await upsertPoints(store, [{ projectId: project!.id, day: '2026-07-01', value: 1.5, extra: null }]);
-      await removePoints(store, [{ projectId: project!.id, day: '2026-07-01' }]);
+      const id = await projectId(store, 'price', 'ethereum');
+      await upsertPoints(store, [{ projectId: id, day: '2026-07-01', value: 1.5, extra: null }]);
+      await removePoints(store, [{ projectId: id, day: '2026-07-01' }]);
       for (const query of ['since=2000-01-01&limit=1', 'since=2000-01-01']) {
         const res = await service.get(`/v1/changes?${query}`);
         expect(res.headers.get('content-type')).toMatch(/^application\/json/);

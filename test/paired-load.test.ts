@@ -11,6 +11,8 @@ import type { Target } from './bench/shapes.js';
  */
 describe('paired-slice load', () => {
   const served = new Map<string, number>();
+  /** The x-api-key each server was sent, per request: checked in the tests (a failed check in a handler fails none). */
+  const keysSent = new Map<string, string[]>();
   const servers: Server[] = [];
   const targets: Record<string, Target> = {};
 
@@ -18,7 +20,7 @@ describe('paired-slice load', () => {
   async function serve(name: string, status: number, body: string): Promise<Target> {
     const server = createServer((req, res) => {
       served.set(name, (served.get(name) ?? 0) + 1);
-      expect(req.headers['x-api-key']).toBe('k');
+      keysSent.set(name, [...(keysSent.get(name) ?? []), String(req.headers['x-api-key'])]);
       res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
       const third = Math.floor(body.length / 3);
       res.write(body.slice(0, third));
@@ -50,10 +52,13 @@ describe('paired-slice load', () => {
     expect(result.requests).toEqual([served.get('a'), served.get('b')]);
     expect(result.requests[0]).toBeGreaterThanOrEqual(3 * 4); // every socket answered at least once per slice
     expect(result.cpu).toBeUndefined();
+    for (const name of ['a', 'b']) expect(new Set(keysSent.get(name)), name).toEqual(new Set(['k']));
   });
 
   it('rejects an answer other than 200, naming the target', async () => {
     await expect(pairedLoad(targets.a!, { ...targets.refused!, name: 'rest' }, { connections: 1, pairs: 1, sliceMs: 20 }))
       .rejects.toThrow('rest answered 503');
+    expect(new Set(keysSent.get('refused'))).toEqual(new Set(['k']));
   });
 });
+

@@ -267,6 +267,20 @@ describe('request cost', () => {
     expect(cost(10, '2026-06-01', '2026-06-30', { interval: 'month', transform: 'moving_average', window: 120 })).toBe(Math.ceil((10 * (30 + 3621)) / 3650));
     expect(cost(1, '2026-06-30', '2026-06-30', { transform: 'change' })).toBe(1);
   });
+
+  it('adds the bucket before the range that a change and a percent change read', () => {
+    // Yearly buckets from 2017 read 3,468 days, one unit a project; with 2016 before them (366 days), two.
+    const days = toEpochDay(TODAY) - toEpochDay('2017-01-01') + 1;
+    const year2016 = toEpochDay('2017-01-01') - toEpochDay('2016-01-01');
+    expect([days, year2016]).toEqual([3_468, 366]);
+    expect(cost(1, '2017-01-01', TODAY, { interval: 'year' })).toBe(1);
+    for (const transform of ['change', 'percent_change'] as const) {
+      const options = { ...DAILY, interval: 'year', transform } as const;
+      const priced = priceRequest({ slugs: ['one'], from: '2017-01-01', to: TODAY, options }, toEpochDay(TODAY), []);
+      expect(priced, transform).toEqual({ cost: 2, span: { days, warmUpDays: year2016, buckets: 10 } });
+      expect(priced.cost).toBe(Math.ceil((days + year2016) / 3650));
+    }
+  });
 });
 
 for (const kind of STORE_KINDS) {

@@ -7,6 +7,7 @@ import type { Store } from '../src/db/store.js';
 import { upsertPoints } from '../src/db/write-points.js';
 import { seedDatabase } from '../src/seed/seed-database.js';
 import { prerequisite } from './support/ci.js';
+import { until as pollUntil } from './support/poll.js';
 import { createPrivatePostgres, POSTGRES_BIN, type PrivatePostgres } from './support/private-postgres.js';
 import { heard, startTestService, TEST_KEY, TEST_LAST_DAY, type TestService } from './support/service.js';
 import { subscribeSse } from './support/sse.js';
@@ -35,13 +36,12 @@ describe.skipIf(!RUNS)('reads from a streaming standby', { timeout: 120_000 }, (
 
   const ready = async (on = service) => (await (await on.get('/readyz', { key: null })).json()) as Ready;
   const until = async (what: string, test: (r: Ready) => boolean, ms = 15_000, on = service) => {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const r = await ready(on);
-      if (test(r)) return r;
-      if (Date.now() > deadline) throw new Error(`${what} within ${ms} ms; readiness says ${JSON.stringify(r)}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    let last: Ready | undefined;
+    const check = async () => {
+      last = await ready(on);
+      return test(last) && last;
+    };
+    return pollUntil(() => `${what}; readiness says ${JSON.stringify(last)}`, check, { withinMs: ms, everyMs: 100 });
   };
   const value = async (day: string, path = PATH, on = service) => {
     const res = await on.get(path);
@@ -75,7 +75,7 @@ describe.skipIf(!RUNS)('reads from a streaming standby', { timeout: 120_000 }, (
     // not in the answers while the standby serves them (well inside the 2 s lag limit).
     await upsertPoints(store, [{ projectId, day: '2026-06-21', value: '11.5', extra: null }]);
     await until('the standby to replay a write', () => true);
-    for (const deadline = Date.now() + 5_000; (await value('2026-06-21')) !== 11.5;) expect(Date.now()).toBeLessThan(deadline);
+    await pollUntil('the first write served', async () => (await value('2026-06-21')) === 11.5);
     const sql = postgres(standby.url, { max: 1, onnotice: () => {} });
     try {
       await sql`select pg_wal_replay_pause()`;
@@ -89,11 +89,7 @@ describe.skipIf(!RUNS)('reads from a streaming standby', { timeout: 120_000 }, (
 
   it('shows a write on the primary once the standby has replayed it', async () => {
     await upsertPoints(store, [{ projectId, day: '2026-06-25', value: '1234.5', extra: null }]);
-    const deadline = Date.now() + 5_000;
-    while ((await value('2026-06-25')) !== 1234.5) {
-      expect(Date.now()).toBeLessThan(deadline);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await pollUntil('the write served', async () => (await value('2026-06-25')) === 1234.5, { everyMs: 50 });
   });
 
   it('moves reads to the primary when the standby stops, without a 5xx, and takes it back', async () => {

@@ -4,6 +4,7 @@ import { loadConfig } from '../src/config.js';
 import { createLogger, createRequestLog, type RequestLine } from '../src/log.js';
 import { startService } from '../src/start/start-service.js';
 import { gatherLines } from '../src/log-blocks.js';
+import { until } from './support/poll.js';
 
 /** A logger writing into an array of lines, as the service's would write to standard output. */
 function capture(logLevel: 'info' | 'warn') {
@@ -99,7 +100,7 @@ describe('error fields of log lines', () => {
     const config = loadConfig({ PORT: '0', DATABASE_URL: 'postgres://someone:pw-never-logged@127.0.0.1:1/db', CONNECT_TIMEOUT_SECONDS: '1' });
     const running = await startService(config, createLogger(config, sink));
     try {
-      for (let i = 0; i < 100 && !lines.some((l) => l.includes('database not ready')); i++) await new Promise((r) => setTimeout(r, 20));
+      await until('a retry logged', () => lines.some((l) => l.includes('database not ready')));
     } finally {
       await running.close();
     }

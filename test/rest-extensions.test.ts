@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../src/catalog/load-catalog.js';
+import { projectId } from './support/project-id.js';
 import { startTestService, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 
@@ -172,9 +173,10 @@ for (const kind of STORE_KINDS) {
       const daily = (JSON.parse(await text(`/v1/metrics/etf-num-products?${week}`)) as { blackrock: Day[] }).blackrock;
       expect(daily.length).toBeGreaterThan(1);
       // What an import took before it refused non-numbers in the catalog's extra fields.
-      await svc.running.services.store.query(
-        `update point set extra = jsonb_set(extra, '{spot}', '"</script>"') where day = $1 and project_id = (select p.id from project p join metric m on m.id = p.metric_id where m.name = 'etf-num-products' and p.slug = 'blackrock')`,
-        [daily[0]!.date],
+      const store = svc.running.services.store;
+      await store.query(
+        `update point set extra = jsonb_set(extra, '{spot}', '"</script>"') where day = $1 and project_id = $2`,
+        [daily[0]!.date, await projectId(store, 'etf-num-products', 'blackrock')],
       );
 
       const weekly = JSON.parse(await text(`/v1/metrics/etf-num-products?${week}&interval=week&aggregation=sum`)) as { blackrock: Day[] };

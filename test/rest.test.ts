@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../src/catalog/load-catalog.js';
+import { projectId } from './support/project-id.js';
 import { heard, startTestService, TEST_KEY, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 
@@ -245,6 +246,23 @@ for (const kind of STORE_KINDS) {
         expect(other.status).toBe(200);
       });
 
+      it('answers If-None-Match: * with 304 for a series that exists, read or kept, and an unknown metric with 404', async () => {
+        // RFC 9110 §13.1.2: "*" matches any current representation; a failed condition on GET is a 304.
+        const asked = '/v1/metrics/price?project=ethereum&start_date=2026-03-01&end_date=2026-03-31';
+        const star = { headers: { 'if-none-match': '*' } };
+        const read = await svc.get(asked, star);
+        expect(read.status).toBe(304);
+        expect(await read.text()).toBe('');
+        expect(read.headers.get('etag')).toMatch(/^W\/"[\w-]+"$/);
+        const plain = await svc.get(asked);
+        expect(plain.status).toBe(200);
+        expect(((await plain.json()) as Body).ethereum!.length).toBeGreaterThan(0);
+        const kept = await svc.get(asked, star);
+        expect(kept.status).toBe(304);
+        expect(kept.headers.get('etag')).toBe(plain.headers.get('etag'));
+        expect((await svc.get('/v1/metrics/nope', star)).status).toBe(404);
+      });
+
       it('gives different ETags to different bodies', async () => {
         const a = await svc.get('/v1/metrics/price?project=ethereum&start_date=2026-01-01');
         const b = await svc.get('/v1/metrics/price?project=solana&start_date=2026-01-01');
@@ -298,10 +316,10 @@ for (const kind of STORE_KINDS) {
       const etag = before.headers.get('etag')!;
       const old = (await before.json()) as Body;
       const day = old.solana![0]!.date;
+      const solana = await projectId(svc.running.services.store, 'price', 'solana');
       await heard(svc, () => svc.running.services.store.query(
-        `update point set value = value + 1 where day = $1 and project_id = (
-           select p.id from project p join metric m on m.id = p.metric_id where m.name = 'price' and p.slug = 'solana')`,
-        [day],
+        'update point set value = value + 1 where day = $1 and project_id = $2',
+        [day, solana],
       ));
       const after = await svc.get(path, { headers: { 'if-none-match': etag } });
       expect(after.status).toBe(200);

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../src/catalog/load-catalog.js';
 import { upsertPoints } from '../src/db/write-points.js';
 import { importFile, type ImportResult } from '../src/import/import-files.js';
+import { projectId } from './support/project-id.js';
 import { startTestService, TEST_LAST_DAY, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 
@@ -253,7 +254,8 @@ for (const kind of STORE_KINDS) {
       const imported = await dbNow();
       await new Promise((resolve) => setTimeout(resolve, 5));
       // An operator's fix, outside the import's write path: it sets the value only.
-      await store.query(`update point set value = 3 where day = $1 and project_id = (select p.id from project p join metric m on m.id = p.metric_id where m.name = $2 and p.slug = $3)`, [LATER, METRIC, other]);
+      const id = await projectId(store, METRIC, other);
+      await store.query('update point set value = 3 where day = $1 and project_id = $2', [LATER, id]);
       const corrected = await dbNow();
       const valueAsOf = async (asOf: string) => {
         const res = await service.get(`/v1/metrics/${METRIC}?project=${other}&start_date=${LATER}&end_date=${LATER}&as_of=${encodeURIComponent(asOf)}`);
@@ -294,9 +296,9 @@ describe.skipIf(!server.available)('write times of writers that overlap, on a Po
 
   it('stamps a write that began before another committed, and wrote after it, after that one: as_of finds one value per day, the replaced one in between', async () => {
     const store = service.running.services.store;
-    const [project] = await store.query<{ id: number }>('select p.id from project p join metric m on m.id = p.metric_id where m.name = $1 and p.slug = $2', [METRIC, SLUG]);
+    const id = await projectId(store, METRIC, SLUG);
     const day = '2026-07-10';
-    const write = (value: number) => ({ projectId: project!.id, day, value: String(value), extra: null });
+    const write = (value: number) => ({ projectId: id, day, value: String(value), extra: null });
     const clock = async () => (await store.query<{ now: string }>(`select to_char(clock_timestamp() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as now`))[0]!.now;
     let begun!: () => void;
     let goOn!: () => void;
@@ -323,7 +325,7 @@ describe.skipIf(!server.available)('write times of writers that overlap, on a Po
     };
     expect(await asOf(between)).toEqual([{ date: day, value: 555 }]);
     expect(await asOf(after)).toEqual([{ date: day, value: 777 }]);
-    const [history] = await store.query<{ values: string }>(`select string_agg(value::text, ',' order by valid_from) as values from point_history where project_id = $1 and day = $2`, [project!.id, day]);
+    const [history] = await store.query<{ values: string }>(`select string_agg(value::text, ',' order by valid_from) as values from point_history where project_id = $1 and day = $2`, [id, day]);
     expect(history!.values).toBe('555');
   });
 });

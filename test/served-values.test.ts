@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../src/catalog/load-catalog.js';
 import { importFile } from '../src/import/import-files.js';
+import { enumName } from './support/graphql-names.js';
 import { startTestService, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 
@@ -48,7 +49,7 @@ for (const kind of STORE_KINDS) {
     });
 
     it.each(Object.entries(WRITTEN))('GraphQL gives every %s value as the number the file wrote', async (metric, { project, values }) => {
-      const res = await svc.graphql(`{ metric(name: ${metric.replaceAll('-', '_')}, projects: [${project}], from: "2031-01-01") { series { points { date value } } } }`);
+      const res = await svc.graphql(`{ metric(name: ${enumName(metric)}, projects: [${project}], from: "2031-01-01") { series { points { date value } } } }`);
       const body = (await res.json()) as { data: { metric: { series: { points: { date: string; value: number }[] }[] } } };
       expect(body.data.metric.series[0]!.points).toEqual(values.map((v, i) => ({ date: day(i), value: Number(v) + 0 })));
     });

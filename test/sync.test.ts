@@ -10,6 +10,7 @@ import { loadConfig } from '../src/config.js';
 import { migrate } from '../src/db/migrate.js';
 import type { Store } from '../src/db/store.js';
 import { npm } from './support/processes.js';
+import { projectId } from './support/project-id.js';
 import { startTestService, TEST_KEY, type TestService } from './support/service.js';
 import { STORE_KINDS, type StoreUnderTest } from './support/stores.js';
 
@@ -122,9 +123,9 @@ for (const kind of STORE_KINDS) {
       const res = await upstream.get('/v1/metrics/staking-apy?project=aptos&start_date=2026-06-25&end_date=2026-06-30');
       const days = ((await res.json()) as { aptos: { date: string; value: number }[] }).aptos;
       const store = upstream.running.services.store;
-      const [project] = await store.query<{ id: number }>(`select p.id from project p join metric m on m.id = p.metric_id where m.name = 'staking-apy' and p.slug = 'aptos'`);
-      await store.query('update point set value = 1.2345678901234567891 where project_id = $1 and day = $2', [project!.id, days.at(-1)!.date]);
-      await store.query('delete from point where project_id = $1 and day = $2', [project!.id, days.at(-2)!.date]);
+      const aptos = await projectId(store, 'staking-apy', 'aptos');
+      await store.query('update point set value = 1.2345678901234567891 where project_id = $1 and day = $2', [aptos, days.at(-1)!.date]);
+      await store.query('delete from point where project_id = $1 and day = $2', [aptos, days.at(-2)!.date]);
       const third = await sync(mirrorStore.store, { from: upstream.url, metrics: ['staking-apy'] });
       expect(third.out.join('')).toMatch(/, 2 written \(0 added, 1 revised, 1 removed\) in 1 series\n$/);
       const path = '/v1/metrics/staking-apy?project=aptos&start_date=2026-06-01';
@@ -149,9 +150,9 @@ for (const kind of STORE_KINDS) {
 
     it('removes the last days of a series when the upstream removed them', async () => {
       const store = upstream.running.services.store;
-      const [project] = await store.query<{ id: number }>(`select p.id from project p join metric m on m.id = p.metric_id where m.name = 'staking-apy' and p.slug = 'cardano'`);
-      const [{ last }] = await store.query<{ last: string }>('select max(day)::text as last from point where project_id = $1', [project!.id]) as [{ last: string }];
-      await store.query(`delete from point where project_id = $1 and day > $2::date - 3`, [project!.id, last]);
+      const cardano = await projectId(store, 'staking-apy', 'cardano');
+      const [{ last }] = await store.query<{ last: string }>('select max(day)::text as last from point where project_id = $1', [cardano]) as [{ last: string }];
+      await store.query(`delete from point where project_id = $1 and day > $2::date - 3`, [cardano, last]);
       const run = await sync(mirrorStore.store, { from: upstream.url, metrics: ['staking-apy'] });
       expect(run.code).toBe(0);
       expect(run.out.join('')).toMatch(/, 3 written \(0 added, 0 revised, 3 removed\) in 1 series\n$/);
@@ -163,19 +164,19 @@ for (const kind of STORE_KINDS) {
 
     it('removes in one run the last days the upstream removed, however many more than the overlap', async () => {
       const store = upstream.running.services.store;
-      const projectId = async (db: Store) => (await db.query<{ id: number }>(`select p.id from project p join metric m on m.id = p.metric_id where m.name = 'staking-apy' and p.slug = 'solana'`))[0]!.id;
-      const days = async (db: Store) => (await db.query<{ day: string; value: string }>('select day::text, value::text from point where project_id = $1 order by day', [await projectId(db)]));
+      const idIn = (db: Store) => projectId(db, 'staking-apy', 'solana');
+      const days = async (db: Store) => (await db.query<{ day: string; value: string }>('select day::text, value::text from point where project_id = $1 order by day', [await idIn(db)]));
       const syncSolana = () => sync(mirrorStore.store, { from: upstream.url, metrics: ['staking-apy'], projects: ['solana'] });
       expect((await syncSolana()).code).toBe(0);
       expect(await days(mirrorStore.store)).toEqual(await days(store));
-      await store.query(`delete from point where project_id = $1 and day > (select max(day) from point where project_id = $1) - 20`, [await projectId(store)]);
+      await store.query(`delete from point where project_id = $1 and day > (select max(day) from point where project_id = $1) - 20`, [await idIn(store)]);
       const run = await syncSolana();
       expect(run.code).toBe(0);
       expect(run.out.join('')).toMatch(/, 20 written \(0 added, 0 revised, 20 removed\) in 1 series\n$/);
       expect(await days(mirrorStore.store)).toEqual(await days(store));
       expect((await syncSolana()).out.join('')).toMatch(/, 0 written \(0 added, 0 revised, 0 removed\) in 0 series\n$/);
       // A series the upstream emptied is emptied here in one run too.
-      await store.query('delete from point where project_id = $1', [await projectId(store)]);
+      await store.query('delete from point where project_id = $1', [await idIn(store)]);
       expect((await syncSolana()).code).toBe(0);
       expect(await days(mirrorStore.store)).toEqual([]);
       expect((await syncSolana()).out.join('')).toMatch(/, 0 written \(0 added, 0 revised, 0 removed\) in 0 series\n$/);
@@ -183,11 +184,11 @@ for (const kind of STORE_KINDS) {
 
     it('copies days the upstream has before the first day stored here: history it back-filled, or a series begun here', async () => {
       const store = upstream.running.services.store;
-      const projectId = async (db: Store) => (await db.query<{ id: number }>(`select p.id from project p join metric m on m.id = p.metric_id where m.name = 'staking-apy' and p.slug = 'near'`))[0]!.id;
-      const days = async (db: Store) => (await db.query<{ day: string; value: string }>('select day::text, value::text from point where project_id = $1 order by day', [await projectId(db)]));
+      const idIn = (db: Store) => projectId(db, 'staking-apy', 'near');
+      const days = async (db: Store) => (await db.query<{ day: string; value: string }>('select day::text, value::text from point where project_id = $1 order by day', [await idIn(db)]));
       const syncNear = () => sync(mirrorStore.store, { from: upstream.url, metrics: ['staking-apy'], projects: ['near'] });
       expect((await syncNear()).code).toBe(0);
-      await store.query(`insert into point (project_id, day, value) values ($1, '2019-03-01', 4.5), ($1, '2019-03-02', 4.75)`, [await projectId(store)]);
+      await store.query(`insert into point (project_id, day, value) values ($1, '2019-03-01', 4.5), ($1, '2019-03-02', 4.75)`, [await idIn(store)]);
       const run = await syncNear();
       expect(run.code).toBe(0);
       expect(run.out.join('')).toMatch(/, 2 written \(2 added, 0 revised, 0 removed\) in 1 series\n$/);
@@ -198,7 +199,7 @@ for (const kind of STORE_KINDS) {
     it('copies revisions and removals upstream of days older than the overlap through the upstream\'s changes feed, from the second run on', async () => {
       const store = upstream.running.services.store;
       const scope = { from: upstream.url, metrics: ['token-price-usd', 'etf-num-products'] };
-      const idOf = async (metric: string, slug: string) => (await store.query<{ id: number }>(`select p.id from project p join metric m on m.id = p.metric_id where m.name = $1 and p.slug = $2`, [metric, slug]))[0]!.id;
+      const idOf = (metric: string, slug: string) => projectId(store, metric, slug);
       const first = await sync(mirrorStore.store, scope);
       expect(first.code).toBe(0);
       expect(first.err.join('')).toContain('changes feed: position kept; from the next run on, every revision upstream is copied, however old the day\n');
@@ -256,8 +257,8 @@ for (const kind of STORE_KINDS) {
 
     it('writes nothing of a series with a bad value, names it, and syncs the rest', async () => {
       const store = upstream.running.services.store;
-      const [project] = await store.query<{ id: number }>(`select p.id from project p join metric m on m.id = p.metric_id where m.name = 'transaction-fail-total' and p.slug = 'ethereum'`);
-      await store.query(`insert into point (project_id, day, value) values ($1, '2026-07-01', 5), ($1, '2026-07-02', 6)`, [project!.id]);
+      const ethereum = await projectId(store, 'transaction-fail-total', 'ethereum');
+      await store.query(`insert into point (project_id, day, value) values ($1, '2026-07-01', 5), ($1, '2026-07-02', 6)`, [ethereum]);
       const stub = await startStub(upstream.url, [
         { path: /^\/v1\/metrics\/transaction-fail-total\?project=ethereum&/, rewrite: (body) => body.replace('"date":"2026-07-02","value":6', '"date":"2026-07-02","value":6.5') },
       ]);

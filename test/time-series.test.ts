@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../src/catalog/load-catalog.js';
 import { importFile } from '../src/import/import-files.js';
+import { enumName } from './support/graphql-names.js';
+import { projectId } from './support/project-id.js';
 import { referenceSeries, type DailyPoint, type ReferenceOptions, type ReferencePoint } from './support/reference-series.js';
 import { startTestService, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
@@ -46,7 +48,9 @@ for (const kind of STORE_KINDS) {
     beforeAll(async () => {
       svc = await startTestService(kind);
       dir = await mkdtemp(join(tmpdir(), 'metrics-ts-'));
-      await svc.running.services.store.query(`delete from point where project_id = (select p.id from project p join metric m on m.id = p.metric_id where m.name = 'other-fees-usd' and p.slug = 'arbitrum')`);
+      const store = svc.running.services.store;
+      const arbitrum = await projectId(store, 'other-fees-usd', 'arbitrum');
+      await store.query('delete from point where project_id = $1', [arbitrum]);
       await writeFile(join(dir, 'edges.csv'), `metric,project,date,value\n${EDGE_SERIES.map((p) => `other-fees-usd,arbitrum,${p.date},${p.value}`).join('\n')}\n`);
       expect((await importFile(svc.running.services.store, CATALOG, join(dir, 'edges.csv'))).ok).toBe(true);
       for (const { metric, projects } of SUBJECTS) {
@@ -95,7 +99,7 @@ for (const kind of STORE_KINDS) {
       await fc.assert(fc.asyncProperty(request, async (r) => {
         const projects = r.subject.projects.slice(0, r.count);
         const args = [
-          `name: ${r.subject.metric.replaceAll('-', '_')}`,
+          `name: ${enumName(r.subject.metric)}`,
           `projects: [${projects.join(', ')}]`,
           ...(r.from === null ? [] : [`from: "${r.from}"`]),
           ...(r.to === null ? [] : [`to: "${r.to}"`]),
@@ -105,9 +109,14 @@ for (const kind of STORE_KINDS) {
           ...(r.transform === null ? [] : [`transform: ${r.transform.toUpperCase()}`]),
           ...(r.transform === 'moving_average' ? [`window: ${r.window}`] : []),
         ];
-        const res = await svc.graphql(`{ metric(${args.join(', ')}) { series { slug points { date value count } } } }`);
-        const body = (await res.json()) as { data: { metric: { series: { slug: string; points: ReferencePoint[] }[] } }; errors?: unknown };
+        const selection = 'name series { slug points { date value count } }';
+        const res = await svc.graphql(`{ metric(${args.join(', ')}) { ${selection} } }`);
+        type Series = { slug: string; points: ReferencePoint[] };
+        const body = (await res.json()) as { data: { metric: { name: string; series: Series[] } }; errors?: unknown };
         expect(body.errors).toBeUndefined();
+        // Which series came back, so a wrong or missing one cannot pass as an empty loop.
+        expect(body.data.metric.name).toBe(r.subject.metric);
+        expect(body.data.metric.series.map((series) => series.slug)).toEqual(projects);
         for (const series of body.data.metric.series) {
           const want = expected(r, series.slug);
           expectSeries(series.points, want, r);

@@ -1,49 +1,73 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { appendVary, chooseEncoding, matchesEtag, type Encoding } from '../http/negotiate.js';
-import { compress, weakEtagOf } from '../http/send-json.js';
+import type { GraphiQLOptions } from 'graphql-yoga';
+import { keepBody, sendKept, type KeptBody } from '../http/send-kept.js';
+import type { GraphqlServices } from './graphql-services.js';
+import { addressOf, loadGraphiqlAssets } from './graphiql-assets.js';
 
 /**
- * Sends GraphiQL's page as Yoga renders it: about 9 MB of HTML (the editor's scripts are
- * inline), which went out whole on every visit. The page is rendered for each request (its
- * example query follows the data), but compressed once per distinct page and kept, and it
+ * Sends GraphiQL's page as Yoga renders it (with {@link renderGraphiqlPage}), after counting
+ * the load against the client address's allowance. The page is rendered for each request (its
+ * example query follows the data), kept with its compressed forms while it stays the same, and
  * carries a validator: a browser that has it gets a bodiless 304.
  */
-export type GraphiqlPage = (req: IncomingMessage, res: ServerResponse, rendered: Response, head: boolean) => Promise<void>;
+export type GraphiqlPage = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  render: () => Response | Promise<Response>,
+) => Promise<void>;
 
-export function createGraphiqlPage(): GraphiqlPage {
-  /** The latest page and its compressed forms, made when first asked for. */
-  let kept: { etag: string; plain: Buffer; compressed: Map<Encoding, Promise<Buffer>> } | undefined;
-  return async (req, res, rendered, head) => {
+export function createGraphiqlPage(services: Pick<GraphqlServices, 'graphiqlLoads'>): GraphiqlPage {
+  /** The latest page. */
+  let kept: KeptBody | undefined;
+  return async (req, res, render) => {
+    await services.graphiqlLoads.take(addressOf(req));
+    const rendered = await render();
     const plain = Buffer.from(await rendered.arrayBuffer());
-    const etag = weakEtagOf(plain);
-    if (kept?.etag !== etag) kept = { etag, plain, compressed: new Map() };
-    const page = kept;
-    res.statusCode = rendered.status;
+    if (kept === undefined || !plain.equals(kept.plain)) kept = keepBody(plain);
     rendered.headers.forEach((value, name) => {
       if (name !== 'content-length') res.setHeader(name, value);
     });
-    res.setHeader('etag', etag);
     // Kept by the browser, but asked about again each visit: the example query can change.
     res.setHeader('cache-control', 'no-cache');
-    res.setHeader('vary', appendVary(res.getHeader('vary'), 'Accept-Encoding'));
-    if (matchesEtag(req.headers['if-none-match'], etag)) {
-      res.statusCode = 304;
-      res.end();
-      return;
-    }
-    const encoding = chooseEncoding(req.headers['accept-encoding']);
-    let body = page.plain;
-    if (encoding !== undefined) {
-      let compressed = page.compressed.get(encoding);
-      if (compressed === undefined) {
-        // Harder than an answer's: done once per page, in Node's thread pool (brotli takes the 9 MB page to about 1.9 MB, gzip to 2.4 MB).
-        compressed = compress(page.plain, encoding, 'once');
-        page.compressed.set(encoding, compressed);
-      }
-      body = await compressed;
-      res.setHeader('content-encoding', encoding);
-    }
-    res.setHeader('content-length', body.length);
-    res.end(head ? undefined : body);
+    await sendKept(req, res, kept);
   };
+}
+
+/**
+ * GraphiQL's page for Yoga's `renderGraphiQL`: a few kilobytes that name the editor's files
+ * (graphiql-assets.ts), where the package's own renderer puts them inline. Monaco
+ * starts its workers from their URLs on this origin.
+ */
+export async function renderGraphiqlPage(options: GraphiQLOptions): Promise<string> {
+  const assets = await loadGraphiqlAssets();
+  // In a script element only `</script` or `<!--` could end it early: no `<` is left in the JSON.
+  const json = (value: unknown) => JSON.stringify(value).replaceAll('<', '\\u003c');
+  return `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <title>${escapeHtml(options.title ?? 'GraphiQL')}</title>
+    <link rel="icon" href="${escapeHtml(options.favicon ?? assets.icon)}" />
+    <link rel="stylesheet" href="${assets.style}" />
+  </head>
+  <body id="body" class="no-focus-outline">
+    <noscript>You need to enable JavaScript to run this app.</noscript>
+    <div id="root"></div>
+    <script>
+      const workers = ${json(assets.workers)};
+      self.MonacoEnvironment = { globalAPI: false, getWorkerUrl: (moduleId, label) => workers[label] };
+    </script>
+    <script src="${assets.script}"></script>
+    <script>
+      YogaGraphiQL.renderYogaGraphiQL(document.querySelector('#root'), ${json(options)});
+    </script>
+  </body>
+</html>
+`;
+}
+
+// Private
+
+function escapeHtml(text: string): string {
+  return text.replaceAll('&', '&amp;').replaceAll('"', '&quot;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
 }

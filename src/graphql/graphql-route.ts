@@ -21,7 +21,7 @@ type GraphqlServer = ReturnType<typeof createGraphqlServer>;
  */
 export function createGraphqlRoute(services: GraphqlServices): Route<GraphqlServices> {
   const yoga = createGraphqlServer(services);
-  const sendGraphiqlPage = createGraphiqlPage();
+  const sendGraphiqlPage = createGraphiqlPage(services);
   return {
     path: '/graphql',
     // Only the page itself is public: with GRAPHIQL=off a browser's GET is an API call, keyed.
@@ -32,10 +32,10 @@ export function createGraphqlRoute(services: GraphqlServices): Route<GraphqlServ
       // Yoga and the page build the request's URL from it: one that holds no host is the client's error.
       if (!isValidHost(req.headers.host)) throw new ApiError('bad-request', 'the Host header does not hold a host name (with an optional port)');
       if (isGraphiqlPageRequest(req, services)) {
-        // The page runs inline scripts and workers from blobs, so only framing is restricted:
+        // The page runs inline scripts, so only framing is restricted:
         // GraphiQL keeps the key in the browser, and a site framing it could make its user run queries.
         res.setHeader('content-security-policy', "frame-ancestors 'none'");
-        return sendGraphiqlPage(req, res, await yoga.fetch(toFetchRequest(req, Buffer.alloc(0))), head);
+        return sendGraphiqlPage(req, res, () => yoga.fetch(toFetchRequest(req, Buffer.alloc(0))));
       }
       const directory = readyDirectory(services.state);
       // The body is read here first, so the 1 MB limit stays ours.

@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import type { ProjectDirectory } from '../db/project-directory.js';
 import type { Store } from '../db/store.js';
 import type { AnswerBudget } from '../limits/answer-budget.js';
+import type { PageLoadLimit } from '../limits/page-loads.js';
 import type { StoredSpans } from '../limits/stored-spans.js';
 import type { SeriesUpdates } from '../live/series-updates.js';
 
@@ -27,5 +28,7 @@ export interface GraphqlServices {
   seriesUpdates: SeriesUpdates;
   storedSpans: StoredSpans;
   answerBudget: AnswerBudget;
+  /** Loads of GraphiQL's page and its files per client address. */
+  graphiqlLoads: PageLoadLimit;
   responseCache: ResponseCache;
 }

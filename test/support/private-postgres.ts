@@ -5,6 +5,7 @@ import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from './ports.js';
 
 const run = promisify(execFile);
 
@@ -94,19 +95,6 @@ export async function createPrivatePostgres(standbyOf?: PrivatePostgres): Promis
 }
 
 // Private
-
-/** A port nothing listens on now, for a server of a test's own. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function uidOf(user: string): number {
   return Number(requireLine(`/etc/passwd`, user)[2]);

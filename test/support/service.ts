@@ -5,6 +5,7 @@ import { createLogger } from '../../src/log.js';
 import { seedDatabase } from '../../src/seed/seed-database.js';
 import { startService, type RunningService } from '../../src/start/start-service.js';
 import { requestInProcess } from './in-process.js';
+import { until } from './poll.js';
 import type { Store } from '../../src/db/store.js';
 import type { StoreKind, StoreUnderTest } from './stores.js';
 import { Writable } from 'node:stream';
@@ -51,8 +52,7 @@ export async function heard<T>(service: TestService, write: () => Promise<T>): P
   const updates = service.running.services.seriesUpdates;
   const before = updates.heard;
   const result = await write();
-  for (let i = 0; i < 400 && updates.heard === before; i++) await new Promise((r) => setTimeout(r, 5));
-  if (updates.heard === before) throw new Error('the write was not announced within 2 s');
+  await until("the write's announcement", () => updates.heard !== before, { everyMs: 5 });
   return result;
 }
 
