@@ -38,7 +38,11 @@ function listFiles(dir) {
 
 function newestChange(files) {
   // The folder's own time changes when a file is added, removed or renamed.
-  return Math.max(statSync(SOURCE).mtimeMs, ...files.map((f) => statSync(f).mtimeMs), ...files.map((f) => statSync(dirname(f)).mtimeMs));
+  return Math.max(
+    statSync(SOURCE).mtimeMs,
+    ...files.map((f) => statSync(f).mtimeMs),
+    ...files.map((f) => statSync(dirname(f)).mtimeMs),
+  );
 }
 
 function lastTranspile() {

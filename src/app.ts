@@ -53,7 +53,8 @@ export function createApp(services: Services): App {
     listener: (req, res) => serve(services, routes, logRequest, req, res),
     clientError: (error, socket) => {
       if (!socket.writable) return;
-      if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') socket.end('HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+      if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT')
+        socket.end('HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
       else socket.end(rawRequestError(error.code, error.rawPacket, MAX_HEADER_BYTES));
     },
   };
@@ -69,13 +70,29 @@ function createRoutes(services: Services): Route<Services>[] {
     { path: '/healthz', access: 'public', methods: READ, errors: renderProblem, handle: handleHealth },
     { path: '/readyz', access: 'public', methods: READ, errors: renderProblem, handle: handleReady },
     { path: '/docs', access: 'public', methods: READ, errors: renderProblem, handle: handleDocsPage },
-    ...(services.config.metrics === 'off' ? [] : [
-      { path: '/metrics', access: services.config.metrics === 'public' ? 'public' : 'keyed', methods: READ, errors: renderProblem, handle: handleMetrics } satisfies Route<Services>,
-    ]),
-    ...(services.config.explorer ? [
-      { path: '/explore', access: 'public', methods: READ, errors: renderProblem, handle: handleExplorePage },
-      { path: '/explore/:name', access: 'public', methods: READ, errors: renderProblem, handle: handleExploreAsset },
-    ] satisfies Route<Services>[] : []),
+    ...(services.config.metrics === 'off'
+      ? []
+      : [
+          {
+            path: '/metrics',
+            access: services.config.metrics === 'public' ? 'public' : 'keyed',
+            methods: READ,
+            errors: renderProblem,
+            handle: handleMetrics,
+          } satisfies Route<Services>,
+        ]),
+    ...(services.config.explorer
+      ? ([
+          { path: '/explore', access: 'public', methods: READ, errors: renderProblem, handle: handleExplorePage },
+          {
+            path: '/explore/:name',
+            access: 'public',
+            methods: READ,
+            errors: renderProblem,
+            handle: handleExploreAsset,
+          },
+        ] satisfies Route<Services>[])
+      : []),
     createGraphqlRoute(services),
     ...(services.config.graphiql ? [createGraphiqlAssetRoute(services)] : []),
     { path: '/v1/openapi.json', access: 'keyed', methods: READ, errors: renderProblem, handle: handleOpenApi },
@@ -97,20 +114,29 @@ interface RouteTable {
 
 function createRouteTable(routes: readonly Route<Services>[]): RouteTable {
   const fixed = new Map(routes.filter((r) => !r.path.endsWith('/:name')).map((r) => [r.path, r]));
-  const named = new Map(routes.filter((r) => r.path.endsWith('/:name')).map((r) => [r.path.slice(0, -':name'.length), r]));
+  const named = new Map(
+    routes.filter((r) => r.path.endsWith('/:name')).map((r) => [r.path.slice(0, -':name'.length), r]),
+  );
   return {
     match(path) {
       const route = fixed.get(path);
       if (route !== undefined) return { route, param: '' };
       const slash = path.lastIndexOf('/');
       const parent = named.get(path.slice(0, slash + 1));
-      if (parent !== undefined && slash < path.length - 1) return { route: parent, param: safeDecode(path.slice(slash + 1)) };
+      if (parent !== undefined && slash < path.length - 1)
+        return { route: parent, param: safeDecode(path.slice(slash + 1)) };
       return { route: path.startsWith('/v1/') ? UNKNOWN_V1 : UNKNOWN, param: '' };
     },
   };
 }
 
-function serve(services: Services, routes: RouteTable, logRequest: (line: RequestLine) => void, req: IncomingMessage, res: ServerResponse): void {
+function serve(
+  services: Services,
+  routes: RouteTable,
+  logRequest: (line: RequestLine) => void,
+  req: IncomingMessage,
+  res: ServerResponse,
+): void {
   const started = performance.now();
   const requestId = randomUUID();
   res.setHeader('x-request-id', requestId);
@@ -145,20 +171,25 @@ function serve(services: Services, routes: RouteTable, logRequest: (line: Reques
   });
 
   // Public routes are not metered; a keyed route gets its caller's meter in run().
-  run(services, route, { req, res, services, param, query, signal: gone, meter: UNLIMITED_METER }).catch((error: unknown) => {
-    if (gone.aborted) return; // the client left: its work was cancelled and nobody waits for an answer
-    if (res.headersSent) {
-      services.logger.error({ requestId, err: error }, 'failed after the response started');
-      failed = true;
-      res.destroy();
-      return;
-    }
-    const failure = error instanceof ApiError ? error : new ApiError('internal', 'an unexpected error occurred', { cause: error });
-    if (failure.kind === 'internal') services.logger.error({ requestId, err: failure.cause ?? failure }, failure.message);
-    // Expected during an outage and answered with a retry hint: worth a warning, not an error.
-    if (failure.kind === 'unavailable') services.logger.warn({ requestId, err: failure.cause ?? failure }, failure.message);
-    route.errors(req, res, failure);
-  });
+  run(services, route, { req, res, services, param, query, signal: gone, meter: UNLIMITED_METER }).catch(
+    (error: unknown) => {
+      if (gone.aborted) return; // the client left: its work was cancelled and nobody waits for an answer
+      if (res.headersSent) {
+        services.logger.error({ requestId, err: error }, 'failed after the response started');
+        failed = true;
+        res.destroy();
+        return;
+      }
+      const failure =
+        error instanceof ApiError ? error : new ApiError('internal', 'an unexpected error occurred', { cause: error });
+      if (failure.kind === 'internal')
+        services.logger.error({ requestId, err: failure.cause ?? failure }, failure.message);
+      // Expected during an outage and answered with a retry hint: worth a warning, not an error.
+      if (failure.kind === 'unavailable')
+        services.logger.warn({ requestId, err: failure.cause ?? failure }, failure.message);
+      route.errors(req, res, failure);
+    },
+  );
 }
 
 async function run(services: Services, route: Route<Services>, call: RouteCall<Services>): Promise<void> {

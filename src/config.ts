@@ -32,7 +32,12 @@ export const ENV_DEFAULTS = Object.freeze({
 });
 
 const onOff = z.enum(['on', 'off']).transform((v) => v === 'on');
-const commaList = z.string().transform((v) => v.split(',').map((s) => s.trim()).filter((s) => s !== ''));
+const commaList = z.string().transform((v) =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== ''),
+);
 /** A comma list whose every entry must pass `valid`; each one that does not is named by `problem`. */
 const commaListOf = (valid: (entry: string) => boolean, problem: (entry: string) => string) =>
   commaList.superRefine((entries, ctx) => {
@@ -43,11 +48,19 @@ const D = ENV_DEFAULTS;
 const envSchema = z.object({
   HOST: z.string().min(1).default(D.HOST),
   PORT: z.coerce.number().int().min(0).max(65535).default(D.PORT),
-  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/, hostname: /./, error: 'expected a postgres:// or postgresql:// URL, e.g. postgres://user:pass@db.example:5432/metrics' }).optional(),
+  DATABASE_URL: z
+    .url({
+      protocol: /^postgres(ql)?$/,
+      hostname: /./,
+      error: 'expected a postgres:// or postgresql:// URL, e.g. postgres://user:pass@db.example:5432/metrics',
+    })
+    .optional(),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(D.DATABASE_POOL_SIZE),
   DATABASE_READ_URLS: commaListOf(
     (url) => /^postgres(ql)?:\/\/[^/]/.test(url),
-    (url) => `expected postgres:// URLs joined with commas, got ${JSON.stringify(url.replace(/\/\/[^@]*@/, '//…@').slice(0, 80))}`,
+    (url) =>
+      `expected postgres:// URLs joined with commas, got ` +
+      `${JSON.stringify(url.replace(/\/\/[^@]*@/, '//…@').slice(0, 80))}`,
   ).optional(),
   REPLICA_MAX_LAG_SECONDS: z.coerce.number().positive().max(86_400).default(D.REPLICA_MAX_LAG_SECONDS),
   PGLITE_DIR: z.string().min(1).default(D.PGLITE_DIR),
@@ -60,12 +73,16 @@ const envSchema = z.object({
   // or match any sandboxed page.
   CORS_ORIGINS: commaListOf(
     isOrigin,
-    (origin) => `expected origins such as https://app.example (scheme, host and optional port, nothing after) joined with commas, got ${JSON.stringify(origin.slice(0, 80))}`,
+    (origin) =>
+      `expected origins such as https://app.example (scheme, host and optional ` +
+      `port, nothing after) joined with commas, got ${JSON.stringify(origin.slice(0, 80))}`,
   ).optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(D.RATE_LIMIT_PER_MINUTE),
   RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(D.RATE_LIMIT_BURST),
   REFUSED_KEYS_PER_MINUTE: z.coerce.number().int().min(0).default(D.REFUSED_KEYS_PER_MINUTE),
-  REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'expected a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379' }).optional(),
+  REDIS_URL: z
+    .url({ protocol: /^rediss?$/, error: 'expected a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379' })
+    .optional(),
   SUBSCRIPTIONS_PER_KEY: z.coerce.number().int().min(0).default(D.SUBSCRIPTIONS_PER_KEY),
   SUBSCRIPTIONS_MAX: z.coerce.number().int().min(0).default(D.SUBSCRIPTIONS_MAX),
   RESPONSE_CACHE_MB: z.coerce.number().min(0).max(65536).default(D.RESPONSE_CACHE_MB),
@@ -136,7 +153,9 @@ export type Config = Readonly<{
  * Throws an Error naming every variable whose value is invalid and what was expected.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const present = Object.fromEntries(Object.entries(env).filter(([name, v]) => v !== undefined && v !== '' && name in envSchema.shape));
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([name, v]) => v !== undefined && v !== '' && name in envSchema.shape),
+  );
   const parsed = envSchema.safeParse(present);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
@@ -144,11 +163,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const e = parsed.data;
   if ((e.DATABASE_READ_URLS ?? []).length > 0 && e.DATABASE_URL === undefined) {
-    throw new Error('invalid configuration:\n  DATABASE_READ_URLS: replicas need DATABASE_URL, the primary they replicate');
+    throw new Error(
+      'invalid configuration:\n  DATABASE_READ_URLS: replicas need DATABASE_URL, the primary they replicate',
+    );
   }
   const workers = e.WORKERS === 'auto' ? availableParallelism() : e.WORKERS;
   if (workers !== 1 && e.DATABASE_URL === undefined) {
-    throw new Error('invalid configuration:\n  WORKERS: several workers need DATABASE_URL (the embedded store belongs to one process)');
+    throw new Error(
+      'invalid configuration:\n  WORKERS: several workers need DATABASE_URL ' +
+        '(the embedded store belongs to one process)',
+    );
   }
   return Object.freeze({
     host: e.HOST,

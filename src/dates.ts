@@ -87,7 +87,11 @@ export function canonicalInstant(text: string): string | undefined {
   // second, as PostgreSQL reads :60; JavaScript's dates refuse it. Its fractions too (which
   // PostgreSQL refuses): clocks that count no leap seconds wrote nothing in between.
   const leap = m[4] === '60';
-  const ms = Date.parse(`${m[1]}T${m[2]}:${m[3]}:${leap ? '59' : m[4]}${m[5] === undefined || leap ? '' : `.${m[5]}`}${m[6]!.toUpperCase()}`) + (leap ? 1000 : 0);
+  const ms =
+    Date.parse(
+      `${m[1]}T${m[2]}:${m[3]}:${leap ? '59' : m[4]}${m[5] === undefined || leap ? '' : `.${m[5]}`}` +
+        `${m[6]!.toUpperCase()}`,
+    ) + (leap ? 1000 : 0);
   if (Number.isNaN(ms)) return undefined;
   const utc = new Date(ms).toISOString();
   // An offset can carry a day at either end of the calendar out of it (0001-01-01T00:00:00+01:00
@@ -102,8 +106,10 @@ export function canonicalInstant(text: string): string | undefined {
  * `end` (`as_of`) of its UTC day.
  */
 export const INSTANT_EXPECTED = (text: string, dateMeans: 'start' | 'end' = 'end'): string =>
-  `expected an RFC 3339 instant such as 2026-06-30T12:00:00Z (in UTC, within the years 0001-9999), or a date YYYY-MM-DD meaning the ${dateMeans} of that UTC day; got ${JSON.stringify(clipped(text))}`
-  + (plusReadAsSpace(text) ? ' (a + in a URL query is read as a space: write it as %2B)' : '');
+  `expected an RFC 3339 instant such as 2026-06-30T12:00:00Z (in UTC, within ` +
+  `the years 0001-9999), or a date YYYY-MM-DD meaning the ${dateMeans} of ` +
+  `that UTC day; got ${JSON.stringify(clipped(text))}` +
+  (plusReadAsSpace(text) ? ' (a + in a URL query is read as a space: write it as %2B)' : '');
 
 /**
  * An instant whose offset lost its `+` to a space (`2026-06-30T12:00:00 05:30`): what a

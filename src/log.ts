@@ -63,7 +63,11 @@ export function createRequestLog(logger: Logger): (line: RequestLine) => void {
   return ({ requestId, method, route, status, outcome, ms }) => {
     if (!logger.isLevelEnabled('info')) return;
     const ended = outcome === undefined ? '' : `,"outcome":${JSON.stringify(outcome)}`;
-    destination.write(`{"level":30,"time":${Date.now()},"requestId":${JSON.stringify(requestId)},"method":${JSON.stringify(method)},"route":${JSON.stringify(route)},"status":${status}${ended},"ms":${ms},"msg":"request"}\n`);
+    destination.write(
+      `{"level":30,"time":${Date.now()},"requestId":${JSON.stringify(requestId)}` +
+        `,"method":${JSON.stringify(method)},"route":${JSON.stringify(route)},"status":` +
+        `${status}${ended},"ms":${ms},"msg":"request"}\n`,
+    );
   };
 }
 
@@ -96,7 +100,10 @@ function defaultDestination(): pino.DestinationStream {
   // isatty, not process.stdout.isTTY: making process.stdout would switch a pipe on fd 1 to
   // non-blocking mode, and a full pipe would then refuse the writes below (EAGAIN).
   if (isatty(1)) {
-    return pino.transport({ target: 'pino-pretty', options: { colorize: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' } }) as pino.DestinationStream;
+    return pino.transport({
+      target: 'pino-pretty',
+      options: { colorize: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' },
+    }) as pino.DestinationStream;
   }
   // Before pino's own exit hook (registered by pino.destination), which ends the stream
   // without the lines still gathered here.

@@ -75,7 +75,10 @@ function exit(code: number): never {
 main().catch((error: unknown) => {
   if (stopping) return; // the stop under way exits
   if (error instanceof StoreHeldError) {
-    process.stderr.write(`${error.message}; only one process may serve an embedded store. Stop that process, or give this one another PGLITE_DIR or a DATABASE_URL.\n`);
+    process.stderr.write(
+      `${error.message}; only one process may serve an embedded store. Stop ` +
+        `that process, or give this one another PGLITE_DIR or a DATABASE_URL.\n`,
+    );
   } else {
     process.stderr.write(`start-up failed: ${(error as Error).message}\n`);
   }

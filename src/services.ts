@@ -16,7 +16,10 @@ import { createStoredSpans, type StoredSpans } from './limits/stored-spans.js';
 import { createSeriesUpdates, type SeriesUpdates } from './live/series-updates.js';
 import { createServiceMetrics, type ServiceMetrics } from './ops/prometheus.js';
 
-const IGNORED_METRICS: ServiceMetrics = { observeRequest: () => {}, render: async () => ({ contentType: 'text/plain', body: '' }) };
+const IGNORED_METRICS: ServiceMetrics = {
+  observeRequest: () => {},
+  render: async () => ({ contentType: 'text/plain', body: '' }),
+};
 
 /** Everything a request handler needs, built once at start-up and shared by REST and GraphQL. */
 export interface Services {
@@ -88,14 +91,19 @@ export interface ServiceParts {
 }
 
 /** The Redis store's opener when `REDIS_URL` is set, loaded only then. */
-export async function loadRedisStoreOpener(config: Pick<Config, 'redisUrl'>): Promise<typeof createRedisRateLimitStore | undefined> {
+export async function loadRedisStoreOpener(
+  config: Pick<Config, 'redisUrl'>,
+): Promise<typeof createRedisRateLimitStore | undefined> {
   if (config.redisUrl === undefined) return undefined;
   return (await import('./limits/redis-bucket-store.js')).createRedisRateLimitStore;
 }
 
 export function createServices(parts: ServiceParts): Services {
   const clock = parts.clock ?? (() => new Date());
-  const seriesUpdates = createSeriesUpdates({ perKey: parts.config.subscriptionsPerKey, total: parts.config.subscriptionsMax }, parts.logger);
+  const seriesUpdates = createSeriesUpdates(
+    { perKey: parts.config.subscriptionsPerKey, total: parts.config.subscriptionsMax },
+    parts.logger,
+  );
   const responseCache = createResponseCache(Math.floor(parts.config.responseCacheMb * 2 ** 20));
   const storedSpans = createStoredSpans(parts.store, parts.logger);
   seriesUpdates.observe((listening, update) => {
@@ -104,15 +112,28 @@ export function createServices(parts: ServiceParts): Services {
     if (update !== undefined) storedSpans.written(update.name, update.slug);
   });
   const { config } = parts;
-  const replicas = config.databaseReadUrls.length === 0 || parts.store.kind !== 'postgres' ? undefined : createReadRouter(parts.store, {
-    urls: config.databaseReadUrls,
-    maxLagSeconds: config.replicaMaxLagSeconds,
-    checkEverySeconds: Math.min(5, Math.max(0.5, config.replicaMaxLagSeconds / 3)),
-    poolSize: config.databasePoolSize,
-    statementTimeoutSeconds: config.statementTimeoutSeconds,
-    connectTimeoutSeconds: config.connectTimeoutSeconds,
-  }, parts.logger);
-  const state: ServiceState = { directory: undefined, example: undefined, keyless: false, stopping: false, inFlight: 0 };
+  const replicas =
+    config.databaseReadUrls.length === 0 || parts.store.kind !== 'postgres'
+      ? undefined
+      : createReadRouter(
+          parts.store,
+          {
+            urls: config.databaseReadUrls,
+            maxLagSeconds: config.replicaMaxLagSeconds,
+            checkEverySeconds: Math.min(5, Math.max(0.5, config.replicaMaxLagSeconds / 3)),
+            poolSize: config.databasePoolSize,
+            statementTimeoutSeconds: config.statementTimeoutSeconds,
+            connectTimeoutSeconds: config.connectTimeoutSeconds,
+          },
+          parts.logger,
+        );
+  const state: ServiceState = {
+    directory: undefined,
+    example: undefined,
+    keyless: false,
+    stopping: false,
+    inFlight: 0,
+  };
   const memory = createMemoryRateLimitStore();
   const redis = openSharedStore(parts, memory);
   return {
@@ -133,13 +154,16 @@ export function createServices(parts: ServiceParts): Services {
     refusedKeys: createRefusedKeyLimit(config.refusedKeysPerMinute, redis ?? memory, () => clock().getTime()),
     graphiqlLoads: createPageLoadLimit(config.graphiqlLoadsPerMinute, redis ?? memory, () => clock().getTime()),
     // Nothing is counted when nothing can read it: the bench's REST path pays for no metrics.
-    metrics: config.metrics === 'off' ? IGNORED_METRICS : createServiceMetrics({
-      responseCache,
-      seriesUpdates,
-      inFlight: () => state.inFlight,
-      rateLimitsShared: redis === undefined ? undefined : () => redis.shared,
-      replicas: replicas === undefined ? undefined : () => replicas.states(),
-    }),
+    metrics:
+      config.metrics === 'off'
+        ? IGNORED_METRICS
+        : createServiceMetrics({
+            responseCache,
+            seriesUpdates,
+            inFlight: () => state.inFlight,
+            rateLimitsShared: redis === undefined ? undefined : () => redis.shared,
+            replicas: replicas === undefined ? undefined : () => replicas.states(),
+          }),
     close: async () => {
       await redis?.close();
       await replicas?.close();
@@ -153,6 +177,7 @@ export function createServices(parts: ServiceParts): Services {
 function openSharedStore(parts: ServiceParts, fallback: RateLimitStore) {
   const url = parts.config.redisUrl;
   if (url === undefined) return undefined;
-  if (parts.openRedisStore === undefined) throw new Error('REDIS_URL is set but no Redis store opener was given (see loadRedisStoreOpener)');
+  if (parts.openRedisStore === undefined)
+    throw new Error('REDIS_URL is set but no Redis store opener was given (see loadRedisStoreOpener)');
   return parts.openRedisStore(url, fallback, parts.logger);
 }

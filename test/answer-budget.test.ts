@@ -88,17 +88,20 @@ describe('answer budget', () => {
     expect(budget.inUse).toBe(90);
   });
 
-  it('refuses a reservation whose client has already left, and a granted one is unaffected by a later leave', async () => {
-    const budget = createAnswerBudget(100);
-    const left = new ClientGone();
-    left.abort();
-    await expect(budget.reserve(10, left)).rejects.toBeInstanceOf(CancelledError);
-    expect(budget.inUse).toBe(0);
-    const later = new ClientGone();
-    const release = await budget.reserve(40, later);
-    later.abort();
-    expect(budget.inUse).toBe(40);
-    release();
-    expect(budget.inUse).toBe(0);
-  });
+  it(
+    'refuses a reservation whose client has already left, and a granted one ' + 'is unaffected by a later leave',
+    async () => {
+      const budget = createAnswerBudget(100);
+      const left = new ClientGone();
+      left.abort();
+      await expect(budget.reserve(10, left)).rejects.toBeInstanceOf(CancelledError);
+      expect(budget.inUse).toBe(0);
+      const later = new ClientGone();
+      const release = await budget.reserve(40, later);
+      later.abort();
+      expect(budget.inUse).toBe(40);
+      release();
+      expect(budget.inUse).toBe(0);
+    },
+  );
 });

@@ -56,23 +56,32 @@ for (const kind of STORE_KINDS) {
       expect(await verifier.verify('ENV-KEY-ONE')).toBeUndefined();
     });
 
-    it('accepts a stored key as its row, by name and without limits of its own, and answers a repeat from its cache', async () => {
-      const { name, key } = await storedKey();
-      const [db, calls] = countingQueryable(store);
-      const verifier = createKeyVerifier(db, []);
+    it(
+      'accepts a stored key as its row, by name and without limits of its own, ' +
+        'and answers a repeat from its cache',
+      async () => {
+        const { name, key } = await storedKey();
+        const [db, calls] = countingQueryable(store);
+        const verifier = createKeyVerifier(db, []);
 
-      const identity = await verifier.verify(key);
-      expect(identity).toEqual({ id: `db:${createHash('sha256').update(key).digest('hex').slice(0, 12)}`, name });
-      // The repeat is answered at once, not through a promise.
-      expect(verifier.verify(key)).toEqual(identity);
-      expect(calls).toHaveLength(1);
-    });
+        const identity = await verifier.verify(key);
+        expect(identity).toEqual({ id: `db:${createHash('sha256').update(key).digest('hex').slice(0, 12)}`, name });
+        // The repeat is answered at once, not through a promise.
+        expect(verifier.verify(key)).toEqual(identity);
+        expect(calls).toHaveLength(1);
+      },
+    );
 
     it('gives a stored key its own rate limit along with its identity', async () => {
       const key = generateApiKey();
       await insertApiKey(store, 'limited', hashApiKey(key), { ratePerMinute: 60, burst: 5 });
 
-      expect(await createKeyVerifier(store, []).verify(key)).toEqual({ id: `db:${createHash('sha256').update(key).digest('hex').slice(0, 12)}`, name: 'limited', ratePerMinute: 60, burst: 5 });
+      expect(await createKeyVerifier(store, []).verify(key)).toEqual({
+        id: `db:${createHash('sha256').update(key).digest('hex').slice(0, 12)}`,
+        name: 'limited',
+        ratePerMinute: 60,
+        burst: 5,
+      });
     });
 
     it('rejects a revoked key at once for a fresh verifier', async () => {

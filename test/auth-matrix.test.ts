@@ -6,7 +6,8 @@ import { startTestService, TEST_KEY, type TestService } from './support/service.
 import { STORE_KINDS } from './support/stores.js';
 
 const REST_PATH = '/v1/metrics/price?project=ethereum&start_date=2026-06-01';
-const GRAPHQL_QUERY = '{ metric(name: price, projects: [ethereum], from: "2026-06-01") { series { points { date value } } } }';
+const GRAPHQL_QUERY =
+  '{ metric(name: price, projects: [ethereum], from: "2026-06-01") { series { points { date value } } } }';
 
 for (const kind of STORE_KINDS) {
   describe.skipIf(!kind.available)(`who may read data, on ${kind.name}`, () => {

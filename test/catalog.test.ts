@@ -6,18 +6,29 @@ import { CATALOG, parseCatalog } from '../src/catalog/load-catalog.js';
 const REPRODUCED: Record<string, string> = {
   'token-price-usd': 'arbitrum, ethereum, fogo, solana',
   'transaction-base-fee-total-usd':
-    'arbitrum, avalanche, base, berachain, bob, boba, ethereum, fogo, hyperliquid, ink, katana, megaeth, mode, monad, plasma, polygon, shape, solana, superseed, worldchain, zora',
+    'arbitrum, avalanche, base, berachain, bob, boba, ethereum, fogo, hyperliquid, ' +
+    'ink, katana, megaeth, mode, monad, plasma, polygon, shape, solana, superseed, ' +
+    'worldchain, zora',
   'stablecoin-supply-total-usd':
-    'aptos, arbitrum, avalanche, base, berachain, bnb, ethereum, hyperevm, ink, katana, optimism, plasma, polygon, solana, tron, unichain, worldchain, zksync',
+    'aptos, arbitrum, avalanche, base, berachain, bnb, ethereum, hyperevm, ' +
+    'ink, katana, optimism, plasma, polygon, solana, tron, unichain, worldchain, ' +
+    'zksync',
   'transaction-fail-total':
-    'aptos, arbitrum, avalanche, base, berachain, bnb, bob, boba, celestia, ethereum, fogo, hyperevm, ink, katana, megaeth, mode, monad, optimism, plasma, polygon, shape, solana, superseed, tron, unichain, worldchain, zksync, zora',
+    'aptos, arbitrum, avalanche, base, berachain, bnb, bob, boba, celestia, ' +
+    'ethereum, fogo, hyperevm, ink, katana, megaeth, mode, monad, optimism, ' +
+    'plasma, polygon, shape, solana, superseed, tron, unichain, worldchain, ' +
+    'zksync, zora',
   'treasury-market-cap-usd':
-    'ASST, BMNR, BNC, BNKK, BRR, BTBT, BTCM, BTCS, CEP, CEPO, DFDV, ETHM, ETHZ, FGNX, FWDI, GAME, HSDT, HYPD, IPST, MSTR, NAKA, PAPL, PURR, SBET, SLAI, SLMT, SMLR, SQNS, STSS, SUIG, UPXI, XXI',
+    'ASST, BMNR, BNC, BNKK, BRR, BTBT, BTCM, BTCS, CEP, CEPO, DFDV, ETHM, ' +
+    'ETHZ, FGNX, FWDI, GAME, HSDT, HYPD, IPST, MSTR, NAKA, PAPL, PURR, SBET, ' +
+    'SLAI, SLMT, SMLR, SQNS, STSS, SUIG, UPXI, XXI',
   'transaction-fee-med-native':
-    'arbitrum, base, bob, boba, ethereum, hyperevm, ink, katana, megaeth, mode, monad, shape, solana, superseed, worldchain, zora',
+    'arbitrum, base, bob, boba, ethereum, hyperevm, ink, katana, megaeth, ' +
+    'mode, monad, shape, solana, superseed, worldchain, zora',
   'sequencer-cost-total': 'arbitrum, base, katana, optimism, unichain, zksync',
   'treasury-nav-eth-usd': 'BMNR, BTBT, BTCS, ETHM, ETHZ, FGNX, GAME, SBET',
-  'treasury-volume-usd': 'BMNR, BNC, BTBT, BTCS, CEP, CEPO, DFDV, ETHM, ETHZ, GAME, HYPD, MSTR, SBET, SMLR, SQNS, STKE, UPXI',
+  'treasury-volume-usd':
+    'BMNR, BNC, BTBT, BTCS, CEP, CEPO, DFDV, ETHM, ETHZ, GAME, HYPD, MSTR, SBET, SMLR, SQNS, STKE, UPXI',
   'priority-fees-usd': 'arbitrum, base, ethereum, solana',
   'priority-fees': 'arbitrum, base, ethereum, solana',
   'other-fees-usd': 'arbitrum, ethereum',
@@ -26,8 +37,22 @@ const REPRODUCED: Record<string, string> = {
 };
 
 const INTEGER_METRICS = ['etf-num-products', 'transaction-fail-total', 'launchpad-tokens-launched'];
-const PROJECT_REQUIRED = ['etf-num-products', 'treasury-volume-usd', 'priority-fees-usd', 'priority-fees', 'other-fees-usd', 'etf-flows-btc', 'price'];
-const RULE_4_METRICS = ['transaction-l1-fee-total-usd', 'staking-mev-yield-native', 'launchpad-volume-usd', 'staking-liquid-rate', 'staking-apy'];
+const PROJECT_REQUIRED = [
+  'etf-num-products',
+  'treasury-volume-usd',
+  'priority-fees-usd',
+  'priority-fees',
+  'other-fees-usd',
+  'etf-flows-btc',
+  'price',
+];
+const RULE_4_METRICS = [
+  'transaction-l1-fee-total-usd',
+  'staking-mev-yield-native',
+  'launchpad-volume-usd',
+  'staking-liquid-rate',
+  'staking-apy',
+];
 
 const metric = (name: string) => {
   const m = CATALOG.byName.get(name);
@@ -36,17 +61,36 @@ const metric = (name: string) => {
 };
 
 /** A deep copy of the shipped catalog document to break in one place. */
-const copy = (): { lists: Record<string, { slugs: string[] }>; metrics: Record<string, unknown>[] } => structuredClone(raw) as never;
+const copy = (): { lists: Record<string, { slugs: string[] }>; metrics: Record<string, unknown>[] } =>
+  structuredClone(raw) as never;
 
 describe('the shipped catalog', () => {
   it('has the 24 metrics of interface-v1.md in its order', () => {
     expect(CATALOG.metrics.map((m) => m.name)).toEqual([
-      'etf-num-products', 'etf-aum-change-pct', 'token-price-usd', 'transaction-base-fee-total-usd',
-      'stablecoin-supply-total-usd', 'transaction-fail-total', 'treasury-market-cap-usd', 'outstanding-mnav',
-      'transaction-fee-med-native', 'launchpad-tokens-launched', 'sequencer-cost-total', 'volume-usd',
-      'treasury-nav-eth-usd', 'treasury-volume-usd', 'priority-fees-usd', 'priority-fees', 'other-fees-usd',
-      'etf-flows-btc', 'price', 'transaction-l1-fee-total-usd', 'staking-mev-yield-native', 'launchpad-volume-usd',
-      'staking-liquid-rate', 'staking-apy',
+      'etf-num-products',
+      'etf-aum-change-pct',
+      'token-price-usd',
+      'transaction-base-fee-total-usd',
+      'stablecoin-supply-total-usd',
+      'transaction-fail-total',
+      'treasury-market-cap-usd',
+      'outstanding-mnav',
+      'transaction-fee-med-native',
+      'launchpad-tokens-launched',
+      'sequencer-cost-total',
+      'volume-usd',
+      'treasury-nav-eth-usd',
+      'treasury-volume-usd',
+      'priority-fees-usd',
+      'priority-fees',
+      'other-fees-usd',
+      'etf-flows-btc',
+      'price',
+      'transaction-l1-fee-total-usd',
+      'staking-mev-yield-native',
+      'launchpad-volume-usd',
+      'staking-liquid-rate',
+      'staking-apy',
     ]);
   });
 

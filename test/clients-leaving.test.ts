@@ -54,13 +54,17 @@ describe.skipIf(!postgres.available)('clients that leave in the middle of a stre
   beforeAll(async () => {
     store = await postgres.open();
     await migrate(store.store);
-    await seedDatabase(store.store, CATALOG, { years: 3, lastDay: Date.parse(`${TEST_LAST_DAY}T00:00:00Z`) / 86_400_000 });
+    await seedDatabase(store.store, CATALOG, {
+      years: 3,
+      lastDay: Date.parse(`${TEST_LAST_DAY}T00:00:00Z`) / 86_400_000,
+    });
     // No response cache: every request must reach the database.
     service = await startTestService(postgres, { RESPONSE_CACHE_MB: '0' }, { store });
   }, 120_000);
   afterAll(async () => service?.stop());
 
-  it('cost the requests after them nothing: no statement of another request is cancelled, no connection is kept', async () => {
+  it('cost the requests after them nothing: no statement of another request ' +
+    'is cancelled, no connection is kept', async () => {
     const expected = await (await service.fetch(SMALL)).text();
     expect(Object.keys(JSON.parse(expected) as object)).toEqual(['ethereum', 'solana']);
     const statuses: number[] = [];
@@ -86,8 +90,10 @@ describe.skipIf(!postgres.available)('clients that leave in the middle of a stre
     expect(whole.status).toBe(200);
     const body = (await whole.json()) as Record<string, { date: string }[]>;
     const stored = await store.store.query<{ projects: number; points: number }>(
-      `select count(distinct p.id)::integer as projects, count(*)::integer as points from point pt join project p on p.id = pt.project_id
-       join metric m on m.id = p.metric_id where m.name = 'etf-aum-change-pct' and pt.day between '2023-07-01' and $1`,
+      `select count(distinct p.id)::integer as projects, count(*)::integer as ` +
+        `points from point pt join project p on p.id = pt.project_id
+       join metric m on m.id = p.metric_id where m.name = 'etf-aum-change-pct' ` +
+        `and pt.day between '2023-07-01' and $1`,
       [TEST_LAST_DAY],
     );
     expect(Object.keys(body)).toHaveLength(stored[0]!.projects);
@@ -119,7 +125,10 @@ describe('a client that stops reading a streamed answer', () => {
       socket.write('GET / HTTP/1.1\r\nhost: x\r\n\r\n');
       const started = Date.now();
       while (!closed && Date.now() - started < 10_000) await new Promise((resolve) => setTimeout(resolve, 50));
-      expect({ closed, withinSeconds: (Date.now() - started) / 1000 < 5 }).toEqual({ closed: true, withinSeconds: true });
+      expect({ closed, withinSeconds: (Date.now() - started) / 1000 < 5 }).toEqual({
+        closed: true,
+        withinSeconds: true,
+      });
       expect(produced).toBeLessThan(200); // it stopped producing: far less than 10 s of a local socket
     } finally {
       socket.destroy();
@@ -139,7 +148,8 @@ describe.skipIf(!postgres.available)('a cancel that lands on the wrong statement
   const cancelWhileRunning = async (marker: string) => {
     for (let i = 0; i < 200; i += 1) {
       const rows = await db.store.query<{ cancelled: boolean }>(
-        `select pg_cancel_backend(pid) as cancelled from pg_stat_activity where state = 'active' and query like $1 and pid <> pg_backend_pid()`,
+        `select pg_cancel_backend(pid) as cancelled from pg_stat_activity where ` +
+          `state = 'active' and query like $1 and pid <> pg_backend_pid()`,
         [`%${marker}%`],
       );
       if (rows.some((r) => r.cancelled)) return;
@@ -170,7 +180,11 @@ describe.skipIf(!postgres.available)('a cancel that lands on the wrong statement
         batches += 1;
         await new Promise((resolve) => setTimeout(resolve, 600));
       }
-      expect({ rows, batches, slowerThanTheTimeout: Date.now() - started > 1_000 }).toEqual({ rows: 100_000, batches: 5, slowerThanTheTimeout: true });
+      expect({ rows, batches, slowerThanTheTimeout: Date.now() - started > 1_000 }).toEqual({
+        rows: 100_000,
+        batches: 5,
+        slowerThanTheTimeout: true,
+      });
       // The connection came back: the one-connection pool answers at once.
       expect(await slow.query<{ n: number }>('select 1 as n')).toEqual([{ n: 1 }]);
     } finally {
@@ -178,28 +192,35 @@ describe.skipIf(!postgres.available)('a cancel that lands on the wrong statement
     }
   });
 
-  it('gives every row of a statement that follows, on the same connection, one that failed part-way through its rows', async () => {
-    const one = openPostgres({ url: db.url!, poolSize: 1, statementTimeoutSeconds: 5, connectTimeoutSeconds: 5 });
-    try {
-      // Three rows, then a division by zero; the next statement waits behind it on the one connection.
-      const failing = one.query('select i, 1 / (4 - i) as boom from generate_series(1, 10) i').catch((e: Error) => e);
-      const next = one.query<{ x: number }>('select x from generate_series(1, 5) x');
-      const raw = one.queryRaw('select x from generate_series(1, 5) x', []);
-      const failingRaw = one.queryRaw('select i, 1 / (4 - i) as boom from generate_series(1, 10) i', []).catch((e: Error) => e);
-      const streamed = (async () => {
-        const batches: string[][] = [];
-        for await (const rows of one.streamRaw('select x from generate_series(1, 5) x', [], 2)) batches.push(rows.map((row) => String(row[0])));
-        return batches;
-      })();
-      expect(await failing).toMatchObject({ code: '22012' });
-      expect(await next).toEqual([1, 2, 3, 4, 5].map((x) => ({ x })));
-      expect((await raw).map((row) => String(row[0]))).toEqual(['1', '2', '3', '4', '5']);
-      expect(await failingRaw).toMatchObject({ code: '22012' });
-      expect(await streamed).toEqual([['1', '2'], ['3', '4'], ['5']]);
-    } finally {
-      await one.close();
-    }
-  });
+  it(
+    'gives every row of a statement that follows, on the same connection, ' +
+      'one that failed part-way through its rows',
+    async () => {
+      const one = openPostgres({ url: db.url!, poolSize: 1, statementTimeoutSeconds: 5, connectTimeoutSeconds: 5 });
+      try {
+        // Three rows, then a division by zero; the next statement waits behind it on the one connection.
+        const failing = one.query('select i, 1 / (4 - i) as boom from generate_series(1, 10) i').catch((e: Error) => e);
+        const next = one.query<{ x: number }>('select x from generate_series(1, 5) x');
+        const raw = one.queryRaw('select x from generate_series(1, 5) x', []);
+        const failingRaw = one
+          .queryRaw('select i, 1 / (4 - i) as boom from generate_series(1, 10) i', [])
+          .catch((e: Error) => e);
+        const streamed = (async () => {
+          const batches: string[][] = [];
+          for await (const rows of one.streamRaw('select x from generate_series(1, 5) x', [], 2))
+            batches.push(rows.map((row) => String(row[0])));
+          return batches;
+        })();
+        expect(await failing).toMatchObject({ code: '22012' });
+        expect(await next).toEqual([1, 2, 3, 4, 5].map((x) => ({ x })));
+        expect((await raw).map((row) => String(row[0]))).toEqual(['1', '2', '3', '4', '5']);
+        expect(await failingRaw).toMatchObject({ code: '22012' });
+        expect(await streamed).toEqual([['1', '2'], ['3', '4'], ['5']]);
+      } finally {
+        await one.close();
+      }
+    },
+  );
 
   it('does not run it again when its own client left, nor inside a transaction', async () => {
     const gone = new ClientGone();
@@ -221,7 +242,7 @@ for (const kind of STORE_KINDS) {
         await store.exec('create sequence left_probe');
         const gone = new ClientGone();
         gone.abort();
-        const nextval = 'select nextval(\'left_probe\') as n';
+        const nextval = "select nextval('left_probe') as n";
         await expect(store.query(nextval, [], gone)).rejects.toBeInstanceOf(CancelledError);
         await expect(store.queryRaw(nextval, [], gone)).rejects.toBeInstanceOf(CancelledError);
         for (const batchRows of [2, Infinity]) {
@@ -231,30 +252,41 @@ for (const kind of STORE_KINDS) {
           await expect(streamed).rejects.toBeInstanceOf(CancelledError);
         }
         // Not one of them ran: the sequence was never advanced.
-        expect(await store.query<{ is_called: boolean }>('select is_called from left_probe')).toEqual([{ is_called: false }]);
-        expect(await store.query<{ n: string }>(nextval, [], new ClientGone())).toEqual([{ n: kind.name === 'pglite' ? 1 : '1' }]);
+        expect(await store.query<{ is_called: boolean }>('select is_called from left_probe')).toEqual([
+          { is_called: false },
+        ]);
+        expect(await store.query<{ n: string }>(nextval, [], new ClientGone())).toEqual([
+          { n: kind.name === 'pglite' ? 1 : '1' },
+        ]);
       } finally {
         await dispose();
       }
     });
 
-    it('GraphQL answers waiting for the answer budget leave the queue with their clients: nothing is read for them', async () => {
+    it('GraphQL answers waiting for the answer budget leave the queue with their ' +
+      'clients: nothing is read for them', async () => {
       let pointReads = 0;
-      const service = await startTestService(kind, { RESPONSE_CACHE_MB: '0' }, {
-        // Counts the reads of points that ran to the end, not the ones refused before they were sent.
-        wrapStore: (store) => ({
-          ...store,
-          queryRaw: async (text, params, signal) => {
-            const rows = await store.queryRaw(text, params, signal);
-            if (/\bpoint\b/.test(text)) pointReads += 1;
-            return rows;
-          },
-        }),
-      });
+      const service = await startTestService(
+        kind,
+        { RESPONSE_CACHE_MB: '0' },
+        {
+          // Counts the reads of points that ran to the end, not the ones refused before they were sent.
+          wrapStore: (store) => ({
+            ...store,
+            queryRaw: async (text, params, signal) => {
+              const rows = await store.queryRaw(text, params, signal);
+              if (/\bpoint\b/.test(text)) pointReads += 1;
+              return rows;
+            },
+          }),
+        },
+      );
       try {
         const budget = service.running.services.answerBudget;
         // Every project for a year: about 1.1 MB by the estimate, so the answer reserves.
-        const query = '{ metric(name: etf_aum_change_pct, from: "2025-07-01", to: "2026-06-30") { series { slug points { date value } } } }';
+        const query =
+          '{ metric(name: etf_aum_change_pct, from: "2025-07-01", to: "2026-06-30") ' +
+          '{ series { slug points { date value } } } }';
         const hold = await budget.reserve(GRAPHQL_ANSWER_BUDGET_BYTES);
         const requests = Array.from({ length: 4 }, () => postAndLeave(service.url, query));
         await until('four requests waiting for the budget', () => budget.waiting === 4, { withinMs: 30_000 });
@@ -271,9 +303,13 @@ for (const kind of STORE_KINDS) {
         const res = await service.graphql(query);
         expect(res.status).toBe(200);
         const body = (await res.json()) as { data: { metric: { series: { slug: string; points: unknown[] }[] } } };
-        const rest = (await (await service.get('/v1/metrics/etf-aum-change-pct?start_date=2025-07-01&end_date=2026-06-30')).json()) as Record<string, unknown[]>;
+        const rest = (await (
+          await service.get('/v1/metrics/etf-aum-change-pct?start_date=2025-07-01&end_date=2026-06-30')
+        ).json()) as Record<string, unknown[]>;
         expect(body.data.metric.series).toHaveLength(76);
-        expect(Object.fromEntries(body.data.metric.series.map((s) => [s.slug, s.points.length]))).toEqual(Object.fromEntries(Object.entries(rest).map(([slug, points]) => [slug, points.length])));
+        expect(Object.fromEntries(body.data.metric.series.map((s) => [s.slug, s.points.length]))).toEqual(
+          Object.fromEntries(Object.entries(rest).map(([slug, points]) => [slug, points.length])),
+        );
       } finally {
         await service.stop();
       }
@@ -283,9 +319,11 @@ for (const kind of STORE_KINDS) {
 
 /** POSTs a GraphQL query over a real socket; the function returned hangs up. */
 function postAndLeave(url: string, query: string): () => void {
-  const req = request(`${url}/graphql`, { method: 'POST', headers: { 'x-api-key': TEST_KEY, 'content-type': 'application/json' } });
+  const req = request(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'x-api-key': TEST_KEY, 'content-type': 'application/json' },
+  });
   req.on('error', () => {});
   req.end(JSON.stringify({ query }));
   return () => req.destroy();
 }
-

@@ -45,27 +45,51 @@ describe('the container image, laid out as its Dockerfile says', { timeout: 120_
 
   const get = (path: string, headers: Record<string, string> = {}) => fetch(`${url}${path}`, { headers });
 
-  it('holds the compiled code, the migrations and the explorer, and every command its comments and the docs name', () => {
-    expect(image.user.name).toBe('node');
-    expect(image.cmd).toEqual(['node', 'dist/src/main.js']);
-    expect(existsSync(join(image.workdir, 'dist/src/main.js'))).toBe(true);
-    expect(readdirNames(join(image.workdir, 'db/migrations'))).toEqual(readdirNames(join(REPO, 'db/migrations')));
-    expect(readdirNames(join(image.workdir, 'src/pages/explorer'))).toEqual(['explorer.css', 'explorer.js', 'index.html']);
-    const commands = dockerfileComments(readFileSync(join(REPO, 'Dockerfile'), 'utf8')).join('\n').match(/dist\/src\/commands\/\w+\.js/g) ?? [];
-    expect(commands.length).toBeGreaterThanOrEqual(3);
-    const docs = readFileSync(join(REPO, 'docs/operations.md'), 'utf8').split(/^## /m).find((s) => s.startsWith('Container\n')) ?? '';
-    const named = [...docs.matchAll(/`(?:node dist\/src\/commands\/)?(\w+)\.js`/g)].map((m) => `dist/src/commands/${m[1]}.js`);
-    expect(named.length).toBeGreaterThanOrEqual(4);
-    for (const command of [...commands, ...named]) expect(existsSync(join(image.workdir, command)), command).toBe(true);
-  });
+  it(
+    'holds the compiled code, the migrations and the explorer, and every command ' + 'its comments and the docs name',
+    () => {
+      expect(image.user.name).toBe('node');
+      expect(image.cmd).toEqual(['node', 'dist/src/main.js']);
+      expect(existsSync(join(image.workdir, 'dist/src/main.js'))).toBe(true);
+      expect(readdirNames(join(image.workdir, 'db/migrations'))).toEqual(readdirNames(join(REPO, 'db/migrations')));
+      expect(readdirNames(join(image.workdir, 'src/pages/explorer'))).toEqual([
+        'explorer.css',
+        'explorer.js',
+        'index.html',
+      ]);
+      const commands =
+        dockerfileComments(readFileSync(join(REPO, 'Dockerfile'), 'utf8'))
+          .join('\n')
+          .match(/dist\/src\/commands\/\w+\.js/g) ?? [];
+      expect(commands.length).toBeGreaterThanOrEqual(3);
+      const docs =
+        readFileSync(join(REPO, 'docs/operations.md'), 'utf8')
+          .split(/^## /m)
+          .find((s) => s.startsWith('Container\n')) ?? '';
+      const named = [...docs.matchAll(/`(?:node dist\/src\/commands\/)?(\w+)\.js`/g)].map(
+        (m) => `dist/src/commands/${m[1]}.js`,
+      );
+      expect(named.length).toBeGreaterThanOrEqual(4);
+      for (const command of [...commands, ...named])
+        expect(existsSync(join(image.workdir, command)), command).toBe(true);
+    },
+  );
 
   it('is lean: no tests, no TypeScript sources and no development dependencies', async () => {
     expect(existsSync(join(image.workdir, 'test'))).toBe(false);
-    const sources = (await readdir(image.workdir, { recursive: true })).filter((f) => !f.startsWith('node_modules') && /\.ts$/.test(f));
+    const sources = (await readdir(image.workdir, { recursive: true })).filter(
+      (f) => !f.startsWith('node_modules') && /\.ts$/.test(f),
+    );
     expect(sources).toEqual([]);
-    const lock = JSON.parse(readFileSync(join(REPO, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
-    const devOnly = Object.keys(lock.packages).filter((p) => lock.packages[p]!.dev === true && !p.includes('/node_modules/', 1));
-    expect(devOnly).toEqual(expect.arrayContaining(['node_modules/vitest', 'node_modules/tsx', 'node_modules/typescript']));
+    const lock = JSON.parse(readFileSync(join(REPO, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { dev?: boolean }>;
+    };
+    const devOnly = Object.keys(lock.packages).filter(
+      (p) => lock.packages[p]!.dev === true && !p.includes('/node_modules/', 1),
+    );
+    expect(devOnly).toEqual(
+      expect.arrayContaining(['node_modules/vitest', 'node_modules/tsx', 'node_modules/typescript']),
+    );
     expect(devOnly.filter((p) => existsSync(join(image.workdir, p)))).toEqual([]);
     expect(existsSync(join(image.workdir, 'node_modules/graphql-yoga'))).toBe(true);
   });
@@ -87,7 +111,9 @@ describe('the container image, laid out as its Dockerfile says', { timeout: 120_
     expect(server.log().split(key!)).toHaveLength(2);
     // JSON lines reach standard output in blocks, at least once a second.
     await vi.waitFor(() => expect(server.logLines().map((l) => l.msg)).toContain('ready'), { timeout: 3_000 });
-    expect(server.logLines().find((l) => l.store !== undefined)).toMatchObject({ msg: 'store: embedded PGlite in .data/pglite' });
+    expect(server.logLines().find((l) => l.store !== undefined)).toMatchObject({
+      msg: 'store: embedded PGlite in .data/pglite',
+    });
     // Made by the server, so by the image's user (here its stand-in, when the test runs as root).
     if (process.getuid?.() === 0) expect(statSync(image.path('.data/pglite')).uid).toBe(image.user.uid);
   });
@@ -167,7 +193,12 @@ describe('the container image, laid out as its Dockerfile says', { timeout: 120_
     server.child.kill('SIGTERM');
     expect(await server.exited).toEqual({ code: 0, signal: null });
     expect(Date.now() - started).toBeLessThan(10_000);
-    expect(server.logLines().slice(-2).map((l) => l.msg)).toEqual(['shutting down', 'stopped']);
+    expect(
+      server
+        .logLines()
+        .slice(-2)
+        .map((l) => l.msg),
+    ).toEqual(['shutting down', 'stopped']);
     const run = await command(image, image.healthcheck!.command, env, 3_000);
     expect(run.code).toBe(1);
   });
@@ -186,9 +217,21 @@ describe('laying out an image', () => {
 
   const CASES: [string, string, RegExp][] = [
     ['an instruction it does not reproduce', 'ADD https://example.com/x /x', /line 3: ADD is not reproduced/],
-    ['a RUN command it does not reproduce', 'RUN mkdir -p x && apt-get install -y curl', /line 3 .*the command `apt-get install -y curl` is not reproduced/],
-    ['a file .dockerignore leaves out of the context', 'COPY test ./test', /line 3 .*test is left out of the build context by \.dockerignore/],
-    ['a step writing into a volume declared before it', 'VOLUME ["/app/.data"]\nRUN mkdir -p .data', /line 4 .*docker build discards what later steps write there/],
+    [
+      'a RUN command it does not reproduce',
+      'RUN mkdir -p x && apt-get install -y curl',
+      /line 3 .*the command `apt-get install -y curl` is not reproduced/,
+    ],
+    [
+      'a file .dockerignore leaves out of the context',
+      'COPY test ./test',
+      /line 3 .*test is left out of the build context by \.dockerignore/,
+    ],
+    [
+      'a step writing into a volume declared before it',
+      'VOLUME ["/app/.data"]\nRUN mkdir -p .data',
+      /line 4 .*docker build discards what later steps write there/,
+    ],
     ['a CMD in shell form', 'CMD node dist/src/main.js', /line 3 .*expected the exec form/],
   ];
   for (const [what, lines, error] of CASES) {
@@ -221,14 +264,20 @@ function startContainer(image: ImageLayout, env: Record<string, string>): Contai
   let err = '';
   child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
   child.stderr!.on('data', (b: Buffer) => (err += b.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('close', (code, signal) => resolve({ code, signal })),
+  );
   return {
     child,
     exited,
     stdout: () => out,
     stderr: () => err,
     log: () => out + err,
-    logLines: () => out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>),
+    logLines: () =>
+      out
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
   };
 }
 
@@ -241,16 +290,27 @@ async function untilReady(server: Container, url: string): Promise<void> {
   let ended = false;
   void server.exited.then(() => (ended = true));
   const retrying = () => server.logLines().some((l) => l.msg === 'database not ready; retrying');
-  for (const deadline = Date.now() + 60_000; Date.now() < deadline && !ended && !retrying(); await new Promise((r) => setTimeout(r, 200))) {
+  for (
+    const deadline = Date.now() + 60_000;
+    Date.now() < deadline && !ended && !retrying();
+    await new Promise((r) => setTimeout(r, 200))
+  ) {
     const res = await fetch(`${url}/readyz`).catch(() => undefined);
     if (res?.status === 200 && server.stderr().includes('Metrics service ready at')) return;
   }
   const why = ended ? 'it exited' : retrying() ? 'it is retrying to prepare the database' : 'after 60 s';
-  throw new Error(`the server in the image was not ready (${why}):\n${server.stderr()}\n${server.stdout().slice(-2000)}`);
+  throw new Error(
+    `the server in the image was not ready (${why}):\n${server.stderr()}\n${server.stdout().slice(-2000)}`,
+  );
 }
 
 /** Runs `argv` in the container, as `docker exec` (or the HEALTHCHECK) does, killing it after `timeoutMs`. */
-function command(image: ImageLayout, argv: string[], env: Record<string, string>, timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function command(
+  image: ImageLayout,
+  argv: string[],
+  env: Record<string, string>,
+  timeoutMs: number,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const [program, ...args] = argv;
   const child = spawn(program!, args, inContainer(image, env));
   let stdout = '';

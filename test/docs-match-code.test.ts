@@ -19,10 +19,14 @@ describe('files that must stay true to the code', () => {
     expect(readFileSync(SCHEMA_FILE, 'utf8')).toBe(printSchemaFile());
   });
 
-  it('the README configuration table lists every environment variable the service reads, and no other, in its order', () => {
-    expect(ENV_VARIABLES.length).toBeGreaterThan(10);
-    expect(configurationTable().map((row) => row.name)).toEqual([...ENV_VARIABLES]);
-  });
+  it(
+    'the README configuration table lists every environment variable the service ' +
+      'reads, and no other, in its order',
+    () => {
+      expect(ENV_VARIABLES.length).toBeGreaterThan(10);
+      expect(configurationTable().map((row) => row.name)).toEqual([...ENV_VARIABLES]);
+    },
+  );
 
   it('the README configuration table gives each variable the default the code applies', () => {
     for (const { name, stated } of configurationTable()) {
@@ -30,14 +34,26 @@ describe('files that must stay true to the code', () => {
       expect(stated, name).toBe(actual === undefined ? 'unset' : `\`${actual}\``);
     }
     // And the defaults are what an empty environment gives.
-    expect(loadConfig({})).toMatchObject({ host: ENV_DEFAULTS.HOST, port: ENV_DEFAULTS.PORT, pgliteDir: ENV_DEFAULTS.PGLITE_DIR, rateLimitBurst: ENV_DEFAULTS.RATE_LIMIT_BURST });
+    expect(loadConfig({})).toMatchObject({
+      host: ENV_DEFAULTS.HOST,
+      port: ENV_DEFAULTS.PORT,
+      pgliteDir: ENV_DEFAULTS.PGLITE_DIR,
+      rateLimitBurst: ENV_DEFAULTS.RATE_LIMIT_BURST,
+    });
   });
 
-  it('the README names every GraphQL error code /docs lists, except NOT_FOUND, which /graphql never answers, and the document codes', () => {
-    const readme = read('README.md');
-    const codes = Object.values(ERROR_KINDS).map((kind) => kind.graphqlCode).filter((code) => code !== 'NOT_FOUND');
-    for (const code of [...codes, 'GRAPHQL_PARSE_FAILED', LIMIT_ERROR_CODE]) expect(readme, code).toContain(`\`${code}\``);
-  });
+  it(
+    'the README names every GraphQL error code /docs lists, except NOT_FOUND, ' +
+      'which /graphql never answers, and the document codes',
+    () => {
+      const readme = read('README.md');
+      const codes = Object.values(ERROR_KINDS)
+        .map((kind) => kind.graphqlCode)
+        .filter((code) => code !== 'NOT_FOUND');
+      for (const code of [...codes, 'GRAPHQL_PARSE_FAILED', LIMIT_ERROR_CODE])
+        expect(readme, code).toContain(`\`${code}\``);
+    },
+  );
 
   it('every npm script the README and the docs mention exists', () => {
     const scripts = Object.keys((JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts);
@@ -115,19 +131,31 @@ describe('REST parameters: what each path accepts is what OpenAPI and /docs name
 
 /** The query parameters OpenAPI gives a path, shared ones (`$ref`) resolved. */
 function openApiParameterNames(path: string): string[] {
-  const document = createOpenApiDocument(CATALOG) as { paths: Record<string, { get: { parameters: { name?: string; $ref?: string }[] } }>; components: { parameters: Record<string, { name: string }> } };
-  return document.paths[path]!.get.parameters.map((p) => p.name ?? document.components.parameters[p.$ref!.split('/').at(-1)!]!.name);
+  const document = createOpenApiDocument(CATALOG) as {
+    paths: Record<string, { get: { parameters: { name?: string; $ref?: string }[] } }>;
+    components: { parameters: Record<string, { name: string }> };
+  };
+  return document.paths[path]!.get.parameters.map(
+    (p) => p.name ?? document.components.parameters[p.$ref!.split('/').at(-1)!]!.name,
+  );
 }
 
 /** The rows of the README's configuration table: the variable and its stated default. */
 function configurationTable(): { name: string; stated: string }[] {
   const readme = read('README.md');
   const table = readme.slice(readme.indexOf('## Configuration'));
-  return [...table.matchAll(/^\| `([A-Z][A-Z0-9_]+)` \| ([^|]+) \|/gm)].map((m) => ({ name: m[1]!, stated: m[2]!.trim() }));
+  return [...table.matchAll(/^\| `([A-Z][A-Z0-9_]+)` \| ([^|]+) \|/gm)].map((m) => ({
+    name: m[1]!,
+    stated: m[2]!.trim(),
+  }));
 }
 
 /** The anchors GitHub gives a markdown file's headings: lower case, punctuation dropped, spaces as hyphens. */
 function headingSlugs(markdown: string): string[] {
-  const slug = (heading: string) => heading.toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replaceAll(' ', '-');
+  const slug = (heading: string) =>
+    heading
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N} _-]/gu, '')
+      .replaceAll(' ', '-');
   return [...markdown.matchAll(/^#{1,6} (.+)$/gm)].map((m) => slug(m[1]!));
 }

@@ -30,13 +30,18 @@ for (const kind of STORE_KINDS) {
 
     /** Exports SERIES with `query`, imports the file into a new store, and serves that store. */
     async function roundTrip(format: 'csv' | 'ndjson', query: string): Promise<TestService> {
-      const exports = await Promise.all(SERIES.map(async ([metric, projects]) => {
-        const res = await source.get(`/v1/export?metric=${metric}&project=${projects}&format=${format}${query}`);
-        expect(res.status, await res.clone().text()).toBe(200);
-        return res.text();
-      }));
+      const exports = await Promise.all(
+        SERIES.map(async ([metric, projects]) => {
+          const res = await source.get(`/v1/export?metric=${metric}&project=${projects}&format=${format}${query}`);
+          expect(res.status, await res.clone().text()).toBe(200);
+          return res.text();
+        }),
+      );
       // One file: the CSV header once, then every metric's rows.
-      const text = format === 'csv' ? exports.map((e, i) => (i === 0 ? e : e.slice(e.indexOf('\n') + 1))).join('') : exports.join('');
+      const text =
+        format === 'csv'
+          ? exports.map((e, i) => (i === 0 ? e : e.slice(e.indexOf('\n') + 1))).join('')
+          : exports.join('');
       const file = join(dir, `export-${format}-${exports.length}-${query.length}.${format}`);
       await writeFile(file, text);
       const target = await kind.open();
@@ -47,29 +52,37 @@ for (const kind of STORE_KINDS) {
       return service;
     }
 
-    it.each(['csv', 'ndjson'] as const)('gives back every REST answer byte for byte, extra fields included, with extra=include (%s)', async (format) => {
-      const target = await roundTrip(format, '&extra=include');
-      try {
-        for (const [metric, projects] of SERIES) {
-          const path = `/v1/metrics/${metric}?project=${projects}`;
-          const expected = await (await source.get(path)).text();
-          if (metric === 'etf-num-products') expect(expected).toContain('"spot":');
-          expect(await (await target.get(path)).text(), path).toBe(expected);
+    it.each(['csv', 'ndjson'] as const)(
+      'gives back every REST answer byte for byte, extra fields included, with extra=include (%s)',
+      async (format) => {
+        const target = await roundTrip(format, '&extra=include');
+        try {
+          for (const [metric, projects] of SERIES) {
+            const path = `/v1/metrics/${metric}?project=${projects}`;
+            const expected = await (await source.get(path)).text();
+            if (metric === 'etf-num-products') expect(expected).toContain('"spot":');
+            expect(await (await target.get(path)).text(), path).toBe(expected);
+          }
+        } finally {
+          await target.stop();
         }
-      } finally {
-        await target.stop();
-      }
-    });
+      },
+    );
 
-    it.each(['csv', 'ndjson'] as const)('leaves extra fields out without extra=include, and keeps every value (%s)', async (format) => {
-      const target = await roundTrip(format, '');
-      try {
-        const path = '/v1/metrics/etf-num-products?project=blackrock';
-        const [expected, got] = await Promise.all([source.get(path), target.get(path)]).then((rs) => Promise.all(rs.map((r) => r.json()))) as { blackrock: Record<string, unknown>[] }[];
-        expect(got!.blackrock).toEqual(expected!.blackrock.map(({ date, value }) => ({ date, value })));
-      } finally {
-        await target.stop();
-      }
-    });
+    it.each(['csv', 'ndjson'] as const)(
+      'leaves extra fields out without extra=include, and keeps every value (%s)',
+      async (format) => {
+        const target = await roundTrip(format, '');
+        try {
+          const path = '/v1/metrics/etf-num-products?project=blackrock';
+          const [expected, got] = (await Promise.all([source.get(path), target.get(path)]).then((rs) =>
+            Promise.all(rs.map((r) => r.json())),
+          )) as { blackrock: Record<string, unknown>[] }[];
+          expect(got!.blackrock).toEqual(expected!.blackrock.map(({ date, value }) => ({ date, value })));
+        } finally {
+          await target.stop();
+        }
+      },
+    );
   });
 }

@@ -11,7 +11,12 @@ import { openPostgres } from '../src/db/open-postgres.js';
 import { createLogger } from '../src/log.js';
 import { seedDatabase } from '../src/seed/seed-database.js';
 import { startService, type RunningService } from '../src/start/start-service.js';
-import { createPrivatePostgres, createSeverableProxy, POSTGRES_BIN, type PrivatePostgres } from './support/private-postgres.js';
+import {
+  createPrivatePostgres,
+  createSeverableProxy,
+  POSTGRES_BIN,
+  type PrivatePostgres,
+} from './support/private-postgres.js';
 import { prerequisite } from './support/ci.js';
 import { projectId } from './support/project-id.js';
 import { createScratchDatabase, TEST_DATABASE_URL } from './support/stores.js';
@@ -20,9 +25,16 @@ import { Writable } from 'node:stream';
 
 const KEY = 'fault-test-key-0123456789';
 const DATA_PATH = '/v1/metrics/price?project=ethereum,solana&start_date=2026-01-01&end_date=2026-03-31';
-const GRAPHQL_BODY = JSON.stringify({ query: '{ metric(name: price, projects: [ethereum]) { series { points { date } } } }' });
-const available = TEST_DATABASE_URL !== undefined
-  && prerequisite(POSTGRES_BIN !== undefined, 'PostgreSQL server binaries (initdb, pg_ctl)', 'install them with apt-get install postgresql');
+const GRAPHQL_BODY = JSON.stringify({
+  query: '{ metric(name: price, projects: [ethereum]) { series { points { date } } } }',
+});
+const available =
+  TEST_DATABASE_URL !== undefined &&
+  prerequisite(
+    POSTGRES_BIN !== undefined,
+    'PostgreSQL server binaries (initdb, pg_ctl)',
+    'install them with apt-get install postgresql',
+  );
 
 /** A database server of our own that the tests stop, kill and lock, seeded with one year of data. */
 async function seededCluster(): Promise<PrivatePostgres> {
@@ -34,24 +46,44 @@ async function seededCluster(): Promise<PrivatePostgres> {
   return pg;
 }
 
-async function startOn(url: string, env: Record<string, string> = {}): Promise<{ service: RunningService; logs: string[] }> {
+async function startOn(
+  url: string,
+  env: Record<string, string> = {},
+): Promise<{ service: RunningService; logs: string[] }> {
   const logs: string[] = [];
   const sink = new Writable({ write: (chunk, _e, done) => (logs.push(String(chunk)), done()) });
-  const config = loadConfig({ DATABASE_URL: url, PORT: '0', API_KEYS: KEY, CONNECT_TIMEOUT_SECONDS: '2', STATEMENT_TIMEOUT_SECONDS: '2', RATE_LIMIT_PER_MINUTE: '0', ...env });
+  const config = loadConfig({
+    DATABASE_URL: url,
+    PORT: '0',
+    API_KEYS: KEY,
+    CONNECT_TIMEOUT_SECONDS: '2',
+    STATEMENT_TIMEOUT_SECONDS: '2',
+    RATE_LIMIT_PER_MINUTE: '0',
+    ...env,
+  });
   return { service: await startService(config, createLogger(config, sink)), logs };
 }
 
 const get = (base: string, path: string, init: RequestInit = {}) =>
-  fetch(`${base}${path}`, { ...init, headers: { 'x-api-key': KEY, ...init.headers }, signal: init.signal ?? AbortSignal.timeout(15_000) });
-const graphql = (base: string) => get(base, '/graphql', { method: 'POST', body: GRAPHQL_BODY, headers: { 'content-type': 'application/json' } });
+  fetch(`${base}${path}`, {
+    ...init,
+    headers: { 'x-api-key': KEY, ...init.headers },
+    signal: init.signal ?? AbortSignal.timeout(15_000),
+  });
+const graphql = (base: string) =>
+  get(base, '/graphql', { method: 'POST', body: GRAPHQL_BODY, headers: { 'content-type': 'application/json' } });
 
 /** A GraphQL answer for a database that is away: 503, a retry hint, one SERVICE_UNAVAILABLE error and no data. */
 async function expectGraphqlUnavailable(res: Response): Promise<void> {
   expect(res.status).toBe(503);
   expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
   expect(res.headers.get('retry-after')).toBe('5');
-  const body = (await res.json()) as { data?: Record<string, unknown> | null; errors: { message: string; extensions: { code: string } }[] };
-  expect(body.data ?? { metric: null }).toEqual({ metric: null }); // no data: nothing at all, or the nullable field null
+  const body = (await res.json()) as {
+    data?: Record<string, unknown> | null;
+    errors: { message: string; extensions: { code: string } }[];
+  };
+  // no data: nothing at all, or the nullable field null
+  expect(body.data ?? { metric: null }).toEqual({ metric: null });
   expect(body.errors).toHaveLength(1);
   expect(body.errors[0]!.extensions.code).toBe('SERVICE_UNAVAILABLE');
   expect(body.errors[0]!.message).toMatch(/retry shortly/);
@@ -100,8 +132,14 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
       expect((await get(service.url, '/healthz')).status).toBe(200);
       expect((await get(service.url, '/readyz')).status).toBe(503);
       // The retry says why, as describeError puts it (it said "[object Object]", described twice).
-      const retry = logs.map((l) => JSON.parse(l) as { msg: string; err?: unknown }).find((l) => l.msg === 'database not ready; retrying');
-      expect(retry?.err).toMatchObject({ type: 'Error', code: 'ECONNREFUSED', message: expect.stringContaining('ECONNREFUSED') });
+      const retry = logs
+        .map((l) => JSON.parse(l) as { msg: string; err?: unknown })
+        .find((l) => l.msg === 'database not ready; retrying');
+      expect(retry?.err).toMatchObject({
+        type: 'Error',
+        code: 'ECONNREFUSED',
+        message: expect.stringContaining('ECONNREFUSED'),
+      });
       const started = Date.now();
       const res = await get(service.url, DATA_PATH);
       expect(Date.now() - started).toBeLessThan(6_000);
@@ -114,7 +152,11 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
       const gql = await graphql(service.url);
       await expectGraphqlUnavailable(gql);
       // A stored key cannot be checked while the database is away: 503, not 401.
-      const unknownKey = await fetch(`${service.url}/graphql`, { method: 'POST', body: GRAPHQL_BODY, headers: { 'content-type': 'application/json', 'x-api-key': 'mk_a-key-that-would-be-in-the-database' } });
+      const unknownKey = await fetch(`${service.url}/graphql`, {
+        method: 'POST',
+        body: GRAPHQL_BODY,
+        headers: { 'content-type': 'application/json', 'x-api-key': 'mk_a-key-that-would-be-in-the-database' },
+      });
       await expectGraphqlUnavailable(unknownKey);
       await pg.start();
       const recovery = await timeUntilServing(service.url);
@@ -126,7 +168,8 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
     }
   }, 60_000);
 
-  it('answers GraphQL with a SERVICE_UNAVAILABLE error and REST with a 503 problem when the database stops after start-up', async () => {
+  it('answers GraphQL with a SERVICE_UNAVAILABLE error and REST with a 503 ' +
+    'problem when the database stops after start-up', async () => {
     const { service } = await startOn(pg.url);
     try {
       await service.ready;
@@ -157,7 +200,13 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
       const statuses = await traffic(service.url, 6, killing);
       expect(statuses.length).toBeGreaterThan(20);
       const unexpected = statuses.filter((s) => s !== 200 && s !== 503);
-      if (unexpected.length > 0) console.log(logs.filter((l) => l.includes('"level":50')).slice(0, 5).join(''));
+      if (unexpected.length > 0)
+        console.log(
+          logs
+            .filter((l) => l.includes('"level":50'))
+            .slice(0, 5)
+            .join(''),
+        );
       expect(unexpected).toEqual([]);
       await timeUntilServing(service.url, 10_000);
       expect(logs.join('')).not.toContain(KEY);
@@ -167,7 +216,8 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
     }
   }, 60_000);
 
-  it('answers only 200 or 503 while the server is stopped and started under traffic, and recovers by itself', async () => {
+  it('answers only 200 or 503 while the server is stopped and started under ' +
+    'traffic, and recovers by itself', async () => {
     const { service } = await startOn(pg.url);
     await service.ready;
     try {
@@ -210,7 +260,8 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
     }
   }, 30_000);
 
-  it('answers 503 within the timeouts while the server does not answer at all (a frozen host), then serves', async () => {
+  it('answers 503 within the timeouts while the server does not answer at all ' +
+    '(a frozen host), then serves', async () => {
     const { service } = await startOn(pg.url, { CONNECT_TIMEOUT_SECONDS: '1', STATEMENT_TIMEOUT_SECONDS: '1' });
     await service.ready;
     let thaw: (() => Promise<void>) | undefined;
@@ -226,7 +277,13 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
       };
       const [rest, gql, ready] = await Promise.all([
         timed(get(service.url, DATA_PATH.replace('2026-01-01', '2026-01-02'))),
-        timed(get(service.url, '/graphql', { method: 'POST', body: GRAPHQL_BODY.replace('}) {', ', from: "2026-01-02"}) {'), headers: { 'content-type': 'application/json' } })),
+        timed(
+          get(service.url, '/graphql', {
+            method: 'POST',
+            body: GRAPHQL_BODY.replace('}) {', ', from: "2026-01-02"}) {'),
+            headers: { 'content-type': 'application/json' },
+          }),
+        ),
         timed(fetch(`${service.url}/readyz`)),
       ]);
       expect(rest.answer.status).toBe(503);
@@ -242,7 +299,8 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
     }
   }, 30_000);
 
-  it('ends a streamed read whose server stops answering between batches, within the timeouts, and frees its connection once the server is back', async () => {
+  it('ends a streamed read whose server stops answering between batches, within ' +
+    'the timeouts, and frees its connection once the server is back', async () => {
     // One connection: a cursor left waiting on it for good would leave the last query nothing to run on.
     const store = openPostgres({ url: pg.url, poolSize: 1, statementTimeoutSeconds: 1, connectTimeoutSeconds: 1 });
     let thaw: (() => Promise<void>) | undefined;
@@ -252,8 +310,14 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
       expect((first.value as unknown[][]).length).toBe(1_000);
       thaw = await pg.freezeAtMost(8_000);
       const started = Date.now();
-      const failure = await batches.next().then(() => undefined, (error: unknown) => error as { code?: string });
-      expect({ code: failure?.code, withinTimeouts: (Date.now() - started) / 1000 < 4 }).toEqual({ code: 'ETIMEDOUT', withinTimeouts: true });
+      const failure = await batches.next().then(
+        () => undefined,
+        (error: unknown) => error as { code?: string },
+      );
+      expect({ code: failure?.code, withinTimeouts: (Date.now() - started) / 1000 < 4 }).toEqual({
+        code: 'ETIMEDOUT',
+        withinTimeouts: true,
+      });
       await thaw();
       const rows = await store.query<{ n: number }>('select 1 as n');
       expect(rows).toEqual([{ n: 1 }]);
@@ -263,12 +327,16 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
     }
   }, 30_000);
 
-  it('stops answering from its response cache when the database is cut off without a word, rather than serve old data', async () => {
+  it('stops answering from its response cache when the database is cut off ' +
+    'without a word, rather than serve old data', async () => {
     // The service reaches the database through a proxy that a test can sever, as a network
     // partition does: nothing is closed, nothing gets through. A write made meanwhile by
     // another writer is never announced to it.
     const proxy = await createSeverableProxy(pg.port);
-    const { service } = await startOn(pg.url.replace(`:${pg.port}/`, `:${proxy.port}/`), { CONNECT_TIMEOUT_SECONDS: '1', STATEMENT_TIMEOUT_SECONDS: '1' });
+    const { service } = await startOn(pg.url.replace(`:${pg.port}/`, `:${proxy.port}/`), {
+      CONNECT_TIMEOUT_SECONDS: '1',
+      STATEMENT_TIMEOUT_SECONDS: '1',
+    });
     const writer = postgres(pg.url, { max: 1, onnotice: () => {} });
     const path = DATA_PATH.replace('2026-01-01', '2026-01-15');
     try {
@@ -299,11 +367,20 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
     const locker = postgres(pg.url, { max: 1, onnotice: () => {} });
     const watcher = postgres(pg.url, { max: 1, onnotice: () => {} });
     const waiting = async () =>
-      (await watcher`select count(*)::int as n from pg_stat_activity where application_name = 'metrics-service' and state = 'active' and wait_event_type = 'Lock'`)[0]!.n as number;
+      (
+        await watcher`select count(*)::int as n from pg_stat_activity where application_name = 'metrics-service' and state = 'active' and wait_event_type = 'Lock'`
+      )[0]!.n as number;
     try {
       const release = await holdLock(locker);
-      const exportAll = () => get(service.url, '/v1/export?metric=price,token-price-usd&project=ethereum&format=ndjson', { signal: controller() });
-      for (const request of [() => get(service.url, DATA_PATH, { signal: controller() }), () => graphqlAborted(service.url), exportAll]) {
+      const exportAll = () =>
+        get(service.url, '/v1/export?metric=price,token-price-usd&project=ethereum&format=ndjson', {
+          signal: controller(),
+        });
+      for (const request of [
+        () => get(service.url, DATA_PATH, { signal: controller() }),
+        () => graphqlAborted(service.url),
+        exportAll,
+      ]) {
         const pending = request().catch((e: Error) => e);
         await until(async () => (await waiting()) === 1, 5_000);
         abortAll();
@@ -327,7 +404,16 @@ describe.skipIf(!available)('graceful shutdown on SIGTERM', () => {
 
   it('turns readiness to 503, refuses new requests, finishes the one in flight and exits 0', async () => {
     const child = spawn(process.execPath, ['scripts/run.mjs', 'src/main.ts'], {
-      env: { ...process.env, DATABASE_URL: pg.url, PORT: '0', API_KEYS: KEY, LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0', STATEMENT_TIMEOUT_SECONDS: '30', SHUTDOWN_GRACE_SECONDS: '20' },
+      env: {
+        ...process.env,
+        DATABASE_URL: pg.url,
+        PORT: '0',
+        API_KEYS: KEY,
+        LOG_LEVEL: 'info',
+        RATE_LIMIT_PER_MINUTE: '0',
+        STATEMENT_TIMEOUT_SECONDS: '30',
+        SHUTDOWN_GRACE_SECONDS: '20',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -353,7 +439,10 @@ describe.skipIf(!available)('graceful shutdown on SIGTERM', () => {
       expect(await exited).toBe(0);
       await expect(fetch(`${base}/healthz`)).rejects.toThrow();
       // The last lines were buffered when the process exited; they reach standard output all the same.
-      const messages = stdout.trim().split('\n').map((l) => (JSON.parse(l) as { msg: string }).msg);
+      const messages = stdout
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { msg: string }).msg);
       expect(messages.at(-1)).toBe('stopped');
       expect(messages).toContain('shutting down');
     } finally {
@@ -370,7 +459,14 @@ describe.skipIf(!available)('WORKERS=2 whose workers cannot start', () => {
     const { port } = taken.address() as AddressInfo;
     // Its own process group: before the fix the primary outlived any kill of npm's.
     const child = spawn(process.execPath, ['scripts/run.mjs', 'src/main.ts'], {
-      env: { ...process.env, DATABASE_URL: TEST_DATABASE_URL!, PORT: String(port), WORKERS: '2', API_KEYS: KEY, LOG_LEVEL: 'warn' },
+      env: {
+        ...process.env,
+        DATABASE_URL: TEST_DATABASE_URL!,
+        PORT: String(port),
+        WORKERS: '2',
+        API_KEYS: KEY,
+        LOG_LEVEL: 'warn',
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
       detached: true,
     });
@@ -394,10 +490,13 @@ describe.skipIf(!available)('WORKERS=2 whose workers cannot start', () => {
 });
 
 describe.skipIf(!available)('Ctrl-C at a terminal with WORKERS=2', () => {
-  it('stops each worker once, though it hears both the terminal\'s SIGINT and its primary\'s SIGTERM', async () => {
+  it("stops each worker once, though it hears both the terminal's SIGINT and its primary's SIGTERM", async () => {
     const database = await createScratchDatabase(TEST_DATABASE_URL!);
     try {
-      const server = await npmStart({ DATABASE_URL: database.url, WORKERS: '2', API_KEYS: KEY, LOG_LEVEL: 'info' }, 90_000);
+      const server = await npmStart(
+        { DATABASE_URL: database.url, WORKERS: '2', API_KEYS: KEY, LOG_LEVEL: 'info' },
+        90_000,
+      );
       await server.stop('SIGINT');
       const messages = server.logLines().map((l) => l.msg);
       expect(messages.filter((m) => m === 'shutting down')).toHaveLength(2);
@@ -427,7 +526,9 @@ describe.skipIf(!available)('a server whose standard output goes away', () => {
       const started = Date.now();
       // Each request writes a log line; the next flush finds the pipe closed.
       while (child.exitCode === null && Date.now() - started < 10_000) {
-        await fetch(`${base}/healthz`).then((r) => r.arrayBuffer()).catch(() => {});
+        await fetch(`${base}/healthz`)
+          .then((r) => r.arrayBuffer())
+          .catch(() => {});
         await sleep(100);
       }
       expect(await exited).toBe(0);
@@ -449,13 +550,19 @@ describe.skipIf(!available)('a server whose standard output goes away', () => {
       const base = await readyUrl(child);
       // Log blocks are written on the main thread: a pipe switched to non-blocking mode
       // (as making process.stdout does) would refuse them with EAGAIN once full.
-      const flags = Number.parseInt(/^flags:\s+(\d+)$/m.exec(readFileSync(`/proc/${child.pid}/fdinfo/1`, 'utf8'))![1]!, 8);
+      const flags = Number.parseInt(
+        /^flags:\s+(\d+)$/m.exec(readFileSync(`/proc/${child.pid}/fdinfo/1`, 'utf8'))![1]!,
+        8,
+      );
       expect(flags & 0o4000).toBe(0);
       const requests = 300;
       for (let i = 0; i < requests; i += 1) await fetch(`${base}/healthz`).then((r) => r.arrayBuffer());
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
-      const lines = stdout.trim().split('\n').map((l) => JSON.parse(l) as { msg: string; route?: string });
+      const lines = stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { msg: string; route?: string });
       expect(lines.filter((l) => l.msg === 'request' && l.route === '/healthz')).toHaveLength(requests);
       expect(lines.at(-1)!.msg).toBe('stopped');
     } finally {
@@ -490,7 +597,12 @@ function abortAll(): void {
   controllers = [];
 }
 function graphqlAborted(base: string): Promise<Response> {
-  return get(base, '/graphql', { method: 'POST', body: GRAPHQL_BODY, headers: { 'content-type': 'application/json' }, signal: controller() });
+  return get(base, '/graphql', {
+    method: 'POST',
+    body: GRAPHQL_BODY,
+    headers: { 'content-type': 'application/json' },
+    signal: controller(),
+  });
 }
 
 async function until(check: () => Promise<boolean>, limitMs: number): Promise<void> {

@@ -33,7 +33,9 @@ describe('the sample data generator', () => {
   });
 
   it('starts projects on different days so coverage differs', () => {
-    const starts = new Set(metric('etf-aum-change-pct').projects.map((s) => generateSeries(metric('etf-aum-change-pct'), s, WINDOW)[0]!.day));
+    const starts = new Set(
+      metric('etf-aum-change-pct').projects.map((s) => generateSeries(metric('etf-aum-change-pct'), s, WINDOW)[0]!.day),
+    );
     expect(starts.size).toBeGreaterThan(10);
   });
 
@@ -42,7 +44,11 @@ describe('the sample data generator', () => {
       for (const slug of m.projects.slice(0, 3)) {
         const values = generateSeries(m, slug, WINDOW).map((p) => p.value);
         if (m.valueKind === 'integer') expect(values.every(Number.isInteger), m.name).toBe(true);
-        if (m.sampleSeries.model !== 'band') expect(values.every((v) => v >= 0), m.name).toBe(true);
+        if (m.sampleSeries.model !== 'band')
+          expect(
+            values.every((v) => v >= 0),
+            m.name,
+          ).toBe(true);
         expect(values.every(Number.isFinite), m.name).toBe(true);
       }
     }

@@ -42,8 +42,9 @@ describe('the limit on page loads per address', () => {
     const refusal = catchError(() => limit.take('10.0.0.1'));
     expect(refusal).toBeInstanceOf(ApiError);
     expect(refusal).toMatchObject({ kind: 'rate-limited', headers: { 'retry-after': '20' } });
-    expect((refusal as Error).message)
-      .toBe('too many page loads from this address (at most 3 a minute); try again in 20 s');
+    expect((refusal as Error).message).toBe(
+      'too many page loads from this address (at most 3 a minute); try again in 20 s',
+    );
     expect(catchError(() => limit.take('10.0.0.2'))).toBeUndefined();
     now += 19_000;
     expect(catchError(() => limit.take('10.0.0.1'))).toMatchObject({ headers: { 'retry-after': '1' } });
@@ -76,7 +77,7 @@ describe('the limit on page loads per address', () => {
   });
 });
 
-describe('GraphiQL\'s page and its files', { timeout: 60_000 }, () => {
+describe("GraphiQL's page and its files", { timeout: 60_000 }, () => {
   /** No limit on page loads: these tests load the page and every file many times. */
   let unlimited: TestService;
   /** The default limit. */
@@ -166,7 +167,7 @@ describe('GraphiQL\'s page and its files', { timeout: 60_000 }, () => {
     expect(post.status).toBe(405);
   });
 
-  it('gives a client hammering page loads 429s; a keyed client\'s queries keep being answered', async () => {
+  it("gives a client hammering page loads 429s; a keyed client's queries keep being answered", async () => {
     const { url } = limited;
     const html = (await rawGet(url, '/graphql', PAGE)).text;
     const script = ASSETS[0]![0].exec(html)![0];

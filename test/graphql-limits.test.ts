@@ -20,30 +20,37 @@ interface GraphqlBody {
 const GRAPHIQL_ACCEPT = 'application/graphql-response+json, application/json, multipart/mixed';
 
 /** `n` aliased selections of one cheap field. */
-const aliases = (n: number): string => `{ ${Array.from({ length: n }, (_, i) => `a${i}: metrics { name }`).join(' ')} }`;
+const aliases = (n: number): string =>
+  `{ ${Array.from({ length: n }, (_, i) => `a${i}: metrics { name }`).join(' ')} }`;
 
 /** A document of exactly `n` tokens (commas are not tokens): one project named again and again. */
-const tokens = (n: number): string => `{ metric(name: token_price_usd, projects: [${'solana, '.repeat(n - 15)}]) { name } }`;
+const tokens = (n: number): string =>
+  `{ metric(name: token_price_usd, projects: [${'solana, '.repeat(n - 15)}]) { name } }`;
 
 /** `n` directives, each on its own repetition of one field (graphql forbids repeating one on a field). */
 const directives = (n: number): string => `{ metrics { ${'name @include(if: true) '.repeat(n)}} }`;
 
 /** Selections `depth` levels deep, through `__type` (the data fields nest only four). */
-const deep = (depth: number): string => `{ __type(name: "Query") { fields { type ${'{ ofType '.repeat(depth - 4)}{ name }${' }'.repeat(depth - 4)} } } }`;
+const deep = (depth: number): string =>
+  `{ __type(name: "Query") { fields { type ${'{ ofType '.repeat(depth - 4)}{ name }${' }'.repeat(depth - 4)} } } }`;
 
 /** Three aliases × 20 projects with coverage and every point field: a large but ordinary request. */
 const bigOrdinaryQuery = (): string => {
   const slugs = CATALOG.byName.get('etf-aum-change-pct')!.projects.map(enumName);
   const alias = (name: string, from: number, month: string) =>
-    `${name}: metric(name: etf_aum_change_pct, projects: [${slugs.slice(from, from + 20).join(', ')}], from: "2026-${month}-01", to: "2026-${month}-28") {
+    `${name}: metric(name: etf_aum_change_pct, projects: [${slugs.slice(from, from + 20).join(', ')}` +
+    `], from: "2026-${month}-01", to: "2026-${month}-28") {
       series { slug firstDate lastDate points { date value extra } }
     }`;
   return `{ ${alias('a', 0, '01')} ${alias('b', 20, '01')} ${alias('c', 40, '02')} }`;
 };
 
 /** Few tokens, little depth, no more than 15 aliases: fragments spread again and again make it dear. */
-const COSTLY_QUERY = `{ ${Array.from({ length: 15 }, (_, i) => `a${i}: metric(name: token_price_usd) { series { ...S ...S ...S } }`).join(' ')} }
-fragment S on Series { firstDate lastDate points { ...P ...P ...P ...P } }
+const COSTLY_QUERY =
+  `{ ${Array.from({ length: 15 }, (_, i) => `a${i}: metric(name: token_price_usd) { series { ...S ...S ...S } }`).join(' ')}` +
+  ` }
+fragment S on Series { firstDate lastDate points { ...P ...P ...P ...P ` +
+  `} }
 fragment P on DataPoint { date value extra }`;
 
 /**
@@ -88,10 +95,12 @@ describe('GraphQL document limits', () => {
   const expectRefused = (answer: Awaited<ReturnType<typeof ask>>, message: RegExp) => {
     expect(answer.status).toBe(400);
     expect(answer.body.data ?? null).toBeNull();
-    expect(answer.body.errors).toContainEqual(expect.objectContaining({
-      message: expect.stringMatching(message),
-      extensions: { code: LIMIT_ERROR_CODE },
-    }));
+    expect(answer.body.errors).toContainEqual(
+      expect.objectContaining({
+        message: expect.stringMatching(message),
+        extensions: { code: LIMIT_ERROR_CODE },
+      }),
+    );
     expect(answer.text).not.toMatch(/Syntax Error: (Query|Aliases|Directives)/);
   };
 
@@ -114,7 +123,8 @@ describe('GraphQL document limits', () => {
     });
 
     it('does not count fragments as levels, only the shape of the response', async () => {
-      const answer = await ask(`{ ...Q } fragment Q on Query { ...T } fragment T on Query { __type(name: "Query") { ...F } }
+      const answer =
+        await ask(`{ ...Q } fragment Q on Query { ...T } fragment T on Query { __type(name: "Query") { ...F } }
         fragment F on __Type { fields { type { ofType { ofType { name } } } } }`);
 
       expectAnswered(answer);
@@ -139,12 +149,18 @@ describe('GraphQL document limits', () => {
     });
 
     it('counts a field aliased as __typename', async () => {
-      expectRefused(await ask(`{ __typename: metrics { name } ${aliases(15).slice(1, -1)} }`), /^Aliases limit of 15 exceeded, found 16\.$/);
+      expectRefused(
+        await ask(`{ __typename: metrics { name } ${aliases(15).slice(1, -1)} }`),
+        /^Aliases limit of 15 exceeded, found 16\.$/,
+      );
     });
 
     it('counts aliases inside fragments', async () => {
-      expectRefused(await ask(`{ ...A ...B } fragment A on Query { ${aliases(8).slice(1, -1)} }
-        fragment B on Query { ${aliases(8).slice(1, -1).replaceAll(/a(\d)/g, 'b$1')} }`), /Aliases limit of 15 exceeded, found 16/);
+      expectRefused(
+        await ask(`{ ...A ...B } fragment A on Query { ${aliases(8).slice(1, -1)} }
+        fragment B on Query { ${aliases(8).slice(1, -1).replaceAll(/a(\d)/g, 'b$1')} }`),
+        /Aliases limit of 15 exceeded, found 16/,
+      );
     });
   });
 
@@ -182,16 +198,34 @@ describe('GraphQL document limits', () => {
       expect(data.c.series[0]!.points.length).toBe(28);
     });
 
-    it('prices a page size written in the document as one passed in a variable: a full changes page is no costlier than a small one', async () => {
-      const page = (first: string) => `query${first === '$first' ? '($first: Int)' : ''} { changes(since: "2026-01-01T00:00:00Z", first: ${first}) { changes { name slug date value updatedAt } hasNextPage endCursor } }`;
-      for (const [first, variables] of [['10000', {}], ['300', {}], ['$first', { first: 10_000 }]] as const) {
-        const answer = await ask(page(first), { variables });
-        expectAnswered(answer);
-        expect((answer.body.data as { changes: { changes: unknown[] } }).changes.changes, first).toBeInstanceOf(Array);
-      }
-      // The limit still counts what a document selects, page sizes or not.
-      expectRefused(await ask(COSTLY_QUERY.replace('{ a0:', '{ changes(since: "2026-01-01T00:00:00Z", first: 5) { hasNextPage } a0:')), /^Query Cost limit of 5000 exceeded/);
-    });
+    it(
+      'prices a page size written in the document as one passed in a variable: ' +
+        'a full changes page is no costlier than a small one',
+      async () => {
+        const page = (first: string) =>
+          `query${first === '$first' ? '($first: Int)' : ''} { changes(since: "2026-01-01T00:00:00Z", ` +
+          `first: ${first}) { changes { name slug date value updatedAt } hasNextPage ` +
+          `endCursor } }`;
+        for (const [first, variables] of [
+          ['10000', {}],
+          ['300', {}],
+          ['$first', { first: 10_000 }],
+        ] as const) {
+          const answer = await ask(page(first), { variables });
+          expectAnswered(answer);
+          expect((answer.body.data as { changes: { changes: unknown[] } }).changes.changes, first).toBeInstanceOf(
+            Array,
+          );
+        }
+        // The limit still counts what a document selects, page sizes or not.
+        expectRefused(
+          await ask(
+            COSTLY_QUERY.replace('{ a0:', '{ changes(since: "2026-01-01T00:00:00Z", first: 5) { hasNextPage } a0:'),
+          ),
+          /^Query Cost limit of 5000 exceeded/,
+        );
+      },
+    );
 
     it('answers the query GraphiQL opens with', async () => {
       expectAnswered(await ask(exampleQuery({ from: '2026-06-01', to: '2026-06-30' }), { accept: GRAPHIQL_ACCEPT }));
@@ -199,7 +233,7 @@ describe('GraphQL document limits', () => {
   });
 
   describe('introspection', () => {
-    it('answers graphql\'s full introspection query, every option on', async () => {
+    it("answers graphql's full introspection query, every option on", async () => {
       const query = getIntrospectionQuery({
         descriptions: true,
         specifiedByUrl: true,
@@ -215,34 +249,55 @@ describe('GraphQL document limits', () => {
       expect(schema.types.map((t) => t.name)).toEqual(expect.arrayContaining(['Query', 'Metric', 'Series', 'Project']));
     });
 
-    it('answers graphql\'s default introspection query', async () => {
+    it("answers graphql's default introspection query", async () => {
       expectAnswered(await ask(getIntrospectionQuery()));
     });
   });
 
   describe('how refusals are answered', () => {
-    it('answers a limit with 400 also to a client that accepts only application/json', async () => {
-      const answer = await ask(aliases(16), { accept: 'application/json' });
+    it("answers a limit as graphql's own validation errors: 400, and 200 to an application/json client", async () => {
+      const json = await ask(aliases(16), { accept: 'application/json' });
 
-      expect(answer.status).toBe(400);
-      expect(answer.body.errors?.[0]?.extensions?.code).toBe(LIMIT_ERROR_CODE);
+      expect(json.status).toBe(200);
+      expect(json.body.data ?? null).toBeNull();
+      expect(json.body.errors?.[0]?.extensions?.code).toBe(LIMIT_ERROR_CODE);
+      expectRefused(await ask(aliases(16)), /^Aliases limit of 15 exceeded, found 16\.$/);
     });
 
-    it('answers the token limit, which stops the parser, with 400 also to a client that accepts only application/json', async () => {
-      const answer = await ask(tokens(1100), { accept: 'application/json' });
+    it('answers the token limit, which stops the parser, like every other limit', async () => {
+      const json = await ask(tokens(1100), { accept: 'application/json' });
 
-      expectRefused(answer, /^Token limit of 1000 exceeded\.$/);
-      expect(answer.body.errors).toEqual([{ message: 'Token limit of 1000 exceeded.', extensions: { code: LIMIT_ERROR_CODE } }]);
+      expect(json.status).toBe(200);
+      const refusal = { message: 'Token limit of 1000 exceeded.', extensions: { code: LIMIT_ERROR_CODE } };
+      expect(json.body.errors).toEqual([refusal]);
+      expectRefused(await ask(tokens(1100)), /^Token limit of 1000 exceeded\.$/);
+    });
+
+    const introspection = '{ __schema { types { fields { type { fields { type { fields { name } } } } } } } }';
+    const unknownFields = `{ ${Array.from({ length: 120 }, (_, i) => `x${i}`).join(' ')} }`;
+    it.each([
+      ["graphql's introspection depth", introspection, /^Maximum introspection depth exceeded$/],
+      ["graphql's cap of 100 validation errors", unknownFields, /Validation aborted\.$/],
+    ])('answers %s as the other limits: 400, and 200 to an application/json client', async (_label, query, message) => {
+      const strict = await ask(query);
+      const json = await ask(query, { accept: 'application/json' });
+
+      expect(strict.status).toBe(400);
+      expect(json.status).toBe(200);
+      for (const answer of [strict, json]) {
+        expect(answer.body.data ?? null).toBeNull();
+        const refusal = { message: expect.stringMatching(message), extensions: { code: LIMIT_ERROR_CODE } };
+        expect(answer.body.errors).toContainEqual(expect.objectContaining(refusal));
+      }
     });
 
     it('reports every limit a document breaks at once', async () => {
       const answer = await ask(`{ ${aliases(16).slice(1, -1)} ${deep(7).slice(1, -1)} }`);
 
       expect(answer.status).toBe(400);
-      expect(answer.body.errors?.map((e) => e.message)).toEqual(expect.arrayContaining([
-        expect.stringMatching(/^Aliases limit/),
-        expect.stringMatching(/^Query depth limit/),
-      ]));
+      expect(answer.body.errors?.map((e) => e.message)).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^Aliases limit/), expect.stringMatching(/^Query depth limit/)]),
+      );
     });
 
     it.each([
@@ -272,7 +327,9 @@ describe('GraphQL document limits', () => {
       expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
       const body = (await res.json()) as { errors: { message: string; extensions: { code: string } }[] };
       expect(body).not.toHaveProperty('data');
-      expect(body.errors).toEqual([{ message: `request bodies are limited to ${MAX_BODY_BYTES} bytes`, extensions: { code: 'PAYLOAD_TOO_LARGE' } }]);
+      expect(body.errors).toEqual([
+        { message: `request bodies are limited to ${MAX_BODY_BYTES} bytes`, extensions: { code: 'PAYLOAD_TOO_LARGE' } },
+      ]);
     });
 
     it('refuses a batched (array) body with 400', async () => {
@@ -288,19 +345,26 @@ describe('GraphQL document limits', () => {
 
     it('refuses 70,000 unknown projects in a variable with at most 51 errors, promptly', async () => {
       const projects = Array.from({ length: 70_000 }, (_, i) => `p${i}`);
-      const answer = await ask('query ($p: [Project!]) { metric(name: token_price_usd, projects: $p) { name } }', { variables: { p: projects } });
+      const answer = await ask('query ($p: [Project!]) { metric(name: token_price_usd, projects: $p) { name } }', {
+        variables: { p: projects },
+      });
 
       expect(answer.status).toBe(400);
       expect(answer.ms).toBeLessThan(PROMPTLY_MS);
       expect(answer.body.errors?.length).toBe(51);
-      expect(answer.body.errors?.[0]).toMatchObject({ message: expect.stringContaining('"p0"'), extensions: { code: 'BAD_USER_INPUT' } });
+      expect(answer.body.errors?.[0]).toMatchObject({
+        message: expect.stringContaining('"p0"'),
+        extensions: { code: 'BAD_USER_INPUT' },
+      });
       expect(answer.body.errors?.at(-1)?.message).toMatch(/too many errors/i);
     });
 
     it('names only the first five of 70,000 projects the metric does not have, and counts the rest', async () => {
       const issuers = CATALOG.byName.get('etf-num-products')!.projects;
       const projects = Array.from({ length: 70_000 }, (_, i) => enumName(issuers[i % 76]!));
-      const answer = await ask('query ($p: [Project!]) { metric(name: token_price_usd, projects: $p) { name } }', { variables: { p: projects } });
+      const answer = await ask('query ($p: [Project!]) { metric(name: token_price_usd, projects: $p) { name } }', {
+        variables: { p: projects },
+      });
       const message = answer.body.errors?.[0]?.message ?? '';
 
       expect(answer.body.data?.metric ?? null).toBeNull();
@@ -347,7 +411,10 @@ describe('GraphQL document limits', () => {
     };
     const simpleRequests: [string, () => RequestInit & { url?: string }][] = [
       ['a GET with the query in its URL', () => ({ url: '/graphql?query=%7B__typename%7D' })],
-      ['a text/plain POST', () => ({ method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"query":"{ __typename }"}' })],
+      [
+        'a text/plain POST',
+        () => ({ method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"query":"{ __typename }"}' }),
+      ],
       ['a multipart POST', () => ({ method: 'POST', body: form() })],
       ['a form POST', () => ({ method: 'POST', body: new URLSearchParams({ query: '{ __typename }' }) })],
     ];
@@ -370,14 +437,19 @@ describe('GraphQL document limits', () => {
       expect(body.data ?? null).toBeNull();
     });
 
-    it('has Yoga accept a simple request once it carries the key header, which no page can add without a preflight', async () => {
-      const res = await yogaAlone(new Request('http://localhost/graphql?query=%7B__typename%7D', { headers: { 'x-api-key': TEST_KEY } }));
+    it(
+      'has Yoga accept a simple request once it carries the key header, which ' + 'no page can add without a preflight',
+      async () => {
+        const res = await yogaAlone(
+          new Request('http://localhost/graphql?query=%7B__typename%7D', { headers: { 'x-api-key': TEST_KEY } }),
+        );
 
-      expect(res.status).toBe(200);
-      expect(await res.json()).toEqual({ data: { __typename: 'Query' } });
-    });
+        expect(res.status).toBe(200);
+        expect(await res.json()).toEqual({ data: { __typename: 'Query' } });
+      },
+    );
 
-    it('answers GraphiQL\'s own requests: a JSON POST with the key header', async () => {
+    it("answers GraphiQL's own requests: a JSON POST with the key header", async () => {
       const answer = await ask('{ __typename }', { accept: GRAPHIQL_ACCEPT });
 
       expect(answer.status).toBe(200);

@@ -27,7 +27,9 @@ const SECRET = 'test-secret';
  * A stand-in for a server's command port: answers with `answer`, and reports when the
  * handing-off process went away.
  */
-async function fakeControlServer(answer: (res: ServerResponse) => void): Promise<{ port: number; clientLeft: Promise<void>; server: Server }> {
+async function fakeControlServer(
+  answer: (res: ServerResponse) => void,
+): Promise<{ port: number; clientLeft: Promise<void>; server: Server }> {
   let left: () => void = () => {};
   const clientLeft = new Promise<void>((resolve) => (left = resolve));
   const server = createServer((req: IncomingMessage, res) => {
@@ -70,15 +72,29 @@ describe('a hand-off that ends part-way', () => {
       setTimeout(() => res.socket?.destroy(), 50);
     });
     server = fake.server;
-    const holder = { pid: process.pid, role: 'server' as const, label: 'npm start', controlPort: fake.port, secret: SECRET };
+    const holder = {
+      pid: process.pid,
+      role: 'server' as const,
+      label: 'npm start',
+      controlPort: fake.port,
+      secret: SECRET,
+    };
     const output = recordingOutput();
 
-    const code = await handOff(new StoreHeldError(join(dir, 'pglite'), holder), importCommand, { files: ['/big.csv'] }, output, new AbortController().signal);
+    const code = await handOff(
+      new StoreHeldError(join(dir, 'pglite'), holder),
+      importCommand,
+      { files: ['/big.csv'] },
+      output,
+      new AbortController().signal,
+    );
     await new Promise((resolve) => setTimeout(resolve, 100)); // late 'error' events would land here
 
     expect(code).toBe(1);
     const lines = output.errText().trimEnd().split('\n');
-    expect(lines.at(-1)).toMatch(/^import cut off \(.+\) before the server \(process \d+\) finished it: the server stops the import at its next row and rolls back the file it was on; files it had finished stay imported$/);
+    expect(lines.at(-1)).toMatch(
+      /^import cut off \(.+\) before the server \(process \d+\) finished it: the server stops the import at its next row and rolls back the file it was on; files it had finished stay imported$/,
+    );
     expect(output.errText()).not.toMatch(STACK_FRAME);
     expect(uncaught).toEqual([]);
   });
@@ -86,17 +102,27 @@ describe('a hand-off that ends part-way', () => {
   it('says on Ctrl-C that the server rolls back the file it was on, exits 1 and prints no stack', async () => {
     // The server keeps answering (progress) until the client leaves, as during a long import.
     const fake = await fakeControlServer((res) => {
-      const tick = setInterval(() => res.write(`${JSON.stringify({ progress: 'big.csv: validated 100000 rows' })}\n`), 50);
+      const tick = setInterval(
+        () => res.write(`${JSON.stringify({ progress: 'big.csv: validated 100000 rows' })}\n`),
+        50,
+      );
       res.once('close', () => clearInterval(tick));
     });
     server = fake.server;
     const folder = join(dir, 'held');
     // This test's process stands in for the server holding the folder.
-    await writeFile(`${folder}.owner.json`, JSON.stringify({ pid: process.pid, role: 'server', label: 'npm start', controlPort: fake.port, secret: SECRET }), { mode: 0o600 });
+    await writeFile(
+      `${folder}.owner.json`,
+      JSON.stringify({ pid: process.pid, role: 'server', label: 'npm start', controlPort: fake.port, secret: SECRET }),
+      { mode: 0o600 },
+    );
     const csv = join(dir, 'big.csv');
     await writeFile(csv, 'metric,project,date,value\n');
 
-    const child = spawn(process.execPath, ['scripts/run.mjs', 'src/commands/import.ts', csv], { cwd: REPO, env: { ...process.env, PGLITE_DIR: folder, DATABASE_URL: '' } });
+    const child = spawn(process.execPath, ['scripts/run.mjs', 'src/commands/import.ts', csv], {
+      cwd: REPO,
+      env: { ...process.env, PGLITE_DIR: folder, DATABASE_URL: '' },
+    });
     let stderr = '';
     child.stderr.on('data', (b: Buffer) => {
       stderr += b.toString();
@@ -112,7 +138,9 @@ describe('a hand-off that ends part-way', () => {
     const said = stderr.split('\n').filter((l) => l !== '' && !l.startsWith('big.csv: validated'));
     expect(said).toEqual([
       `The server (process ${process.pid}) holds ${folder}; running import there.`,
-      `import interrupted before the server (process ${process.pid}) finished it: the server stops the import at its next row and rolls back the file it was on; files it had finished stay imported`,
+      `import interrupted before the server (process ${process.pid}) finished ` +
+        `it: the server stops the import at its next row and rolls back the file ` +
+        `it was on; files it had finished stay imported`,
     ]);
   }, 60_000);
 });
@@ -131,10 +159,19 @@ describe('the command port', () => {
       // Any local process (or a web page in a local browser) can reach the port: a path
       // that is not valid percent-encoding threw URIError in the listener, which ended the server.
       for (const path of ['/commands/%E0', '/commands/%', '/commands/keys']) {
-        const refused = await fetch(`${base}${path}`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(2_000) });
+        const refused = await fetch(`${base}${path}`, {
+          method: 'POST',
+          body: '{}',
+          signal: AbortSignal.timeout(2_000),
+        });
         expect(refused.status, path).toBe(403);
       }
-      const malformed = await fetch(`${base}/commands/%E0`, { method: 'POST', headers: { 'x-control-secret': SECRET }, body: '{}', signal: AbortSignal.timeout(2_000) });
+      const malformed = await fetch(`${base}/commands/%E0`, {
+        method: 'POST',
+        headers: { 'x-control-secret': SECRET },
+        body: '{}',
+        signal: AbortSignal.timeout(2_000),
+      });
       expect(malformed.status).toBe(404);
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(uncaught).toEqual([]);
@@ -153,7 +190,13 @@ describe('a handed-over import when the server shuts down', () => {
 
   it('is stopped after the grace period, rolled back whole, and its CLI is told so', async () => {
     const folder = join(dir, 'pglite');
-    const config = loadConfig({ PORT: '0', PGLITE_DIR: folder, SHUTDOWN_GRACE_SECONDS: '1', SEED_YEARS: '1', LOG_LEVEL: 'warn' });
+    const config = loadConfig({
+      PORT: '0',
+      PGLITE_DIR: folder,
+      SHUTDOWN_GRACE_SECONDS: '1',
+      SEED_YEARS: '1',
+      LOG_LEVEL: 'warn',
+    });
     const quiet = new Writable({ write: (_chunk, _encoding, done) => done() });
     const running = await startService(config, createLogger(config, quiet));
     await running.ready;
@@ -170,8 +213,18 @@ describe('a handed-over import when the server shuts down', () => {
     let err = '';
     let writing: () => void = () => {};
     const written = new Promise<void>((resolve) => (writing = resolve));
-    const output: CommandOutput = { out: () => {}, err: (text) => void (err += text), progress: (text) => void (text.includes('written') && writing()) };
-    const handed = handOff(new StoreHeldError(folder, readHolder(folder)!), importCommand, { files: [csv] }, output, new AbortController().signal);
+    const output: CommandOutput = {
+      out: () => {},
+      err: (text) => void (err += text),
+      progress: (text) => void (text.includes('written') && writing()),
+    };
+    const handed = handOff(
+      new StoreHeldError(folder, readHolder(folder)!),
+      importCommand,
+      { files: [csv] },
+      output,
+      new AbortController().signal,
+    );
     await written;
     const stopping = Date.now();
     await running.close();
@@ -179,12 +232,17 @@ describe('a handed-over import when the server shuts down', () => {
 
     expect(await handed).toBe(1);
     expect(err).toContain(`${csv}: interrupted; nothing from this file was written`);
-    expect(err).toContain('the server is shutting down and stopped import: the server stops the import at its next row and rolls back the file it was on');
+    expect(err).toContain(
+      'the server is shutting down and stopped import: the server stops the ' +
+        'import at its next row and rolls back the file it was on',
+    );
     // The grace period, then the batch in hand: far less than the rest of the file.
     expect(stopSeconds).toBeLessThan(1 + 5);
     const store = await openPglite(folder);
     try {
-      const [stored] = await store.query<{ n: number }>(`select count(*)::integer as n from point where day < '2014-01-01'`);
+      const [stored] = await store.query<{ n: number }>(
+        `select count(*)::integer as n from point where day < '2014-01-01'`,
+      );
       expect(stored!.n).toBe(0);
     } finally {
       await store.close();

@@ -2,12 +2,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CATALOG } from '../src/catalog/load-catalog.js';
-import { importCommand } from '../src/commands/import.js';
-import { loadConfig } from '../src/config.js';
-import type { Store } from '../src/db/store.js';
 import { startTestService, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
+import { runImport } from './support/run-import.js';
 
 /**
  * An import stores in `extra` only the metric's declared extra fields, each a number or
@@ -117,22 +114,24 @@ for (const kind of STORE_KINDS) {
       expect(rest.status).toBe(200);
       // The fields as PostgreSQL's jsonb writes them, as REST always has.
       expect(await rest.text()).toBe(
-        '{"blackrock":[{"date":"2031-03-01","value":3,"spot": 2, "futures": 1, "leveraged": null},'
-          + '{"date":"2031-03-02","value":4,"spot": 4}]}',
+        '{"blackrock":[{"date":"2031-03-01","value":3,"spot": 2, "futures": 1, "leveraged": null},' +
+          '{"date":"2031-03-02","value":4,"spot": 4}]}',
       );
       const gql = await service.graphql(
-        '{ metric(name: etf_num_products, projects: [blackrock], from: "2031-02-01") '
-          + '{ series { points { date value extra } } } }',
+        '{ metric(name: etf_num_products, projects: [blackrock], from: "2031-02-01") ' +
+          '{ series { points { date value extra } } } }',
       );
       expect(await gql.json()).toEqual({
         data: {
           metric: {
-            series: [{
-              points: [
-                { date: '2031-03-01', value: 3, extra: { spot: 2, futures: 1, leveraged: null } },
-                { date: '2031-03-02', value: 4, extra: { spot: 4 } },
-              ],
-            }],
+            series: [
+              {
+                points: [
+                  { date: '2031-03-01', value: 3, extra: { spot: 2, futures: 1, leveraged: null } },
+                  { date: '2031-03-02', value: 4, extra: { spot: 4 } },
+                ],
+              },
+            ],
           },
         },
       });
@@ -148,16 +147,4 @@ for (const kind of STORE_KINDS) {
 
 function ndjson(date: string, value: number, extra: string): string {
   return `{"metric":"etf-num-products","project":"blackrock","date":"${date}","value":${value},"extra":${extra}}`;
-}
-
-async function runImport(store: Store, file: string): Promise<{ code: number; out: string; err: string }> {
-  const said = { out: '', err: '' };
-  const output = {
-    out: (t: string) => void (said.out += t),
-    err: (t: string) => void (said.err += t),
-    progress: () => {},
-  };
-  const context = { store, catalog: CATALOG, config: loadConfig({}), output, signal: new AbortController().signal };
-  const code = await importCommand.run(context, { files: [file] });
-  return { code, ...said };
 }

@@ -3,11 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../src/catalog/load-catalog.js';
-import { importCommand } from '../src/commands/import.js';
-import { loadConfig } from '../src/config.js';
 import { migrate } from '../src/db/migrate.js';
 import type { Store } from '../src/db/store.js';
 import { STORE_KINDS, type StoreUnderTest } from './support/stores.js';
+import { runImport } from './support/run-import.js';
 
 /**
  * A value beyond what PostgreSQL's numeric holds (131072 digits before the decimal point,
@@ -91,18 +90,6 @@ for (const kind of STORE_KINDS) {
 
 function after(found: number): string {
   return `expected "value" to have at most 16383 digits after the decimal point, found ${found}`;
-}
-
-async function runImport(store: Store, file: string): Promise<{ code: number; out: string; err: string }> {
-  const said = { out: '', err: '' };
-  const output = {
-    out: (t: string) => void (said.out += t),
-    err: (t: string) => void (said.err += t),
-    progress: () => {},
-  };
-  const context = { store, catalog: CATALOG, config: loadConfig({}), output, signal: new AbortController().signal };
-  const code = await importCommand.run(context, { files: [file] });
-  return { code, ...said };
 }
 
 async function storedValues(store: Store): Promise<string[]> {

@@ -53,30 +53,55 @@ for (const kind of STORE_KINDS) {
 
       const results = await importFiles(store, CATALOG, [csv, ndjson]);
 
-      expect(results.map(summary)).toEqual([{ file: csv, ok: true, rows: 3 }, { file: ndjson, ok: true, rows: 2 }]);
-      expect(await stored(store, 'etf-num-products', 'blackrock')).toEqual([{ day: '2024-01-01', value: '12', extra: { spot: 10, futures: 2 } }]);
-      expect(await stored(store, 'etf-num-products', 'fidelity')).toEqual([{ day: '2024-01-01', value: '7', extra: { spot: 7 } }]);
+      expect(results.map(summary)).toEqual([
+        { file: csv, ok: true, rows: 3 },
+        { file: ndjson, ok: true, rows: 2 },
+      ]);
+      expect(await stored(store, 'etf-num-products', 'blackrock')).toEqual([
+        { day: '2024-01-01', value: '12', extra: { spot: 10, futures: 2 } },
+      ]);
+      expect(await stored(store, 'etf-num-products', 'fidelity')).toEqual([
+        { day: '2024-01-01', value: '7', extra: { spot: 7 } },
+      ]);
       expect(await stored(store, 'token-price-usd', slug('token-price-usd'))).toEqual([
         { day: '2024-01-01', value: '12345678901234567.25', extra: null },
         { day: '2024-01-02', value: '0.000001', extra: null },
       ]);
-      expect(await stored(store, 'treasury-market-cap-usd', 'MSTR')).toEqual([{ day: '2024-01-01', value: '-1500', extra: null }]);
+      expect(await stored(store, 'treasury-market-cap-usd', 'MSTR')).toEqual([
+        { day: '2024-01-01', value: '-1500', extra: null },
+      ]);
     });
 
     it('re-importing the same file leaves the same rows and values', async () => {
-      const csv = await file('again.csv', ['metric,project,date,value', 'volume-usd,' + slug('volume-usd') + ',2024-03-01,100', 'volume-usd,' + slug('volume-usd') + ',2024-03-02,200']);
+      const csv = await file('again.csv', [
+        'metric,project,date,value',
+        'volume-usd,' + slug('volume-usd') + ',2024-03-01,100',
+        'volume-usd,' + slug('volume-usd') + ',2024-03-02,200',
+      ]);
       await importFile(store, CATALOG, csv);
       const before = { count: await countPoints(store), rows: await stored(store, 'volume-usd', slug('volume-usd')) };
 
       expect(summary(await importFile(store, CATALOG, csv))).toEqual({ file: csv, ok: true, rows: 2 });
 
-      expect({ count: await countPoints(store), rows: await stored(store, 'volume-usd', slug('volume-usd')) }).toEqual(before);
+      expect({ count: await countPoints(store), rows: await stored(store, 'volume-usd', slug('volume-usd')) }).toEqual(
+        before,
+      );
     });
 
     it('a later file with a new value for the same day replaces the stored value', async () => {
       const project = slug('staking-apy');
-      await importFile(store, CATALOG, await file('first.csv', ['metric,project,date,value', `staking-apy,${project},2024-04-01,3.5`]));
-      await importFile(store, CATALOG, await file('second.ndjson', [`{"metric":"staking-apy","project":"${project}","date":"2024-04-01","value":4.25}`]));
+      await importFile(
+        store,
+        CATALOG,
+        await file('first.csv', ['metric,project,date,value', `staking-apy,${project},2024-04-01,3.5`]),
+      );
+      await importFile(
+        store,
+        CATALOG,
+        await file('second.ndjson', [
+          `{"metric":"staking-apy","project":"${project}","date":"2024-04-01","value":4.25}`,
+        ]),
+      );
 
       expect(await stored(store, 'staking-apy', project)).toEqual([{ day: '2024-04-01', value: '4.25', extra: null }]);
     });
@@ -98,12 +123,15 @@ for (const kind of STORE_KINDS) {
       ]);
     });
 
-    it('stores NDJSON numbers beyond a double\'s digits exactly as written', async () => {
+    it("stores NDJSON numbers beyond a double's digits exactly as written", async () => {
       const project = slug('launchpad-tokens-launched');
       const ndjson = await file('exact.ndjson', [
-        `{"metric":"launchpad-tokens-launched","project":"${project}","date":"2024-06-01","value":12345678901234567891}`,
-        `{"metric":"launchpad-tokens-launched","project":"${project}","date":"2024-06-02","extra":null,"value" : 1E+21}`,
-        `{"value":1,"metric":"launchpad-tokens-launched","project":"${project}","date":"2024-06-03","value":98765432109876543210}`,
+        `{"metric":"launchpad-tokens-launched","project":"` +
+          `${project}","date":"2024-06-01","value":12345678901234567891}`,
+        `{"metric":"launchpad-tokens-launched","project":"${project}","date":"2024-06-02","extra":null,"value" ` +
+          `: 1E+21}`,
+        `{"value":1,"metric":"launchpad-tokens-launched","project":"` +
+          `${project}","date":"2024-06-03","value":98765432109876543210}`,
       ]);
 
       expect(summary(await importFile(store, CATALOG, ndjson))).toEqual({ file: ndjson, ok: true, rows: 3 });
@@ -114,10 +142,13 @@ for (const kind of STORE_KINDS) {
         { day: '2024-06-03', value: '98765432109876543210', extra: null },
       ]);
       const decimal = await file('exact-decimal.ndjson', [
-        `{"metric":"token-price-usd","project":"${slug('token-price-usd')}","date":"2024-06-01","value":12345678901234567890.123456789}`,
+        `{"metric":"token-price-usd","project":"${slug('token-price-usd')}` +
+          `","date":"2024-06-01","value":12345678901234567890.123456789}`,
       ]);
       await importFile(store, CATALOG, decimal);
-      expect((await stored(store, 'token-price-usd', slug('token-price-usd'))).find((r) => r.day === '2024-06-01')?.value).toBe('12345678901234567890.123456789');
+      expect(
+        (await stored(store, 'token-price-usd', slug('token-price-usd'))).find((r) => r.day === '2024-06-01')?.value,
+      ).toBe('12345678901234567890.123456789');
     });
 
     it('reports every bad CSV row with its line number and writes nothing from the file', async () => {
@@ -186,20 +217,33 @@ for (const kind of STORE_KINDS) {
       expect(result.errors[4]?.message).toBe('expected "extra" to be a JSON object, found an array');
       expect(result.errors[5]?.message).toMatch(/unexpected field "extras"/);
       // A catalog extra field is aggregated as a number: text there made interval queries fail with a 500.
-      expect(result.errors[6]?.message).toBe('extra field "spot" of metric "etf-num-products" must be a number (or null), found "</script>"');
-      expect(result.errors[7]?.message).toBe('extra field "futures" of metric "etf-num-products" must be a number (or null), found an object');
+      expect(result.errors[6]?.message).toBe(
+        'extra field "spot" of metric "etf-num-products" must be a number (or null), found "</script>"',
+      );
+      expect(result.errors[7]?.message).toBe(
+        'extra field "futures" of metric "etf-num-products" must be a number (or null), found an object',
+      );
       // The fields of an integer metric count what its value counts: whole numbers too.
-      expect(result.errors[8]?.message).toBe('extra field "spot" of the integer metric "etf-num-products" must be a whole number (or null), found number 1.5');
+      expect(result.errors[8]?.message).toBe(
+        'extra field "spot" of the integer metric "etf-num-products" must be a ' +
+          'whole number (or null), found number 1.5',
+      );
       expect(await countPoints(store)).toBe(before);
     });
 
     it('a failure during the write phase rolls back every row of the file and names the file', async () => {
       const lines = ['metric,project,date,value'];
-      for (let day = 0; day < 15_000; day += 1) lines.push(`transaction-fail-total,${slug('transaction-fail-total')},${fromEpochDay(toEpochDay('1980-01-01') + day)},${day}`);
+      for (let day = 0; day < 15_000; day += 1)
+        lines.push(
+          `transaction-fail-total,${slug('transaction-fail-total')}` +
+            `,${fromEpochDay(toEpochDay('1980-01-01') + day)},${day}`,
+        );
       const csv = await file('fails-late.csv', lines);
       const before = await countPoints(store);
 
-      await expect(importFile(failingOnSecondUpsert(store), CATALOG, csv)).rejects.toThrow(`${csv}: import failed and nothing from this file was written: simulated failure`);
+      await expect(importFile(failingOnSecondUpsert(store), CATALOG, csv)).rejects.toThrow(
+        `${csv}: import failed and nothing from this file was written: simulated failure`,
+      );
 
       expect(await countPoints(store)).toBe(before);
       expect(await stored(store, 'transaction-fail-total', slug('transaction-fail-total'))).toEqual([]);
@@ -207,7 +251,11 @@ for (const kind of STORE_KINDS) {
 
     it('says an import stopped part-way (Ctrl-C) was interrupted, and writes nothing of its file', async () => {
       const lines = ['metric,project,date,value'];
-      for (let day = 0; day < 15_000; day += 1) lines.push(`transaction-fail-total,${slug('transaction-fail-total')},${fromEpochDay(toEpochDay('1980-01-01') + day)},${day}`);
+      for (let day = 0; day < 15_000; day += 1)
+        lines.push(
+          `transaction-fail-total,${slug('transaction-fail-total')}` +
+            `,${fromEpochDay(toEpochDay('1980-01-01') + day)},${day}`,
+        );
       const csv = await file('interrupted.csv', lines);
       const before = await countPoints(store);
       const stop = new AbortController();
@@ -245,7 +293,10 @@ for (const kind of STORE_KINDS) {
     });
 
     it('rejects a CSV whose header is not metric,project,date,value[,extra_json]', async () => {
-      const csv = await file('header.csv', ['metric,date,project,value', `token-price-usd,2024-08-01,${slug('token-price-usd')},1`]);
+      const csv = await file('header.csv', [
+        'metric,date,project,value',
+        `token-price-usd,2024-08-01,${slug('token-price-usd')},1`,
+      ]);
 
       const result = await importFile(store, CATALOG, csv);
 
@@ -254,20 +305,37 @@ for (const kind of STORE_KINDS) {
         ok: false,
         errorCount: 1,
         badHeader: true,
-        errors: [{ line: 1, message: 'expected the header "metric,project,date,value" optionally followed by ",extra_json", found "metric,date,project,value"' }],
+        errors: [
+          {
+            line: 1,
+            message:
+              'expected the header "metric,project,date,value" optionally followed by ' +
+              '",extra_json", found "metric,date,project,value"',
+          },
+        ],
       });
     });
 
-    it('an import and a sync writing at once both commit, the later commit\'s value kept', { timeout: 30_000 }, async () => {
+    it("an import and a sync writing at once both commit, the later commit's value kept", {
+      timeout: 30_000,
+    }, async () => {
       // A sync takes its turn to write while an import, past its catalog check, has not
       // yet: the import may hold nothing the sync's write then waits for. It did (every
       // project row, locked by the catalog check), and PostgreSQL broke the deadlock by
       // failing one of them ("deadlock detected").
       const project = CATALOG.byName.get('staking-apy')!.projects[1]!;
       const csv = await file('racing.csv', ['metric,project,date,value', `staking-apy,${project},2024-09-01,1.5`]);
-      await importFile(store, CATALOG, await file('racing-setup.csv', ['metric,project,date,value', `staking-apy,${project},2024-09-03,9`]));
+      await importFile(
+        store,
+        CATALOG,
+        await file('racing-setup.csv', ['metric,project,date,value', `staking-apy,${project},2024-09-03,9`]),
+      );
       const id = await projectId(store, 'staking-apy', project);
-      const upstream = { baseUrl: 'http://upstream.test', retries: 0, get: async () => `{"${project}":[{"date":"2024-09-01","value":2.5},{"date":"2024-09-02","value":3.5}]}` };
+      const upstream = {
+        baseUrl: 'http://upstream.test',
+        retries: 0,
+        get: async () => `{"${project}":[{"date":"2024-09-01","value":2.5},{"date":"2024-09-02","value":3.5}]}`,
+      };
       const task = { metric: 'staking-apy', slug: project, projectId: id, from: '2024-09-01', to: '2024-09-03' };
       let syncing: Promise<SeriesOutcome> | undefined;
       const racing = pausingBeforeWriteTurn(store, async () => {
@@ -285,7 +353,11 @@ for (const kind of STORE_KINDS) {
       // On a server the sync wrote while the import waited, so the import committed last;
       // the embedded store runs one transaction at a time, so there the sync waited for the import.
       const syncFirst = kind.name === 'postgres';
-      expect(synced).toMatchObject({ ok: true, fetched: 2, written: syncFirst ? { added: 2, revised: 0, removed: 1 } : { added: 1, revised: 1, removed: 1 } });
+      expect(synced).toMatchObject({
+        ok: true,
+        fetched: 2,
+        written: syncFirst ? { added: 2, revised: 0, removed: 1 } : { added: 1, revised: 1, removed: 1 },
+      });
       // Either way the sync removed 2024-09-03 (it was not sent), and 2024-09-01 holds the later commit's value.
       expect(await stored(store, 'staking-apy', project)).toEqual([
         { day: '2024-09-01', value: syncFirst ? '1.5' : '2.5', extra: null },
@@ -293,13 +365,23 @@ for (const kind of STORE_KINDS) {
       ]);
     });
 
-    it('a sync that commits after an import removes the day the import added in its range, which the upstream lacks', { timeout: 30_000 }, async () => {
+    it('a sync that commits after an import removes the day the import added in its range, which the upstream lacks', {
+      timeout: 30_000,
+    }, async () => {
       // The sync decides what to remove from the days stored in its range; it must decide
       // once it holds its turn, or a day committed while it waited outlives the mirror.
       const project = CATALOG.byName.get('staking-apy')!.projects[2]!;
-      await importFile(store, CATALOG, await file('before-sync.csv', ['metric,project,date,value', `staking-apy,${project},2024-09-30,1`]));
+      await importFile(
+        store,
+        CATALOG,
+        await file('before-sync.csv', ['metric,project,date,value', `staking-apy,${project},2024-09-30,1`]),
+      );
       const id = await projectId(store, 'staking-apy', project);
-      const upstream = { baseUrl: 'http://upstream.test', retries: 0, get: async () => `{"${project}":[{"date":"2024-10-01","value":2.5}]}` };
+      const upstream = {
+        baseUrl: 'http://upstream.test',
+        retries: 0,
+        get: async () => `{"${project}":[{"date":"2024-10-01","value":2.5}]}`,
+      };
       const task = { metric: 'staking-apy', slug: project, projectId: id, from: '2024-10-01', to: '2024-10-05' };
       const csv = await file('during-sync.csv', ['metric,project,date,value', `staking-apy,${project},2024-10-03,7`]);
       let importing: Promise<ImportResult> | undefined;
@@ -316,7 +398,11 @@ for (const kind of STORE_KINDS) {
 
       expect(summary(imported)).toEqual({ file: csv, ok: true, rows: 1 });
       const syncLast = kind.name === 'postgres';
-      expect(synced).toMatchObject({ ok: true, fetched: 1, written: { added: 1, revised: 0, removed: syncLast ? 1 : 0 } });
+      expect(synced).toMatchObject({
+        ok: true,
+        fetched: 1,
+        written: { added: 1, revised: 0, removed: syncLast ? 1 : 0 },
+      });
       expect(await stored(store, 'staking-apy', project)).toEqual([
         { day: '2024-09-30', value: '1', extra: null },
         { day: '2024-10-01', value: '2.5', extra: null },
@@ -336,26 +422,52 @@ for (const kind of STORE_KINDS) {
       const csv = await file('large.csv', lines);
       const progress: number[] = [];
 
-      const result = await importFile(store, CATALOG, csv, { onProgress: (p) => p.phase === 'write' && progress.push(p.rows) });
+      const result = await importFile(store, CATALOG, csv, {
+        onProgress: (p) => p.phase === 'write' && progress.push(p.rows),
+      });
 
       expect(summary(result)).toEqual({ file: csv, ok: true, rows: 200_000 });
       expect(progress).toEqual([100_000, 200_000]);
-      const [row] = await store.query<{ n: number }>(`select count(*)::integer as n from point where day < '2010-01-01' and day >= '2000-01-01'`);
+      const [row] = await store.query<{ n: number }>(
+        `select count(*)::integer as n from point where day < '2010-01-01' and day >= '2000-01-01'`,
+      );
       expect(row?.n).toBe(200_000);
     });
 
     it('tells the person what the import command did in words that count: 1 row, 2 rows, 1 point', async () => {
       const one = await file('one.csv', ['metric,project,date,value', 'treasury-market-cap-usd,MSTR,2024-02-01,1']);
-      const two = await file('two.csv', ['metric,project,date,value', 'treasury-market-cap-usd,MSTR,2024-02-02,2', 'treasury-market-cap-usd,MSTR,2024-02-03,3']);
+      const two = await file('two.csv', [
+        'metric,project,date,value',
+        'treasury-market-cap-usd,MSTR,2024-02-02,2',
+        'treasury-market-cap-usd,MSTR,2024-02-03,3',
+      ]);
       const empty = join(dir, 'empty.csv');
       await writeFile(empty, '');
       const said = { out: '', err: '', progress: [] as string[] };
-      const output = { out: (t: string) => void (said.out += t), err: (t: string) => void (said.err += t), progress: (t: string) => void said.progress.push(t) };
-      const code = await importCommand.run({ store, catalog: CATALOG, config: loadConfig({}), output, signal: new AbortController().signal }, { files: [one, two, empty] });
+      const output = {
+        out: (t: string) => void (said.out += t),
+        err: (t: string) => void (said.err += t),
+        progress: (t: string) => void said.progress.push(t),
+      };
+      const code = await importCommand.run(
+        { store, catalog: CATALOG, config: loadConfig({}), output, signal: new AbortController().signal },
+        { files: [one, two, empty] },
+      );
       expect(code).toBe(1);
-      expect(said.out).toMatch(new RegExp(`^imported 1 row from ${one} in .+: 1 point added, 0 revised, 0 removed\nimported 2 rows from ${two} in .+: 2 points added, 0 revised, 0 removed\n$`));
-      expect(said.progress).toEqual(expect.arrayContaining([`${one}: validated 1 row`, `${one}: written 1 row`, `${two}: validated 2 rows`]));
-      expect(said.err).toBe(`${empty}:1: expected the header "metric,project,date,value" optionally followed by ",extra_json", found an empty file\n${empty}: not imported, no row can be read without that header; nothing from this file was written\n`);
+      expect(said.out).toMatch(
+        new RegExp(
+          `^imported 1 row from ${one} in .+: 1 point added, 0 revised, 0 removed\nimported ` +
+            `2 rows from ${two} in .+: 2 points added, 0 revised, 0 removed\n$`,
+        ),
+      );
+      expect(said.progress).toEqual(
+        expect.arrayContaining([`${one}: validated 1 row`, `${one}: written 1 row`, `${two}: validated 2 rows`]),
+      );
+      expect(said.err).toBe(
+        `${empty}:1: expected the header "metric,project,date,value" optionally ` +
+          `followed by ",extra_json", found an empty file\n${empty}: not imported, ` +
+          `no row can be read without that header; nothing from this file was written\n`,
+      );
       // An empty file has no rows: nothing says it was validated as one.
       expect(said.progress).toContain(`${empty}: validated 0 rows`);
     });
@@ -373,7 +485,11 @@ function summary(result: ImportResult): object {
   return result.ok ? { file: result.file, ok: true, rows: result.rows } : result;
 }
 
-async function stored(db: Queryable, metric: string, project: string): Promise<{ day: string; value: string; extra: unknown }[]> {
+async function stored(
+  db: Queryable,
+  metric: string,
+  project: string,
+): Promise<{ day: string; value: string; extra: unknown }[]> {
   return db.query(
     `select p.day::text as day, p.value::text as value, p.extra
      from point p
@@ -399,17 +515,19 @@ function pausingBeforeWriteTurn(store: Store, beforeTurn: () => Promise<void>): 
   return {
     ...store,
     transaction: (work) =>
-      store.transaction((tx) => work({
-        exec: (script) => tx.exec(script),
-        copyCsv: (table, columns, csv) => tx.copyCsv(table, columns, csv),
-        query: async (text, params) => {
-          if (text.includes('from dataset_version for update') && !paused) {
-            paused = true;
-            await beforeTurn();
-          }
-          return tx.query(text, params);
-        },
-      })),
+      store.transaction((tx) =>
+        work({
+          exec: (script) => tx.exec(script),
+          copyCsv: (table, columns, csv) => tx.copyCsv(table, columns, csv),
+          query: async (text, params) => {
+            if (text.includes('from dataset_version for update') && !paused) {
+              paused = true;
+              await beforeTurn();
+            }
+            return tx.query(text, params);
+          },
+        }),
+      ),
   };
 }
 
@@ -420,7 +538,9 @@ function pausingBeforeWriteTurn(store: Store, beforeTurn: () => Promise<void>): 
 async function lockWaitSeen(db: Queryable, stop: AbortSignal): Promise<void> {
   const waiting = async () => {
     const [row] = await db.query<{ n: number }>(
-      `select count(*)::integer as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
+      `select count(*)::integer as n from pg_stat_activity where datname = current_database() ` +
+        `and wait_event_type = 'Lock'`,
+    );
     return row!.n > 0;
   };
   await until('a session waiting for a lock', async () => stop.aborted || (await waiting()), { withinMs: 20_000 });

@@ -30,7 +30,12 @@ interface Run {
 interface Target {
   name: 'pglite' | 'postgres';
   available: boolean;
-  setUp(): Promise<{ env: Record<string, string>; accepts(key: string): Promise<boolean>; logText(): string; tearDown(): Promise<void> }>;
+  setUp(): Promise<{
+    env: Record<string, string>;
+    accepts(key: string): Promise<boolean>;
+    logText(): string;
+    tearDown(): Promise<void>;
+  }>;
 }
 
 const TARGETS: readonly Target[] = [
@@ -120,7 +125,10 @@ describe('usage errors', () => {
       { args: ['list', 'extra'], says: 'list takes no arguments' },
       { args: ['revoke'], says: 'revoke needs exactly one NAME' },
       { args: ['revoke', 'a/b'], says: 'invalid key name "a/b"' },
-      { args: ['create', '--name', 'ok', '--rate-per-minute', 'fast'], says: '--rate-per-minute expects a whole number from 0' },
+      {
+        args: ['create', '--name', 'ok', '--rate-per-minute', 'fast'],
+        says: '--rate-per-minute expects a whole number from 0',
+      },
       { args: ['create', '--name', 'ok', '--burst', '0'], says: '--burst expects a whole number from 1' },
       { args: ['list', '--burst', '5'], says: '--rate-per-minute and --burst go with create only' },
     ];
@@ -152,16 +160,24 @@ describe('create with a rate limit of its own', () => {
     if (dir !== undefined) await rm(dir, { recursive: true, force: true });
   });
 
-  it('stores --rate-per-minute and --burst with the key, where the verifier finds them', { timeout: 90_000 }, async () => {
+  it('stores --rate-per-minute and --burst with the key, where the verifier finds them', {
+    timeout: 90_000,
+  }, async () => {
     dir = await mkdtemp(join(tmpdir(), 'metrics-keys-limits-'));
     const pgliteDir = join(dir, 'pglite');
 
-    const run = await runKeys(['create', '--name', 'limited', '--rate-per-minute', '60', '--burst', '5'], { PGLITE_DIR: pgliteDir });
+    const run = await runKeys(['create', '--name', 'limited', '--rate-per-minute', '60', '--burst', '5'], {
+      PGLITE_DIR: pgliteDir,
+    });
 
     expect(run.code).toBe(0);
     const store = await openPglite(pgliteDir);
     try {
-      expect(await createKeyVerifier(store, []).verify(run.stdout.trim())).toMatchObject({ name: 'limited', ratePerMinute: 60, burst: 5 });
+      expect(await createKeyVerifier(store, []).verify(run.stdout.trim())).toMatchObject({
+        name: 'limited',
+        ratePerMinute: 60,
+        burst: 5,
+      });
     } finally {
       await store.close();
     }
@@ -188,7 +204,9 @@ for (const target of TARGETS) {
     });
 
     // The first run on a fresh embedded folder initialises the database, which takes a while.
-    it('create prints the new key alone on stdout and says on stderr that it will not be shown again', { timeout: 90_000 }, async () => {
+    it('create prints the new key alone on stdout and says on stderr that it will not be shown again', {
+      timeout: 90_000,
+    }, async () => {
       const run = await keys('create', '--name', 'alice');
 
       expect(run.code).toBe(0);
@@ -209,7 +227,9 @@ for (const target of TARGETS) {
       expect(run.code).toBe(0);
       const [header, ...rows] = run.stdout.trimEnd().split('\n');
       expect(header!.split(/\s+/)).toEqual(['NAME', 'CREATED', 'REVOKED', 'RATE/MIN', 'BURST']);
-      expect(rows.map((r) => r.split(/\s+/))).toEqual([['alice', expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/), '-', 'default', 'default']]);
+      expect(rows.map((r) => r.split(/\s+/))).toEqual([
+        ['alice', expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/), '-', 'default', 'default'],
+      ]);
       expect(`${run.stdout}${run.stderr}`).not.toContain(key);
       for (const digest of [hashApiKey(key).toString('hex'), hashApiKey(key).toString('base64')]) {
         expect(`${run.stdout}${run.stderr}`).not.toContain(digest);
@@ -251,12 +271,17 @@ for (const target of TARGETS) {
       }
     });
 
-    it('creating a key under the name of a revoked key is refused, saying the name stays taken by the revoked key', async () => {
-      const run = await keys('create', '--name', 'alice');
+    it(
+      'creating a key under the name of a revoked key is refused, saying the ' + 'name stays taken by the revoked key',
+      async () => {
+        const run = await keys('create', '--name', 'alice');
 
-      expect(run).toMatchObject({ code: 1, stdout: '' });
-      expect(run.stderr.trim()).toMatch(/^the name alice belongs to a key revoked at \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z \(a revoked key keeps its name\); choose another name$/);
-    });
+        expect(run).toMatchObject({ code: 1, stdout: '' });
+        expect(run.stderr.trim()).toMatch(
+          /^the name alice belongs to a key revoked at \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z \(a revoked key keeps its name\); choose another name$/,
+        );
+      },
+    );
 
     it('no output or log line ever held the key except the stdout of create, and no run printed a stack', () => {
       expect(runs.length).toBeGreaterThanOrEqual(6);

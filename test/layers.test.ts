@@ -132,7 +132,9 @@ function importGraph(src: string): { files: string[]; edges: Edge[]; unresolved:
     const { importedFiles } = ts.preProcessFile(text, true, true);
     for (const { fileName: specifier } of importedFiles) {
       if (!specifier.startsWith('.')) continue;
-      const target = relative(src, resolve(join(src, dirname(from)), specifier)).split(sep).join('/');
+      const target = relative(src, resolve(join(src, dirname(from)), specifier))
+        .split(sep)
+        .join('/');
       const to = [target.replace(/\.js$/, '.ts'), target, `${target}/index.ts`].find((f) => known.has(f));
       if (to === undefined) {
         unresolved.push(`src/${from}: '${specifier}'`);
@@ -208,7 +210,13 @@ function layoutRows(readme: string): { layer: string; units: string[] }[] {
   const rows = section
     .split('\n')
     .filter((line) => line.trimStart().startsWith('|'))
-    .map((line) => line.trim().replace(/^\||\|$/g, '').split('|').map((cell) => cell.trim()))
+    .map((line) =>
+      line
+        .trim()
+        .replace(/^\||\|$/g, '')
+        .split('|')
+        .map((cell) => cell.trim()),
+    )
     .filter((cells) => /^\d+\b/.test(cells[0] ?? ''));
   return rows.map((cells) => ({
     layer: cells[0]!,

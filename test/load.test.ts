@@ -39,10 +39,23 @@ describe(`a ${SECONDS} s load of mixed valid and invalid requests at ${CONNECTIO
     // and a 5 s timeout on a machine busy with other suites is a 503 the service means.
     // Both limits lifted: one client sends everything, its wrong key thousands of times
     // (the limit on refused keys would answer those 429 once their 401 is no longer cached).
-    const env: Record<string, string> = { PORT: '0', API_KEYS: KEY, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', REFUSED_KEYS_PER_MINUTE: '0', SEED_YEARS: '1', STATEMENT_TIMEOUT_SECONDS: '60' };
+    const env: Record<string, string> = {
+      PORT: '0',
+      API_KEYS: KEY,
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_MINUTE: '0',
+      REFUSED_KEYS_PER_MINUTE: '0',
+      SEED_YEARS: '1',
+      STATEMENT_TIMEOUT_SECONDS: '60',
+    };
     if (TEST_DATABASE_URL !== undefined) {
       scratch = await createScratchDatabase(TEST_DATABASE_URL);
-      const store = openPostgres({ url: scratch.url, poolSize: 2, statementTimeoutSeconds: 60, connectTimeoutSeconds: 5 });
+      const store = openPostgres({
+        url: scratch.url,
+        poolSize: 2,
+        statementTimeoutSeconds: 60,
+        connectTimeoutSeconds: 5,
+      });
       await migrate(store);
       await seedDatabase(store, CATALOG, { years: 1, lastDay: Date.parse('2026-06-30T00:00:00Z') / 86_400_000 });
       await store.close();
@@ -71,14 +84,19 @@ describe(`a ${SECONDS} s load of mixed valid and invalid requests at ${CONNECTIO
   it('answers every request without a 5xx, with correct bodies, and keeps its memory flat', async () => {
     const expectedRest = await (await fetch(`${base}${restPath}`, { headers: { 'x-api-key': KEY } })).text();
     const headers = { 'x-api-key': KEY, 'content-type': 'application/json' };
-    const expectedGraphql = await (await fetch(`${base}/graphql`, { method: 'POST', headers, body: graphqlBody })).text();
+    const expectedGraphql = await (
+      await fetch(`${base}/graphql`, { method: 'POST', headers, body: graphqlBody })
+    ).text();
     // Bodies with points, or the comparison under load would only prove that nothing stays nothing.
     const rest = JSON.parse(expectedRest) as Record<string, unknown[]>;
     expect(Object.keys(rest)).toEqual(['ethereum', 'solana']);
     expect([rest.ethereum!.length > 0, rest.solana!.length > 0]).toEqual([true, true]);
     type GraphqlBody = { data: { metric: { series: { slug: string; points: unknown[] }[] } } };
     const { series } = (JSON.parse(expectedGraphql) as GraphqlBody).data.metric;
-    expect(series.map((s) => [s.slug, s.points.length > 0])).toEqual([['ethereum', true], ['solana', true]]);
+    expect(series.map((s) => [s.slug, s.points.length > 0])).toEqual([
+      ['ethereum', true],
+      ['solana', true],
+    ]);
 
     const statuses = new Map<number, number>();
     let wrongBodies = 0;
@@ -96,14 +114,35 @@ describe(`a ${SECONDS} s load of mixed valid and invalid requests at ${CONNECTIO
     const requests: autocannon.Request[] = [
       { method: 'GET', path: restPath, headers: { 'x-api-key': KEY }, onResponse: check(expectedRest) },
       { method: 'POST', path: '/graphql', headers: json, body: graphqlBody, onResponse: check(expectedGraphql) },
-      { method: 'GET', path: '/v1/metrics/price?project=dogecoin', headers: { 'x-api-key': KEY }, onResponse: check(undefined) },
-      { method: 'GET', path: '/v1/metrics/price?project=ethereum&start_date=2024-02-30', headers: { 'x-api-key': KEY }, onResponse: check(undefined) },
+      {
+        method: 'GET',
+        path: '/v1/metrics/price?project=dogecoin',
+        headers: { 'x-api-key': KEY },
+        onResponse: check(undefined),
+      },
+      {
+        method: 'GET',
+        path: '/v1/metrics/price?project=ethereum&start_date=2024-02-30',
+        headers: { 'x-api-key': KEY },
+        onResponse: check(undefined),
+      },
       { method: 'GET', path: '/v1/metrics/nope', headers: { 'x-api-key': KEY }, onResponse: check(undefined) },
       { method: 'GET', path: restPath, headers: { 'x-api-key': 'wrong' }, onResponse: check(undefined) },
-      { method: 'POST', path: '/graphql', headers: json, body: '{"query":"{ metric(name: price) { name } }"}', onResponse: check(undefined) },
+      {
+        method: 'POST',
+        path: '/graphql',
+        headers: json,
+        body: '{"query":"{ metric(name: price) { name } }"}',
+        onResponse: check(undefined),
+      },
       { method: 'POST', path: '/graphql', headers: json, body: '{"query":"{ metric(', onResponse: check(undefined) },
       { method: 'DELETE', path: restPath, headers: { 'x-api-key': KEY }, onResponse: check(undefined) },
-      { method: 'GET', path: '/v1/metrics/etf-aum-change-pct', headers: { 'x-api-key': KEY }, onResponse: check(undefined) },
+      {
+        method: 'GET',
+        path: '/v1/metrics/etf-aum-change-pct',
+        headers: { 'x-api-key': KEY },
+        onResponse: check(undefined),
+      },
     ];
 
     // Warm up at full concurrency so the heap reaches its working size, then take the baseline:
@@ -122,8 +161,10 @@ describe(`a ${SECONDS} s load of mixed valid and invalid requests at ${CONNECTIO
     const fiveHundreds = [...statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0);
     console.log(
       `load: ${result.requests.total} requests in ${SECONDS} s (${result.requests.average.toFixed(0)} req/s), ` +
-        `statuses ${JSON.stringify(Object.fromEntries(statuses))}, 5xx ${fiveHundreds}, errors ${result.errors}, timeouts ${result.timeouts}, ` +
-        `bodies checked ${sampled} wrong ${wrongBodies}, RSS ${(rssBefore / 2 ** 20).toFixed(0)} MB → ${(rssAfter / 2 ** 20).toFixed(0)} MB`,
+        (`statuses ${JSON.stringify(Object.fromEntries(statuses))}, 5xx ${fiveHundreds}, ` +
+          `errors ${result.errors}, timeouts ${result.timeouts}, `) +
+        (`bodies checked ${sampled} wrong ${wrongBodies}, RSS ${(rssBefore / 2 ** 20).toFixed(0)} ` +
+          `MB → ${(rssAfter / 2 ** 20).toFixed(0)} MB`),
     );
     expect(result.requests.total).toBeGreaterThan(1_000);
     expect(failures).toEqual([]);

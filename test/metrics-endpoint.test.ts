@@ -48,7 +48,9 @@ describe('GET /metrics', { timeout: 60_000 }, () => {
 
   it('is described on /docs as it is configured', async () => {
     expect(await (await off.get('/docs', { key: null })).text()).not.toContain('GET /metrics');
-    expect(await (await on.get('/docs', { key: null })).text()).toContain('<code>GET /metrics</code> gives the service\'s figures in Prometheus text format to a key holder');
+    expect(await (await on.get('/docs', { key: null })).text()).toContain(
+      "<code>GET /metrics</code> gives the service's figures in Prometheus text format to a key holder",
+    );
     expect(await (await open.get('/docs', { key: null })).text()).toContain('Prometheus text format without a key');
   });
 
@@ -61,14 +63,24 @@ describe('GET /metrics', { timeout: 60_000 }, () => {
     for (let i = 0; i < 3; i++) await (await on.get(PATH, { key })).arrayBuffer();
     const after = await (await on.get('/metrics')).text();
     const ok = '{route="/v1/metrics/:name",method="GET",status="200"}';
-    expect(sample(after, 'metrics_http_requests_total', ok) - sample(before, 'metrics_http_requests_total', ok)).toBe(4);
-    expect(sample(after, 'metrics_http_requests_total', '{route="/v1/metrics/:name",method="GET",status="400"}')).toBe(1);
-    expect(sample(after, 'metrics_rate_limit_rejections_total') - sample(before, 'metrics_rate_limit_rejections_total')).toBe(2);
+    expect(sample(after, 'metrics_http_requests_total', ok) - sample(before, 'metrics_http_requests_total', ok)).toBe(
+      4,
+    );
+    expect(sample(after, 'metrics_http_requests_total', '{route="/v1/metrics/:name",method="GET",status="400"}')).toBe(
+      1,
+    );
+    expect(
+      sample(after, 'metrics_rate_limit_rejections_total') - sample(before, 'metrics_rate_limit_rejections_total'),
+    ).toBe(2);
     // The first answer was read, the next three (one with the other key) came from the cache.
     expect(after).toContain('# TYPE metrics_response_cache_hits_total counter');
-    expect(sample(after, 'metrics_response_cache_hits_total') - sample(before, 'metrics_response_cache_hits_total')).toBe(3);
+    expect(
+      sample(after, 'metrics_response_cache_hits_total') - sample(before, 'metrics_response_cache_hits_total'),
+    ).toBe(3);
     expect(sample(after, 'metrics_http_requests_in_flight')).toBe(1); // the scrape itself
-    expect(sample(after, 'metrics_http_request_duration_seconds_count', '{route="/v1/metrics/:name"}')).toBeGreaterThanOrEqual(7);
+    expect(
+      sample(after, 'metrics_http_request_duration_seconds_count', '{route="/v1/metrics/:name"}'),
+    ).toBeGreaterThanOrEqual(7);
     expect(after).not.toContain('metrics_rate_limits_shared '); // no Redis configured
     expect(after).not.toContain('metrics_replica_in_use'); // no replicas configured
   });
@@ -98,16 +110,20 @@ describe.skipIf(!STORE_KINDS[1]!.available)('GET /metrics with WORKERS=2 under n
 
   beforeAll(async () => {
     database = await createScratchDatabase(TEST_DATABASE_URL!);
-    server = await npmStart({ DATABASE_URL: database.url, WORKERS: '2', METRICS: 'public', API_KEYS: TEST_KEY, LOG_LEVEL: 'warn' }, 90_000);
+    server = await npmStart(
+      { DATABASE_URL: database.url, WORKERS: '2', METRICS: 'public', API_KEYS: TEST_KEY, LOG_LEVEL: 'warn' },
+      90_000,
+    );
   }, 120_000);
   afterAll(async () => {
     await server?.stop('SIGTERM');
     await database?.drop();
   });
 
-  it('counts every worker\'s requests in each scrape, whichever worker answers it', async () => {
+  it("counts every worker's requests in each scrape, whichever worker answers it", async () => {
     // Each on a connection of its own, which the primary hands to the workers in turn.
-    for (let i = 0; i < 10; i++) expect((await getOnNewConnection(`${server.url}/v1/metrics`, TEST_KEY)).status).toBe(200);
+    for (let i = 0; i < 10; i++)
+      expect((await getOnNewConnection(`${server.url}/v1/metrics`, TEST_KEY)).status).toBe(200);
     const ok = '{route="/v1/metrics",method="GET",status="200"}';
     for (let i = 0; i < 4; i++) {
       const scrape = await getOnNewConnection(`${server.url}/metrics`);
@@ -116,13 +132,18 @@ describe.skipIf(!STORE_KINDS[1]!.available)('GET /metrics with WORKERS=2 under n
       expect(sample(scrape.body, 'metrics_http_requests_total', ok)).toBe(10);
       expect(sample(scrape.body, 'metrics_http_request_duration_seconds_count', '{route="/v1/metrics"}')).toBe(10);
       expect(sample(scrape.body, 'metrics_http_requests_in_flight')).toBe(1); // the scrape itself, in one worker
-      expect(sample(scrape.body, 'metrics_http_requests_total', '{route="/metrics",method="GET",status="200"}')).toBe(i);
+      expect(sample(scrape.body, 'metrics_http_requests_total', '{route="/metrics",method="GET",status="200"}')).toBe(
+        i,
+      );
     }
   });
 });
 
 /** GET `url` on a fresh connection (closed after the answer). */
-function getOnNewConnection(url: string, key?: string): Promise<{ status: number; contentType: string | undefined; body: string }> {
+function getOnNewConnection(
+  url: string,
+  key?: string,
+): Promise<{ status: number; contentType: string | undefined; body: string }> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { connection: 'close', ...(key === undefined ? {} : { 'x-api-key': key }) };
     const req = request(url, { agent: false, headers }, (res) => {

@@ -62,7 +62,10 @@ describe('a newcomer on the embedded store', { timeout: 120_000 }, () => {
   it('serves the key in no answer to a request without it', async () => {
     const requests: [string, RequestInit][] = [
       ['/graphql', { headers: { accept: 'text/html' } }],
-      ['/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ metrics { name } }"}' }],
+      [
+        '/graphql',
+        { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ metrics { name } }"}' },
+      ],
       ['/docs', {}],
       ['/healthz', {}],
       ['/readyz', {}],
@@ -94,19 +97,23 @@ describe('a newcomer on the embedded store', { timeout: 120_000 }, () => {
     expect(server.stdout()).not.toContain(bob);
   });
 
-  it('revokes a key while the server runs: the server carries the command out and refuses the key at once', async () => {
-    const run = await npm('keys', ['create', '--name', 'carol'], env);
-    const carol = run.stdout.trim();
-    expect((await get('/v1/metrics/price?project=ethereum', withKey(carol))).status).toBe(200); // now in the server's key cache
+  it(
+    'revokes a key while the server runs: the server carries the command out ' + 'and refuses the key at once',
+    async () => {
+      const run = await npm('keys', ['create', '--name', 'carol'], env);
+      const carol = run.stdout.trim();
+      // now in the server's key cache
+      expect((await get('/v1/metrics/price?project=ethereum', withKey(carol))).status).toBe(200);
 
-    const revoke = await npm('keys', ['revoke', 'carol'], env);
-    expect(revoke.code).toBe(0);
-    expect(revoke.stderr).toContain('Revoked key "carol"; the running server no longer accepts it.');
-    const refused = await get('/v1/metrics/price?project=ethereum', withKey(carol));
-    expect(refused.status).toBe(401);
-    expect(refused.headers.get('content-type')).toBe('application/problem+json');
-    expect(await refused.text()).not.toContain(carol);
-  });
+      const revoke = await npm('keys', ['revoke', 'carol'], env);
+      expect(revoke.code).toBe(0);
+      expect(revoke.stderr).toContain('Revoked key "carol"; the running server no longer accepts it.');
+      const refused = await get('/v1/metrics/price?project=ethereum', withKey(carol));
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get('content-type')).toBe('application/problem+json');
+      expect(await refused.text()).not.toContain(carol);
+    },
+  );
 
   it('imports a file while the server runs and serves its rows at once', async () => {
     const file = join(dir, 'points.csv');
@@ -142,13 +149,20 @@ describe('a newcomer on the embedded store', { timeout: 120_000 }, () => {
 
   it('refuses a second server on the same folder at once, naming the one that holds it', async () => {
     const started = Date.now();
-    await expect(npmStart(env, 20_000)).rejects.toThrow(/held by process \d+ \(npm start\); only one process may serve an embedded store/);
+    await expect(npmStart(env, 20_000)).rejects.toThrow(
+      /held by process \d+ \(npm start\); only one process may serve an embedded store/,
+    );
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it('stops on Ctrl-C with its last log lines written, then restarts with the data and no new key', async () => {
     await server.stop('SIGINT');
-    expect(server.logLines().slice(-2).map((l) => l.msg)).toEqual(['shutting down', 'stopped']);
+    expect(
+      server
+        .logLines()
+        .slice(-2)
+        .map((l) => l.msg),
+    ).toEqual(['shutting down', 'stopped']);
 
     const list = await npm('keys', ['list'], env);
     expect(list.code).toBe(0);
@@ -163,46 +177,55 @@ describe('a newcomer on the embedded store', { timeout: 120_000 }, () => {
 });
 
 describe('Ctrl-C during the first start', { timeout: 120_000 }, () => {
-  it('stops during seeding without announcing itself ready, shows the key it made, and the next start serves with it', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'metrics-ctrl-c-'));
-    const env = { ...process.env, HOST: '127.0.0.1', PORT: '0', PGLITE_DIR: join(dir, 'pglite'), LOG_LEVEL: 'info' };
-    try {
-      const child = spawn('npm', ['start'], { cwd: process.cwd(), detached: true, env });
-      let err = '';
-      let out = '';
-      child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
-      const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
-      await new Promise<void>((resolve, reject) => {
-        child.stderr!.on('data', (b: Buffer) => {
-          err += b.toString();
-          if (err.includes('seeding sample data')) resolve();
-        });
-        void exited.then(() => reject(new Error(`npm start ended before seeding:\n${err}`)));
-      });
-      process.kill(-child.pid!, 'SIGINT');
-      await exited;
-      expect(err).not.toContain('Metrics service ready at');
-      // Seeding is one statement, so it ends, and the key made after it is shown: it exists now.
-      const key = /Created API key "local" \(shown once, keep it\): (mk_[\w-]+)/.exec(err)?.[1];
-      expect(key).toMatch(/^mk_[\w-]{43}$/);
-      const messages = out.split('\n').filter((l) => l.startsWith('{')).map((l) => (JSON.parse(l) as { msg?: string }).msg);
-      expect(messages).toContain('shutting down');
-      expect(messages.at(-1)).toBe('stopped');
-      expect(messages).not.toContain('ready');
-
-      const again = await npmStart({ PGLITE_DIR: join(dir, 'pglite'), LOG_LEVEL: 'info' });
+  it(
+    'stops during seeding without announcing itself ready, shows the key it ' +
+      'made, and the next start serves with it',
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'metrics-ctrl-c-'));
+      const env = { ...process.env, HOST: '127.0.0.1', PORT: '0', PGLITE_DIR: join(dir, 'pglite'), LOG_LEVEL: 'info' };
       try {
-        expect(again.stderr()).not.toMatch(/mk_[\w-]{43}/);
-        const res = await fetch(`${again.url}/v1/metrics/token-price-usd?project=ethereum`, { headers: { 'x-api-key': key! } });
-        expect(res.status).toBe(200);
-        expect(((await res.json()) as { ethereum: unknown[] }).ethereum.length).toBeGreaterThan(1000);
+        const child = spawn('npm', ['start'], { cwd: process.cwd(), detached: true, env });
+        let err = '';
+        let out = '';
+        child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+        const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+        await new Promise<void>((resolve, reject) => {
+          child.stderr!.on('data', (b: Buffer) => {
+            err += b.toString();
+            if (err.includes('seeding sample data')) resolve();
+          });
+          void exited.then(() => reject(new Error(`npm start ended before seeding:\n${err}`)));
+        });
+        process.kill(-child.pid!, 'SIGINT');
+        await exited;
+        expect(err).not.toContain('Metrics service ready at');
+        // Seeding is one statement, so it ends, and the key made after it is shown: it exists now.
+        const key = /Created API key "local" \(shown once, keep it\): (mk_[\w-]+)/.exec(err)?.[1];
+        expect(key).toMatch(/^mk_[\w-]{43}$/);
+        const messages = out
+          .split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => (JSON.parse(l) as { msg?: string }).msg);
+        expect(messages).toContain('shutting down');
+        expect(messages.at(-1)).toBe('stopped');
+        expect(messages).not.toContain('ready');
+
+        const again = await npmStart({ PGLITE_DIR: join(dir, 'pglite'), LOG_LEVEL: 'info' });
+        try {
+          expect(again.stderr()).not.toMatch(/mk_[\w-]{43}/);
+          const res = await fetch(`${again.url}/v1/metrics/token-price-usd?project=ethereum`, {
+            headers: { 'x-api-key': key! },
+          });
+          expect(res.status).toBe(200);
+          expect(((await res.json()) as { ethereum: unknown[] }).ethereum.length).toBeGreaterThan(1000);
+        } finally {
+          await again.stop();
+        }
       } finally {
-        await again.stop();
+        await rm(dir, { recursive: true, force: true });
       }
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 });
 
 // Private

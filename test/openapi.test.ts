@@ -31,7 +31,9 @@ for (const kind of STORE_KINDS) {
     let ajv: Ajv2020;
     /** A validator for the schema at a JSON pointer into the served document. */
     const schemaAt = (...tokens: string[]): ValidateFunction =>
-      ajv.compile({ $ref: `${DOCUMENT_ID}#/${tokens.map((t) => t.replaceAll('~', '~0').replaceAll('/', '~1')).join('/')}` });
+      ajv.compile({
+        $ref: `${DOCUMENT_ID}#/${tokens.map((t) => t.replaceAll('~', '~0').replaceAll('/', '~1')).join('/')}`,
+      });
 
     beforeAll(async () => {
       service = await startTestService(kind);
@@ -87,7 +89,9 @@ for (const kind of STORE_KINDS) {
       for (const metric of CATALOG.metrics) {
         const path = `/v1/metrics/${metric.name}`;
         const projects = metric.projects.slice(0, 2);
-        const res = await service.get(`${path}?project=${projects.join(',')}&start_date=${START_DATE}&end_date=${TEST_LAST_DAY}`);
+        const res = await service.get(
+          `${path}?project=${projects.join(',')}&start_date=${START_DATE}&end_date=${TEST_LAST_DAY}`,
+        );
         expect(res.status, metric.name).toBe(200);
         expect(res.headers.get('content-type'), metric.name).toMatch(/^application\/json/);
         const body = (await res.json()) as Record<string, unknown[]>;
@@ -95,7 +99,10 @@ for (const kind of STORE_KINDS) {
         const validate = schemaAt('paths', path, 'get', 'responses', '200', 'content', 'application/json', 'schema');
         expect(validate(body) ? [] : validate.errors, metric.name).toEqual([]);
         expect(Object.keys(body), metric.name).toEqual(projects);
-        expect(Object.values(body).every((points) => points.length > 0), `${metric.name} has data in range`).toBe(true);
+        expect(
+          Object.values(body).every((points) => points.length > 0),
+          `${metric.name} has data in range`,
+        ).toBe(true);
       }
     });
 
@@ -113,7 +120,16 @@ for (const kind of STORE_KINDS) {
         const res = await service.get(`/v1/metrics/${metric}?${query}`);
         expect(res.status).toBe(200);
         const body = await res.json();
-        const validate = schemaAt('paths', `/v1/metrics/${metric}`, 'get', 'responses', '200', 'content', 'application/json', 'schema');
+        const validate = schemaAt(
+          'paths',
+          `/v1/metrics/${metric}`,
+          'get',
+          'responses',
+          '200',
+          'content',
+          'application/json',
+          'schema',
+        );
         expect(validate(body) ? [] : validate.errors, `${metric}?${query}`).toEqual([]);
       }
     });
@@ -128,28 +144,77 @@ for (const kind of STORE_KINDS) {
         expect(res.headers.get('content-type')).toMatch(/^application\/json/);
         const body = (await res.json()) as { changes: unknown[] };
         expect(body.changes.length).toBeGreaterThan(0);
-        const validate = schemaAt('paths', '/v1/changes', 'get', 'responses', '200', 'content', 'application/json', 'schema');
+        const validate = schemaAt(
+          'paths',
+          '/v1/changes',
+          'get',
+          'responses',
+          '200',
+          'content',
+          'application/json',
+          'schema',
+        );
         expect(validate(body) ? [] : validate.errors, query).toEqual([]);
       }
     });
 
     it('describes the catalog answer, the export, and every extension parameter', async () => {
       const catalog = await (await service.get('/v1/metrics')).json();
-      const validate = schemaAt('paths', '/v1/metrics', 'get', 'responses', '200', 'content', 'application/json', 'schema');
+      const validate = schemaAt(
+        'paths',
+        '/v1/metrics',
+        'get',
+        'responses',
+        '200',
+        'content',
+        'application/json',
+        'schema',
+      );
       expect(validate(catalog) ? [] : validate.errors).toEqual([]);
-      const exportOp = document.paths['/v1/export']!.get as unknown as { parameters: { name?: string; $ref?: string }[]; responses: Record<string, { content?: Record<string, unknown> }> };
-      expect(exportOp.parameters.filter((p) => p.name !== undefined).map((p) => p.name)).toEqual(['metric', 'project', 'format', 'extra']);
+      const exportOp = document.paths['/v1/export']!.get as unknown as {
+        parameters: { name?: string; $ref?: string }[];
+        responses: Record<string, { content?: Record<string, unknown> }>;
+      };
+      expect(exportOp.parameters.filter((p) => p.name !== undefined).map((p) => p.name)).toEqual([
+        'metric',
+        'project',
+        'format',
+        'extra',
+      ]);
       expect(Object.keys(exportOp.responses['200']!.content!)).toEqual(['text/csv', 'application/x-ndjson']);
-      const metricOp = document.paths['/v1/metrics/price']!.get as unknown as { parameters: { name?: string; $ref?: string }[] };
-      expect(metricOp.parameters.map((p) => p.name ?? p.$ref!.split('/').at(-1))).toEqual(['project', 'StartDate', 'EndDate', 'Interval', 'Aggregation', 'Fill', 'Transform', 'Window', 'AsOf']);
-      const parameters = (document.components as unknown as { parameters: Record<string, { name: string; schema: { enum?: string[] } }> }).parameters;
+      const metricOp = document.paths['/v1/metrics/price']!.get as unknown as {
+        parameters: { name?: string; $ref?: string }[];
+      };
+      expect(metricOp.parameters.map((p) => p.name ?? p.$ref!.split('/').at(-1))).toEqual([
+        'project',
+        'StartDate',
+        'EndDate',
+        'Interval',
+        'Aggregation',
+        'Fill',
+        'Transform',
+        'Window',
+        'AsOf',
+      ]);
+      const parameters = (
+        document.components as unknown as { parameters: Record<string, { name: string; schema: { enum?: string[] } }> }
+      ).parameters;
       expect(parameters.Interval!.schema.enum).toEqual(['day', 'week', 'month', 'quarter', 'year']);
       expect(parameters.Fill!.schema.enum).toEqual(['none', 'null', 'zero', 'previous']);
     });
 
     it('the conformance check is not vacuous: it rejects a bad date, a string value and an unknown project', () => {
       const metric = CATALOG.metrics.find((m) => m.valueKind === 'decimal')!;
-      const validate = schemaAt('paths', `/v1/metrics/${metric.name}`, 'get', 'responses', '200', 'content', 'application/json', 'schema');
+      const validate = schemaAt(
+        'paths',
+        `/v1/metrics/${metric.name}`,
+        'get',
+        'responses',
+        '200',
+        'content',
+        'application/json',
+        'schema',
+      );
       const slug = metric.projects[0]!;
 
       expect(validate({ [slug]: [{ date: '2026-06-01', value: 1.5 }] })).toBe(true);

@@ -33,7 +33,13 @@ describe('paired-slice load', () => {
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
     const { port } = server.address() as { port: number };
-    return { name: 'floor', url: `http://127.0.0.1:${port}/x?y=1`, method: 'GET', headers: { 'x-api-key': 'k' }, pointsOf: () => ({}) };
+    return {
+      name: 'floor',
+      url: `http://127.0.0.1:${port}/x?y=1`,
+      method: 'GET',
+      headers: { 'x-api-key': 'k' },
+      pointsOf: () => ({}),
+    };
   }
 
   beforeAll(async () => {
@@ -56,9 +62,9 @@ describe('paired-slice load', () => {
   });
 
   it('rejects an answer other than 200, naming the target', async () => {
-    await expect(pairedLoad(targets.a!, { ...targets.refused!, name: 'rest' }, { connections: 1, pairs: 1, sliceMs: 20 }))
-      .rejects.toThrow('rest answered 503');
+    await expect(
+      pairedLoad(targets.a!, { ...targets.refused!, name: 'rest' }, { connections: 1, pairs: 1, sliceMs: 20 }),
+    ).rejects.toThrow('rest answered 503');
     expect(new Set(keysSent.get('refused'))).toEqual(new Set(['k']));
   });
 });
-

@@ -13,7 +13,10 @@ import catalogJson from '../src/catalog/catalog.json' with { type: 'json' };
 const metric = CATALOG.metrics[0]!;
 const [first, second] = metric.projects;
 const day = toEpochDay('2026-03-10');
-const directory = (offset: number): ProjectDirectory => ({ idOf: (_m, slug) => metric.projects.indexOf(slug) + offset, projectOf: () => undefined });
+const directory = (offset: number): ProjectDirectory => ({
+  idOf: (_m, slug) => metric.projects.indexOf(slug) + offset,
+  projectOf: () => undefined,
+});
 
 /** Stored spans that a test sets by hand, each change a new generation as a read that changed them. */
 function fakeSpans(): StoredSpans & { set(slug: string, span: StoredSpan): void } {
@@ -47,7 +50,10 @@ describe('prepared metric requests', () => {
     expect(once.price(spans)).toEqual({ cost: 1, span: { days: 31, warmUpDays: 0, buckets: 31 } });
     const one = directory(1);
     expect(once.plan(one)).toBe(once.plan(one));
-    expect(once.plan(one).projects).toEqual([{ slug: second, id: 2 }, { slug: first, id: 1 }]);
+    expect(once.plan(one).projects).toEqual([
+      { slug: second, id: 2 },
+      { slug: first, id: 1 },
+    ]);
     expect(once.plan(directory(100)).projects.map((p) => p.id)).toEqual([101, 100]);
   });
 
@@ -58,12 +64,13 @@ describe('prepared metric requests', () => {
     expect(prepare(metric, query, day + 1).price(fakeSpans()).span.days).toBe(11);
   });
 
-  it('prices a kept query again once its series\' stored days change', () => {
+  it("prices a kept query again once its series' stored days change", () => {
     const prepare = createRequestPreparer();
     const spans = fakeSpans();
     const prepared = prepare(metric, `project=${first}`, day);
     const before = prepared.price(spans);
-    expect(before.cost).toBe(Math.ceil((day - toEpochDay('2016-03-10') + 1) / 365)); // the assumed ten years, both ends counted: 11
+    // the assumed ten years, both ends counted: 11
+    expect(before.cost).toBe(Math.ceil((day - toEpochDay('2016-03-10') + 1) / 365));
     spans.set(first!, { first: toEpochDay('1996-03-11'), last: toEpochDay('2026-03-10') });
     const after = prepared.price(spans);
     expect(after).not.toBe(before);
@@ -75,11 +82,13 @@ describe('prepared metric requests', () => {
     const prepare = createRequestPreparer();
     for (let i = 0; i < 2; i += 1) {
       expect(() => prepare(metric, `project=${first}&start_date=2026-02-30`, day)).toThrow(ApiError);
-      expect(() => prepare(metric, `project=${first}&start_date=2026-03-02&end_date=2026-03-01`, day)).toThrow(/is after end date/);
+      expect(() => prepare(metric, `project=${first}&start_date=2026-03-02&end_date=2026-03-01`, day)).toThrow(
+        /is after end date/,
+      );
     }
   });
 
-  it('keeps no very long query and shares nothing with another catalog\'s metric', () => {
+  it("keeps no very long query and shares nothing with another catalog's metric", () => {
     const prepare = createRequestPreparer();
     const long = `project=${first}${`,${first}`.repeat(200)}`;
     expect(prepare(metric, long, day)).not.toBe(prepare(metric, long, day));
@@ -92,35 +101,38 @@ describe('prepared metric requests', () => {
 });
 
 describe('reading a prepared plan', () => {
-  it('hands the store the same frozen parameters each time, marked reused, and fresh ones for another plan', async () => {
-    const seen: (readonly unknown[])[] = [];
-    const reused: (boolean | undefined)[] = [];
-    const store = {
-      queryRaw: async (_text: string, params: readonly unknown[], _signal: unknown, options?: RawReadOptions) => {
-        seen.push(params);
-        reused.push(options?.reusedParameters);
-        return [];
-      },
-    } as unknown as Store;
-    const prepare = createRequestPreparer();
-    const plan = prepare(metric, `project=${first},${second}&start_date=2026-01-01`, day).plan(directory(1));
-    await readSeriesRows(store, plan, 'rest', 100);
-    await readSeriesRows(store, plan, 'rest', 100);
-    await readSeriesRows(store, prepare(metric, `project=${first}`, day).plan(directory(1)), 'rest', 100);
-    expect(seen[1]).toBe(seen[0]);
-    expect(Object.isFrozen(seen[0])).toBe(true);
-    expect(reused).toEqual([true, true, true]);
-    expect(seen[0]).toContainEqual([1, 2]);
-    expect(seen[0]).toContainEqual([first, second]);
-    expect(seen[2]).not.toBe(seen[0]);
-    expect(seen[2]).toContainEqual([1]);
-  });
+  it(
+    'hands the store the same frozen parameters each time, marked reused, ' + 'and fresh ones for another plan',
+    async () => {
+      const seen: (readonly unknown[])[] = [];
+      const reused: (boolean | undefined)[] = [];
+      const store = {
+        queryRaw: async (_text: string, params: readonly unknown[], _signal: unknown, options?: RawReadOptions) => {
+          seen.push(params);
+          reused.push(options?.reusedParameters);
+          return [];
+        },
+      } as unknown as Store;
+      const prepare = createRequestPreparer();
+      const plan = prepare(metric, `project=${first},${second}&start_date=2026-01-01`, day).plan(directory(1));
+      await readSeriesRows(store, plan, 'rest', 100);
+      await readSeriesRows(store, plan, 'rest', 100);
+      await readSeriesRows(store, prepare(metric, `project=${first}`, day).plan(directory(1)), 'rest', 100);
+      expect(seen[1]).toBe(seen[0]);
+      expect(Object.isFrozen(seen[0])).toBe(true);
+      expect(reused).toEqual([true, true, true]);
+      expect(seen[0]).toContainEqual([1, 2]);
+      expect(seen[0]).toContainEqual([first, second]);
+      expect(seen[2]).not.toBe(seen[0]);
+      expect(seen[2]).toContainEqual([1]);
+    },
+  );
 });
 
 describe('reading rows from the store', () => {
   // Emptied so that an array the collector has moved to the old generation no longer holds
   // the socket buffer its column bytes are views of (src/series/read-series.ts, toRows).
-  it('hands back every row of a whole read and of a streamed one, and empties the driver\'s arrays', async () => {
+  it("hands back every row of a whole read and of a streamed one, and empties the driver's arrays", async () => {
     const alpha = () => ['1', 'alpha', '7', '2026-11-01T00:00:00Z', Buffer.from('[1]')];
     const beta = () => ['2', 'beta', '7', null, Buffer.from('[2]')];
     const given: unknown[][][] = [];
@@ -144,7 +156,8 @@ describe('reading rows from the store', () => {
 
     const streamed = await readSeriesRows(store, plan, 'rest', 1);
     const batches: string[][] = [];
-    for await (const batch of 'batches' in streamed ? streamed.batches : []) batches.push(batch.map((r) => `${String(r.slug)}=${String(r.points)}`));
+    for await (const batch of 'batches' in streamed ? streamed.batches : [])
+      batches.push(batch.map((r) => `${String(r.slug)}=${String(r.points)}`));
     expect(batches).toEqual([['alpha=[1]'], ['beta=[2]']]);
     expect(given.slice(1)).toEqual([[], []]);
     expect(handedRows).toEqual([[], [], [], []]);

@@ -18,11 +18,17 @@ const POLICY: RateLimitPolicy = { perMinute: 60, burst: 5 };
 const CALLER = { id: 'env:0123456789ab', name: 'API_KEYS[0]' };
 
 describe('rate limit configuration', () => {
-  it('defaults to 600 units a minute with bursts of 1200, takes 0 a minute as no default limit, and names a bad value', () => {
-    expect(loadConfig({})).toMatchObject({ rateLimitPerMinute: 600, rateLimitBurst: 1200 });
-    expect(loadConfig({ RATE_LIMIT_PER_MINUTE: '0' }).rateLimitPerMinute).toBe(0);
-    expect(() => loadConfig({ RATE_LIMIT_PER_MINUTE: '-1', RATE_LIMIT_BURST: '0' })).toThrow(/RATE_LIMIT_PER_MINUTE[\s\S]*RATE_LIMIT_BURST/);
-  });
+  it(
+    'defaults to 600 units a minute with bursts of 1200, takes 0 a minute ' +
+      'as no default limit, and names a bad value',
+    () => {
+      expect(loadConfig({})).toMatchObject({ rateLimitPerMinute: 600, rateLimitBurst: 1200 });
+      expect(loadConfig({ RATE_LIMIT_PER_MINUTE: '0' }).rateLimitPerMinute).toBe(0);
+      expect(() => loadConfig({ RATE_LIMIT_PER_MINUTE: '-1', RATE_LIMIT_BURST: '0' })).toThrow(
+        /RATE_LIMIT_PER_MINUTE[\s\S]*RATE_LIMIT_BURST/,
+      );
+    },
+  );
 });
 
 describe('the in-memory token bucket', () => {
@@ -32,7 +38,13 @@ describe('the in-memory token bucket', () => {
     const taken = [1, 1, 1, 1, 1].map((cost) => store.take('k', cost, 0, POLICY));
     const refused = store.take('k', 1, 0, POLICY);
 
-    expect(taken.map((o) => [o.allowed, o.remaining])).toEqual([[true, 4], [true, 3], [true, 2], [true, 1], [true, 0]]);
+    expect(taken.map((o) => [o.allowed, o.remaining])).toEqual([
+      [true, 4],
+      [true, 3],
+      [true, 2],
+      [true, 1],
+      [true, 0],
+    ]);
     expect(refused).toEqual({ allowed: false, remaining: 0, resetSeconds: 5, retryAfterSeconds: 1 });
   });
 
@@ -50,7 +62,12 @@ describe('the in-memory token bucket', () => {
     const store = createMemoryRateLimitStore();
     store.take('k', 5, 0, POLICY);
 
-    expect(store.take('k', 3, 500, POLICY)).toEqual({ allowed: false, remaining: 0, resetSeconds: 5, retryAfterSeconds: 3 });
+    expect(store.take('k', 3, 500, POLICY)).toEqual({
+      allowed: false,
+      remaining: 0,
+      resetSeconds: 5,
+      retryAfterSeconds: 3,
+    });
     expect(store.take('k', 3, 2_999, POLICY).retryAfterSeconds).toBe(1);
     expect(store.take('k', 3, 3_000, POLICY)).toMatchObject({ allowed: true, remaining: 0 });
   });
@@ -110,38 +127,57 @@ describe('the rate limiter', () => {
   it('describes the bucket as draft-10 fields: q is the burst and w the seconds to refill it from empty', async () => {
     const [seen, onHeaders] = headersOf();
 
-    await createRateLimiter({ perMinute: 600, burst: 1200 }, { store: createMemoryRateLimitStore(), now: () => 0 }).open(CALLER, onHeaders);
+    await createRateLimiter(
+      { perMinute: 600, burst: 1200 },
+      { store: createMemoryRateLimitStore(), now: () => 0 },
+    ).open(CALLER, onHeaders);
 
     expect(seen[0]).toEqual({ 'ratelimit-policy': '"default";q=1200;w=120', ratelimit: '"default";r=1199;t=1' });
   });
 
   it('charges a cost above the burst as the whole burst, so it passes from a full bucket', async () => {
     const [seen, onHeaders] = headersOf();
-    const meter = await createRateLimiter(POLICY, { store: createMemoryRateLimitStore(), now: () => 0 }).open(CALLER, onHeaders);
+    const meter = await createRateLimiter(POLICY, { store: createMemoryRateLimitStore(), now: () => 0 }).open(
+      CALLER,
+      onHeaders,
+    );
 
     await meter.charge(761);
 
     expect(seen.at(-1)?.ratelimit).toBe('"default";r=0;t=5');
   });
 
-  it('caps all of a request\'s charges together at the burst, so one of several charges passes from a full bucket too', async () => {
-    const [seen, onHeaders] = headersOf();
-    const meter = await createRateLimiter(POLICY, { store: createMemoryRateLimitStore(), now: () => 0 }).open(CALLER, onHeaders);
+  it(
+    "caps all of a request's charges together at the burst, so one of several " +
+      'charges passes from a full bucket too',
+    async () => {
+      const [seen, onHeaders] = headersOf();
+      const meter = await createRateLimiter(POLICY, { store: createMemoryRateLimitStore(), now: () => 0 }).open(
+        CALLER,
+        onHeaders,
+      );
 
-    // Two GraphQL fields of 4 units each: 8 units asked, the burst of 5 charged.
-    await Promise.all([meter.charge(4), meter.charge(4)]);
-    await meter.charge(4);
+      // Two GraphQL fields of 4 units each: 8 units asked, the burst of 5 charged.
+      await Promise.all([meter.charge(4), meter.charge(4)]);
+      await meter.charge(4);
 
-    expect(seen.map((h) => h.ratelimit)).toEqual(['"default";r=4;t=1', '"default";r=1;t=4', '"default";r=0;t=5']);
-  });
+      expect(seen.map((h) => h.ratelimit)).toEqual(['"default";r=4;t=1', '"default";r=1;t=4', '"default";r=0;t=5']);
+    },
+  );
 
   it('asks a request refused in a later charge to retry once its earlier charges are there again too', async () => {
-    const limiter = createRateLimiter({ perMinute: 60, burst: 10 }, { store: createMemoryRateLimitStore(), now: () => 0 });
+    const limiter = createRateLimiter(
+      { perMinute: 60, burst: 10 },
+      { store: createMemoryRateLimitStore(), now: () => 0 },
+    );
     const meter = await limiter.open(CALLER, () => {});
     await meter.charge(6);
     await limiter.open(CALLER, () => {}); // another request of the key's
 
-    const error = await Promise.resolve(meter.charge(7)).then(() => undefined, (e: unknown) => e);
+    const error = await Promise.resolve(meter.charge(7)).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
 
     // 3 units left; the retry pays 6 + 4 (the rest of the burst): 7 seconds, not the 1 this charge alone lacks.
     expect(error).toMatchObject({
@@ -152,34 +188,54 @@ describe('the rate limiter', () => {
   });
 
   it('says "1 unit", not "1 units", when the one unit a request pays at the door is not there', async () => {
-    const limiter = createRateLimiter({ perMinute: 60, burst: 1 }, { store: createMemoryRateLimitStore(), now: () => 0 });
+    const limiter = createRateLimiter(
+      { perMinute: 60, burst: 1 },
+      { store: createMemoryRateLimitStore(), now: () => 0 },
+    );
     await limiter.open(CALLER, () => {});
 
-    const error = await Promise.resolve(limiter.open(CALLER, () => {})).then(() => undefined, (e: unknown) => e);
+    const error = await Promise.resolve(limiter.open(CALLER, () => {})).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
 
-    expect(error).toMatchObject({ message: 'this request costs 1 unit and the key has 0 left (at most 1, refilled at 60 a minute); retry in 1 s' });
-  });
-
-  it('refuses with a 429 ApiError whose Retry-After covers the whole cost again, and RateLimit whose t matches it', async () => {
-    const [time, now] = clock();
-    const limiter = createRateLimiter(POLICY, { store: createMemoryRateLimitStore(), now });
-    await (await limiter.open(CALLER, () => {})).charge(5);
-    time.now = 1_500;
-
-    const meter = await limiter.open(CALLER, () => {});
-    const error = await Promise.resolve(meter.charge(3)).then(() => undefined, (e: unknown) => e);
-
-    expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({
-      kind: 'rate-limited',
-      status: 429,
-      headers: { 'retry-after': '3', ratelimit: '"default";r=0;t=3', 'ratelimit-policy': '"default";q=5;w=5' },
+      message: 'this request costs 1 unit and the key has 0 left (at most 1, refilled at 60 a minute); retry in 1 s',
     });
-    await expect(limiter.open(CALLER, () => {})).rejects.toMatchObject({ kind: 'rate-limited', headers: { 'retry-after': '1' } });
   });
 
-  it('applies a key\'s own limit instead of the defaults; 0 per minute means no limit and no fields', async () => {
-    const limiter = createRateLimiter({ perMinute: 0, burst: 1 }, { store: createMemoryRateLimitStore(), now: () => 0 });
+  it(
+    'refuses with a 429 ApiError whose Retry-After covers the whole cost again, ' + 'and RateLimit whose t matches it',
+    async () => {
+      const [time, now] = clock();
+      const limiter = createRateLimiter(POLICY, { store: createMemoryRateLimitStore(), now });
+      await (await limiter.open(CALLER, () => {})).charge(5);
+      time.now = 1_500;
+
+      const meter = await limiter.open(CALLER, () => {});
+      const error = await Promise.resolve(meter.charge(3)).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+
+      expect(error).toBeInstanceOf(ApiError);
+      expect(error).toMatchObject({
+        kind: 'rate-limited',
+        status: 429,
+        headers: { 'retry-after': '3', ratelimit: '"default";r=0;t=3', 'ratelimit-policy': '"default";q=5;w=5' },
+      });
+      await expect(limiter.open(CALLER, () => {})).rejects.toMatchObject({
+        kind: 'rate-limited',
+        headers: { 'retry-after': '1' },
+      });
+    },
+  );
+
+  it("applies a key's own limit instead of the defaults; 0 per minute means no limit and no fields", async () => {
+    const limiter = createRateLimiter(
+      { perMinute: 0, burst: 1 },
+      { store: createMemoryRateLimitStore(), now: () => 0 },
+    );
     const [own, onOwn] = headersOf();
     const [free, onFree] = headersOf();
 
@@ -198,7 +254,11 @@ describe('request cost', () => {
   const TODAY = '2026-06-30';
   const DAILY = { interval: 'day', aggregation: 'avg', fill: 'none', transform: null, window: null } as const;
   const cost = (projects: number, from: string | null, to: string | null, options: Partial<SeriesOptions> = {}) =>
-    priceRequest({ slugs: Array.from({ length: projects }, (_, i) => `p${i}`), from, to, options: { ...DAILY, ...options } }, toEpochDay(TODAY), []).cost;
+    priceRequest(
+      { slugs: Array.from({ length: projects }, (_, i) => `p${i}`), from, to, options: { ...DAILY, ...options } },
+      toEpochDay(TODAY),
+      [],
+    ).cost;
 
   it('is one unit per project-year asked for, rounded up, and never less than one', () => {
     expect(cost(1, '2026-06-30', '2026-06-30')).toBe(1);
@@ -220,37 +280,56 @@ describe('request cost', () => {
     expect(cost(5, '2030-01-01', '2031-01-01')).toBe(1);
   });
 
-  it('counts buckets, not days, for an interval, and the days read at a tenth of that: a yearly view of ten years is cheap', () => {
-    // Ten years of days cost ten units a project; as eleven yearly buckets, reading them costs one.
-    expect(cost(1, null, null)).toBe(11);
-    expect(cost(1, null, null, { interval: 'year' })).toBe(2);
-    expect(cost(76, null, null, { interval: 'year' })).toBe(Math.ceil((76 * 3_653) / 3650));
-    expect(cost(76, null, null, { interval: 'month' })).toBe(Math.ceil((76 * 3_653) / 3650));
-    expect(cost(1, '2025-07-01', '2026-06-30', { interval: 'week' })).toBe(1);
-  });
+  it(
+    'counts buckets, not days, for an interval, and the days read at a tenth ' +
+      'of that: a yearly view of ten years is cheap',
+    () => {
+      // Ten years of days cost ten units a project; as eleven yearly buckets, reading them costs one.
+      expect(cost(1, null, null)).toBe(11);
+      expect(cost(1, null, null, { interval: 'year' })).toBe(2);
+      expect(cost(76, null, null, { interval: 'year' })).toBe(Math.ceil((76 * 3_653) / 3650));
+      expect(cost(76, null, null, { interval: 'month' })).toBe(Math.ceil((76 * 3_653) / 3650));
+      expect(cost(1, '2025-07-01', '2026-06-30', { interval: 'week' })).toBe(1);
+    },
+  );
 
   describe('with the days each series holds', () => {
     const span = (first: string, last: string) => ({ first: toEpochDay(first), last: toEpochDay(last) });
-    const priced = (stored: (ReturnType<typeof span> | undefined)[], from: string | null, to: string | null, options: Partial<SeriesOptions> = {}) =>
-      priceRequest({ slugs: stored.map((_, i) => `p${i}`), from, to, options: { ...DAILY, ...options } }, toEpochDay(TODAY), stored);
+    const priced = (
+      stored: (ReturnType<typeof span> | undefined)[],
+      from: string | null,
+      to: string | null,
+      options: Partial<SeriesOptions> = {},
+    ) =>
+      priceRequest(
+        { slugs: stored.map((_, i) => `p${i}`), from, to, options: { ...DAILY, ...options } },
+        toEpochDay(TODAY),
+        stored,
+      );
 
     it('costs what it always did while every series lies within the assumed ten years', () => {
       const recent = span('2023-07-01', TODAY);
       expect(priced([recent, recent, undefined], null, null).cost).toBe(cost(3, null, null));
-      expect(priced([recent], '2026-06-01', null, { interval: 'month', transform: 'moving_average', window: 3 }).cost)
-        .toBe(cost(1, '2026-06-01', null, { interval: 'month', transform: 'moving_average', window: 3 }));
+      expect(
+        priced([recent], '2026-06-01', null, { interval: 'month', transform: 'moving_average', window: 3 }).cost,
+      ).toBe(cost(1, '2026-06-01', null, { interval: 'month', transform: 'moving_average', window: 3 }));
     });
 
-    it('prices an omitted start at a series\' first stored day when it lies further back, series by series', () => {
+    it("prices an omitted start at a series' first stored day when it lies further back, series by series", () => {
       // 1950-07-01 .. 2026-06-30: 27,759 days, both ends counted (19 leap days).
       const old = span('1950-07-01', TODAY);
       expect(toEpochDay(TODAY) - toEpochDay('1950-07-01') + 1).toBe(27_759);
-      expect(priced([old], null, null)).toEqual({ cost: Math.ceil(27_759 / 365), span: { days: 27_759, warmUpDays: 0, buckets: 27_759 } });
+      expect(priced([old], null, null)).toEqual({
+        cost: Math.ceil(27_759 / 365),
+        span: { days: 27_759, warmUpDays: 0, buckets: 27_759 },
+      });
       // One old series and two recent ones: the assumed span for each recent one, what the old one reads for it.
       const recent = span('2024-01-01', TODAY);
       expect(priced([recent, old, recent], null, null).cost).toBe(Math.ceil(27_759 / 365 + 2 * (3_653 / 365)));
       // A start given is read from there, not from the first stored day.
-      expect(priced([old], '2000-01-01', null).cost).toBe(Math.ceil((toEpochDay(TODAY) - toEpochDay('2000-01-01') + 1) / 365));
+      expect(priced([old], '2000-01-01', null).cost).toBe(
+        Math.ceil((toEpochDay(TODAY) - toEpochDay('2000-01-01') + 1) / 365),
+      );
       // A yearly view reads the days at a tenth: 77 buckets, 27,759 days.
       expect(priced([old], null, null, { interval: 'year' }).cost).toBe(Math.ceil(27_759 / 3650));
     });
@@ -258,13 +337,18 @@ describe('request cost', () => {
     it('prices days stored after today (a mistyped year) when the range reaches them', () => {
       const ahead = span('2025-07-01', '2036-06-30');
       const days = toEpochDay('2036-06-30') - toEpochDay('2026-06-01') + 1;
-      expect(priced([ahead], '2026-06-01', null)).toEqual({ cost: Math.ceil(days / 365), span: { days, warmUpDays: 0, buckets: days } });
+      expect(priced([ahead], '2026-06-01', null)).toEqual({
+        cost: Math.ceil(days / 365),
+        span: { days, warmUpDays: 0, buckets: days },
+      });
       expect(priced([ahead], '2026-06-01', TODAY).cost).toBe(1);
     });
   });
 
   it('adds the days a moving average or a change reads before the range', () => {
-    expect(cost(10, '2026-06-01', '2026-06-30', { interval: 'month', transform: 'moving_average', window: 120 })).toBe(Math.ceil((10 * (30 + 3621)) / 3650));
+    expect(cost(10, '2026-06-01', '2026-06-30', { interval: 'month', transform: 'moving_average', window: 120 })).toBe(
+      Math.ceil((10 * (30 + 3621)) / 3650),
+    );
     expect(cost(1, '2026-06-30', '2026-06-30', { transform: 'change' })).toBe(1);
   });
 
@@ -292,7 +376,11 @@ for (const kind of STORE_KINDS) {
     let service: TestService;
 
     beforeAll(async () => {
-      service = await startTestService(kind, { API_KEYS: KEYS.join(','), RATE_LIMIT_PER_MINUTE: '1', RATE_LIMIT_BURST: '5' });
+      service = await startTestService(kind, {
+        API_KEYS: KEYS.join(','),
+        RATE_LIMIT_PER_MINUTE: '1',
+        RATE_LIMIT_BURST: '5',
+      });
     });
 
     afterAll(async () => {
@@ -302,7 +390,13 @@ for (const kind of STORE_KINDS) {
     const get = async (path: string, key: string) => {
       const res = await service.get(path, { key });
       const body = await res.text();
-      return { res, status: res.status, body, ratelimit: res.headers.get('ratelimit'), policy: res.headers.get('ratelimit-policy') };
+      return {
+        res,
+        status: res.status,
+        body,
+        ratelimit: res.headers.get('ratelimit'),
+        policy: res.headers.get('ratelimit-policy'),
+      };
     };
     const storedKey = async (name: string, limits: { ratePerMinute?: number; burst?: number }) => {
       const key = `${name}-0123456789abcdef`;
@@ -311,26 +405,33 @@ for (const kind of STORE_KINDS) {
     };
     const remaining = (field: string | null) => Number(/;r=(\d+)/.exec(field ?? '')?.[1]);
 
-    it('counts REST requests down in RateLimit, then answers a 429 problem with Retry-After and both fields', async () => {
-      const served = [];
-      for (let i = 0; i < 5; i += 1) served.push(await get(SMALL, 'rl-rest'));
-      const refused = await get(SMALL, 'rl-rest');
+    it(
+      'counts REST requests down in RateLimit, then answers a 429 problem with ' + 'Retry-After and both fields',
+      async () => {
+        const served = [];
+        for (let i = 0; i < 5; i += 1) served.push(await get(SMALL, 'rl-rest'));
+        const refused = await get(SMALL, 'rl-rest');
 
-      expect(served.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
-      expect(served.map((r) => remaining(r.ratelimit))).toEqual([4, 3, 2, 1, 0]);
-      expect(served[0]!.ratelimit).toBe('"default";r=4;t=60');
-      for (const r of served) expect(r.policy).toBe('"default";q=5;w=300');
+        expect(served.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+        expect(served.map((r) => remaining(r.ratelimit))).toEqual([4, 3, 2, 1, 0]);
+        expect(served[0]!.ratelimit).toBe('"default";r=4;t=60');
+        for (const r of served) expect(r.policy).toBe('"default";q=5;w=300');
 
-      expect(refused.status).toBe(429);
-      expect(refused.res.headers.get('content-type')).toBe('application/problem+json');
-      expect(JSON.parse(refused.body)).toMatchObject({ type: '/docs#problem-rate-limited', title: 'Too Many Requests', status: 429 });
-      const retryAfter = refused.res.headers.get('retry-after');
-      expect(retryAfter).toMatch(/^\d+$/);
-      expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
-      expect(Number(retryAfter)).toBeLessThanOrEqual(60);
-      expect(refused.ratelimit).toBe(`"default";r=0;t=${retryAfter}`);
-      expect(refused.policy).toBe('"default";q=5;w=300');
-    });
+        expect(refused.status).toBe(429);
+        expect(refused.res.headers.get('content-type')).toBe('application/problem+json');
+        expect(JSON.parse(refused.body)).toMatchObject({
+          type: '/docs#problem-rate-limited',
+          title: 'Too Many Requests',
+          status: 429,
+        });
+        const retryAfter = refused.res.headers.get('retry-after');
+        expect(retryAfter).toMatch(/^\d+$/);
+        expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
+        expect(Number(retryAfter)).toBeLessThanOrEqual(60);
+        expect(refused.ratelimit).toBe(`"default";r=0;t=${retryAfter}`);
+        expect(refused.policy).toBe('"default";q=5;w=300');
+      },
+    );
 
     it('charges a 400 and an unknown metric one unit each, and carries the fields on them too', async () => {
       const key = await storedKey('rl-errors', { burst: 10 });
@@ -345,7 +446,11 @@ for (const kind of STORE_KINDS) {
     it('shares the budget with GraphQL: a key used up over REST gets RATE_LIMITED with status 429 there', async () => {
       for (let i = 0; i < 5; i += 1) expect((await get(SMALL, 'rl-shared')).status).toBe(200);
 
-      const res = await service.graphql('{ metric(name: token_price_usd, projects: [ethereum]) { name } }', undefined, 'rl-shared');
+      const res = await service.graphql(
+        '{ metric(name: token_price_usd, projects: [ethereum]) { name } }',
+        undefined,
+        'rl-shared',
+      );
       const body = (await res.json()) as { data?: unknown; errors?: { extensions?: { code?: string } }[] };
 
       expect(res.status).toBe(429);
@@ -378,55 +483,84 @@ for (const kind of STORE_KINDS) {
       expect(second.headers.get('ratelimit')).toBe(`"default";r=2;t=${retryAfter}`);
     });
 
-    it('passes a GraphQL request whose metric fields together cost more than the burst from a full bucket, charging the burst', async () => {
-      const key = await storedKey('rl-fields', { burst: 10 });
-      // Two fields of 7 units each (76 projects × 31 days): 14 asked, the burst of 10 charged.
-      const field = 'metric(name: etf_aum_change_pct, from: "2026-01-01", to: "2026-01-31") { name }';
+    it(
+      'passes a GraphQL request whose metric fields together cost more than ' +
+        'the burst from a full bucket, charging the burst',
+      async () => {
+        const key = await storedKey('rl-fields', { burst: 10 });
+        // Two fields of 7 units each (76 projects × 31 days): 14 asked, the burst of 10 charged.
+        const field = 'metric(name: etf_aum_change_pct, from: "2026-01-01", to: "2026-01-31") { name }';
 
-      const res = await service.graphql(`{ a: ${field} b: ${field} }`, undefined, key);
+        const res = await service.graphql(`{ a: ${field} b: ${field} }`, undefined, key);
 
-      expect(res.status).toBe(200);
-      expect(await res.json()).toEqual({ data: { a: { name: 'etf-aum-change-pct' }, b: { name: 'etf-aum-change-pct' } } });
-      expect(res.headers.get('ratelimit')).toBe('"default";r=0;t=600');
-    });
+        expect(res.status).toBe(200);
+        expect(await res.json()).toEqual({
+          data: { a: { name: 'etf-aum-change-pct' }, b: { name: 'etf-aum-change-pct' } },
+        });
+        expect(res.headers.get('ratelimit')).toBe('"default";r=0;t=600');
+      },
+    );
 
-    it('charges every further selection of a metric field\'s points (aliases of points or of series) as the field again, not once for all', async () => {
-      const key = await storedKey('rl-aliases', { burst: 100 });
-      // 76 projects × 31 days: 7 units a read of the points.
-      const fields = 'metric(name: etf_aum_change_pct, from: "2026-01-01", to: "2026-01-31")';
-      const once = await service.graphql(`{ ${fields} { series { points { date value } } } }`, undefined, key);
-      await once.arrayBuffer();
-      expect(remaining(once.headers.get('ratelimit'))).toBe(93);
-      // The same points again, and in another order (another statement), under aliases: three reads in all.
-      const thrice = await service.graphql(`{ ${fields} { series { points { date value } again: points { value date } } other: series { points { date value } } } }`, undefined, key);
-      const body = (await thrice.json()) as { data: { metric: { series: { points: unknown[]; again: unknown[] }[]; other: { points: unknown[] }[] } } };
-      expect(thrice.status).toBe(200);
-      expect(body.data.metric.series[0]!.again.length).toBe(body.data.metric.series[0]!.points.length);
-      expect(remaining(thrice.headers.get('ratelimit'))).toBe(93 - 3 * 7);
-      // Dates and coverage of the series cost nothing more.
-      const dates = await service.graphql(`{ ${fields} { series { firstDate lastDate points { date } } other: series { slug updatedAt } } }`, undefined, key);
-      await dates.arrayBuffer();
-      expect(remaining(dates.headers.get('ratelimit'))).toBe(93 - 3 * 7 - 7);
-    });
+    it(
+      "charges every further selection of a metric field's points (aliases of " +
+        'points or of series) as the field again, not once for all',
+      async () => {
+        const key = await storedKey('rl-aliases', { burst: 100 });
+        // 76 projects × 31 days: 7 units a read of the points.
+        const fields = 'metric(name: etf_aum_change_pct, from: "2026-01-01", to: "2026-01-31")';
+        const once = await service.graphql(`{ ${fields} { series { points { date value } } } }`, undefined, key);
+        await once.arrayBuffer();
+        expect(remaining(once.headers.get('ratelimit'))).toBe(93);
+        // The same points again, and in another order (another statement), under aliases: three reads in all.
+        const thrice = await service.graphql(
+          `{ ${fields} { series { points { date value } again: points { value date ` +
+            `} } other: series { points { date value } } } }`,
+          undefined,
+          key,
+        );
+        const body = (await thrice.json()) as {
+          data: { metric: { series: { points: unknown[]; again: unknown[] }[]; other: { points: unknown[] }[] } };
+        };
+        expect(thrice.status).toBe(200);
+        expect(body.data.metric.series[0]!.again.length).toBe(body.data.metric.series[0]!.points.length);
+        expect(remaining(thrice.headers.get('ratelimit'))).toBe(93 - 3 * 7);
+        // Dates and coverage of the series cost nothing more.
+        const dates = await service.graphql(
+          `{ ${fields} { series { firstDate lastDate points { date } } other: series { slug updatedAt } } }`,
+          undefined,
+          key,
+        );
+        await dates.arrayBuffer();
+        expect(remaining(dates.headers.get('ratelimit'))).toBe(93 - 3 * 7 - 7);
+      },
+    );
 
-    it('charges the points read through the catalog\'s coverage as each series\' whole history; its dates cost nothing more', async () => {
-      const key = await storedKey('rl-coverage', { burst: 100 });
-      const whole = { from: null, to: null, options: { interval: 'day', aggregation: 'avg', fill: 'none', transform: null, window: null } } as const;
-      const perSeries = priceRequest({ ...whole, slugs: ['one'] }, toEpochDay(TEST_LAST_DAY), []).cost;
-      expect(perSeries).toBeGreaterThanOrEqual(10);
+    it(
+      "charges the points read through the catalog's coverage as each series' " +
+        'whole history; its dates cost nothing more',
+      async () => {
+        const key = await storedKey('rl-coverage', { burst: 100 });
+        const whole = {
+          from: null,
+          to: null,
+          options: { interval: 'day', aggregation: 'avg', fill: 'none', transform: null, window: null },
+        } as const;
+        const perSeries = priceRequest({ ...whole, slugs: ['one'] }, toEpochDay(TEST_LAST_DAY), []).cost;
+        expect(perSeries).toBeGreaterThanOrEqual(10);
 
-      const dates = await service.graphql('{ metrics { coverage { slug firstDate lastDate } } }', undefined, key);
-      await dates.arrayBuffer();
-      const points = await service.graphql('{ metrics { coverage { slug points { date value } } } }', undefined, key);
-      const body = (await points.json()) as { errors?: { extensions?: { code?: string } }[] };
+        const dates = await service.graphql('{ metrics { coverage { slug firstDate lastDate } } }', undefined, key);
+        await dates.arrayBuffer();
+        const points = await service.graphql('{ metrics { coverage { slug points { date value } } } }', undefined, key);
+        const body = (await points.json()) as { errors?: { extensions?: { code?: string } }[] };
 
-      expect(dates.status).toBe(200);
-      expect(remaining(dates.headers.get('ratelimit'))).toBe(99);
-      // The 99 units left pay for the points of floor(99 / perSeries) series; the rest are refused.
-      expect(body.errors?.length).toBeGreaterThan(0);
-      expect(new Set(body.errors!.map((e) => e.extensions?.code))).toEqual(new Set(['RATE_LIMITED']));
-      expect(remaining(points.headers.get('ratelimit'))).toBe(99 - perSeries * Math.floor(99 / perSeries));
-    });
+        expect(dates.status).toBe(200);
+        expect(remaining(dates.headers.get('ratelimit'))).toBe(99);
+        // The 99 units left pay for the points of floor(99 / perSeries) series; the rest are refused.
+        expect(body.errors?.length).toBeGreaterThan(0);
+        expect(new Set(body.errors!.map((e) => e.extensions?.code))).toEqual(new Set(['RATE_LIMITED']));
+        expect(remaining(points.headers.get('ratelimit'))).toBe(99 - perSeries * Math.floor(99 / perSeries));
+      },
+    );
 
     it('charges a request for 76 projects over the whole range more than a small one', async () => {
       const key = await storedKey('rl-big', { burst: 2_000 });
@@ -440,53 +574,77 @@ for (const kind of STORE_KINDS) {
       expect([small.status, big.status]).toEqual([200, 200]);
       expect(remaining(small.ratelimit)).toBe(1_999);
       expect(allIssuers).toHaveLength(76);
-      const bigCost = priceRequest({ slugs: allIssuers, from: null, to: null, options: { interval: 'day', aggregation: 'avg', fill: 'none', transform: null, window: null } }, toEpochDay(today), []).cost;
+      const bigCost = priceRequest(
+        {
+          slugs: allIssuers,
+          from: null,
+          to: null,
+          options: { interval: 'day', aggregation: 'avg', fill: 'none', transform: null, window: null },
+        },
+        toEpochDay(today),
+        [],
+      ).cost;
       expect(bigCost).toBeGreaterThan(700);
       expect(remaining(big.ratelimit)).toBe(1_999 - bigCost);
     });
 
-    it('prices a series by the days it holds once they reach beyond ten years, in both APIs, and again once they are removed', async () => {
-      const key = await storedKey('rl-stored-days', { burst: 10_000 });
-      const { store, state, storedSpans } = service.running.services;
-      const projectId = state.directory!.idOf('transaction-fail-total', 'solana')!;
-      const ancient = '1936-07-01';
-      const ahead = '2031-06-30';
-      const rest = '/v1/metrics/transaction-fail-total?project=solana&start_date=2026-06-01&fill=null';
-      const gql = '{ metric(name: transaction_fail_total, projects: [solana], fill: NULL) { series { points { date } } } }';
-      const charged = async (send: () => Promise<Response>) => {
-        const res = await send();
-        await res.arrayBuffer();
-        expect(res.status).toBe(200);
-        return remaining(res.headers.get('ratelimit'));
-      };
-      await storedSpans.settled();
-      const assumed = Math.ceil(3_653 / 365); // ten years to the test's today, both ends counted
-      // June of the test's year is one unit over REST; GraphQL's field has no start, so the assumed ten years.
-      let left = 10_000 - 1;
-      expect(await charged(() => service.get(rest, { key }))).toBe(left);
-      expect(await charged(() => service.graphql(gql, undefined, key))).toBe((left -= assumed));
+    it(
+      'prices a series by the days it holds once they reach beyond ten years, ' +
+        'in both APIs, and again once they are removed',
+      async () => {
+        const key = await storedKey('rl-stored-days', { burst: 10_000 });
+        const { store, state, storedSpans } = service.running.services;
+        const projectId = state.directory!.idOf('transaction-fail-total', 'solana')!;
+        const ancient = '1936-07-01';
+        const ahead = '2031-06-30';
+        const rest = '/v1/metrics/transaction-fail-total?project=solana&start_date=2026-06-01&fill=null';
+        const gql =
+          '{ metric(name: transaction_fail_total, projects: [solana], fill: NULL) { series { points { date } } } }';
+        const charged = async (send: () => Promise<Response>) => {
+          const res = await send();
+          await res.arrayBuffer();
+          expect(res.status).toBe(200);
+          return remaining(res.headers.get('ratelimit'));
+        };
+        await storedSpans.settled();
+        const assumed = Math.ceil(3_653 / 365); // ten years to the test's today, both ends counted
+        // June of the test's year is one unit over REST; GraphQL's field has no start, so the assumed ten years.
+        let left = 10_000 - 1;
+        expect(await charged(() => service.get(rest, { key }))).toBe(left);
+        expect(await charged(() => service.graphql(gql, undefined, key))).toBe((left -= assumed));
 
-      await heard(service, () => upsertPoints(store, [{ projectId, day: ancient, value: '1', extra: null }, { projectId, day: ahead, value: '2', extra: null }]));
-      await storedSpans.settled();
-      const fromJune = toEpochDay(ahead) - toEpochDay('2026-06-01') + 1;
-      const whole = toEpochDay(ahead) - toEpochDay(ancient) + 1;
-      expect(await charged(() => service.get(rest, { key }))).toBe((left -= Math.ceil(fromJune / 365)));
-      expect(await charged(() => service.graphql(gql, undefined, key))).toBe((left -= Math.ceil(whole / 365)));
+        await heard(service, () =>
+          upsertPoints(store, [
+            { projectId, day: ancient, value: '1', extra: null },
+            { projectId, day: ahead, value: '2', extra: null },
+          ]),
+        );
+        await storedSpans.settled();
+        const fromJune = toEpochDay(ahead) - toEpochDay('2026-06-01') + 1;
+        const whole = toEpochDay(ahead) - toEpochDay(ancient) + 1;
+        expect(await charged(() => service.get(rest, { key }))).toBe((left -= Math.ceil(fromJune / 365)));
+        expect(await charged(() => service.graphql(gql, undefined, key))).toBe((left -= Math.ceil(whole / 365)));
 
-      await heard(service, () => removePoints(store, [{ projectId, day: ancient }, { projectId, day: ahead }]));
-      await storedSpans.settled();
-      expect(await charged(() => service.get(rest, { key }))).toBe((left -= 1));
-      expect(await charged(() => service.graphql(gql, undefined, key))).toBe((left -= assumed));
-    });
+        await heard(service, () =>
+          removePoints(store, [
+            { projectId, day: ancient },
+            { projectId, day: ahead },
+          ]),
+        );
+        await storedSpans.settled();
+        expect(await charged(() => service.get(rest, { key }))).toBe((left -= 1));
+        expect(await charged(() => service.graphql(gql, undefined, key))).toBe((left -= assumed));
+      },
+    );
 
-    it('leaves every other key\'s budget alone', async () => {
+    it("leaves every other key's budget alone", async () => {
       const other = await get(SMALL, 'rl-other');
 
       expect(other.status).toBe(200);
       expect(other.ratelimit).toBe('"default";r=4;t=60');
     });
 
-    it('applies a key\'s own limit from the database, and exempts a key whose own rate is 0', async () => {
+    it("applies a key's own limit from the database, and exempts a key whose own rate is 0", async () => {
       const limited = await storedKey('rl-own', { ratePerMinute: 6, burst: 2 });
       const exempt = await storedKey('rl-exempt', { ratePerMinute: 0 });
 

@@ -19,7 +19,11 @@ import { subscribeSse } from './support/sse.js';
  * replay is paused beyond the lag limit leaves rotation.
  */
 
-const RUNS = prerequisite(POSTGRES_BIN !== undefined, 'PostgreSQL server binaries (initdb, pg_basebackup)', 'install them with apt-get install postgresql');
+const RUNS = prerequisite(
+  POSTGRES_BIN !== undefined,
+  'PostgreSQL server binaries (initdb, pg_basebackup)',
+  'install them with apt-get install postgresql',
+);
 const PATH = '/v1/metrics/price?project=ethereum&start_date=2026-06-20';
 
 interface Ready {
@@ -46,7 +50,8 @@ describe.skipIf(!RUNS)('reads from a streaming standby', { timeout: 120_000 }, (
   const value = async (day: string, path = PATH, on = service) => {
     const res = await on.get(path);
     expect(res.status).toBe(200);
-    return ((await res.json()) as { ethereum: { date: string; value: number }[] }).ethereum.find((p) => p.date === day)?.value;
+    return ((await res.json()) as { ethereum: { date: string; value: number }[] }).ethereum.find((p) => p.date === day)
+      ?.value;
   };
 
   beforeAll(async () => {
@@ -57,7 +62,12 @@ describe.skipIf(!RUNS)('reads from a streaming standby', { timeout: 120_000 }, (
     standby = await createPrivatePostgres(primary);
     service = await startTestService(
       { name: 'postgres', available: true, open: async () => ({ store, url: primary.url, dispose: async () => {} }) },
-      { DATABASE_URL: primary.url, DATABASE_READ_URLS: standby.url, REPLICA_MAX_LAG_SECONDS: '2', RESPONSE_CACHE_MB: '0' },
+      {
+        DATABASE_URL: primary.url,
+        DATABASE_READ_URLS: standby.url,
+        REPLICA_MAX_LAG_SECONDS: '2',
+        RESPONSE_CACHE_MB: '0',
+      },
       { store: { store, url: primary.url, dispose: async () => {} } },
     );
     projectId = service.running.services.state.directory!.idOf('price', 'ethereum')!;
@@ -110,25 +120,32 @@ describe.skipIf(!RUNS)('reads from a streaming standby', { timeout: 120_000 }, (
     await until('the standby back in rotation', (x) => x.replicas?.[0]?.inUse === true);
   });
 
-  it('drops a standby whose replay is held back beyond the lag limit, and serves the new data from the primary', async () => {
-    const sql = postgres(standby.url, { max: 1, onnotice: () => {} });
-    try {
-      await sql`select pg_wal_replay_pause()`;
-      await upsertPoints(store, [{ projectId, day: '2026-06-26', value: '4321.25', extra: null }]);
-      const out = await until('the paused standby out of rotation', (x) => x.replicas?.[0]?.inUse === false, 10_000);
-      expect(out.replicas![0]!.reason).toMatch(/lags [\d.]+ s, more than 2 s|did not replay a write within 2 s/);
-      expect(await value('2026-06-26')).toBe(4321.25);
-      await sql`select pg_wal_replay_resume()`;
-      await until('the resumed standby back in rotation', (x) => x.replicas?.[0]?.inUse === true);
-      expect(await value('2026-06-26')).toBe(4321.25);
-    } finally {
-      await sql.end();
-    }
-  });
+  it(
+    'drops a standby whose replay is held back beyond the lag limit, and serves ' + 'the new data from the primary',
+    async () => {
+      const sql = postgres(standby.url, { max: 1, onnotice: () => {} });
+      try {
+        await sql`select pg_wal_replay_pause()`;
+        await upsertPoints(store, [{ projectId, day: '2026-06-26', value: '4321.25', extra: null }]);
+        const out = await until('the paused standby out of rotation', (x) => x.replicas?.[0]?.inUse === false, 10_000);
+        expect(out.replicas![0]!.reason).toMatch(/lags [\d.]+ s, more than 2 s|did not replay a write within 2 s/);
+        expect(await value('2026-06-26')).toBe(4321.25);
+        await sql`select pg_wal_replay_resume()`;
+        await until('the resumed standby back in rotation', (x) => x.replicas?.[0]?.inUse === true);
+        expect(await value('2026-06-26')).toBe(4321.25);
+      } finally {
+        await sql.end();
+      }
+    },
+  );
 
   it('tells subscribers of a write within the lag limit while a standby does not answer at all', async () => {
     await until('the standby in rotation', (x) => x.replicas?.[0]?.inUse === true);
-    const sub = await subscribeSse(service.url, 'subscription { seriesUpdated(name: price, projects: [ethereum]) { from to } }', TEST_KEY);
+    const sub = await subscribeSse(
+      service.url,
+      'subscription { seriesUpdated(name: price, projects: [ethereum]) { from to } }',
+      TEST_KEY,
+    );
     await standby.freeze(true);
     try {
       await upsertPoints(store, [{ projectId, day: '2026-06-27', value: '77.5', extra: null }]);
@@ -149,8 +166,17 @@ describe.skipIf(!RUNS)('reads from a streaming standby', { timeout: 120_000 }, (
     // last transaction it replayed committed.
     const own = openPostgres({ url: primary.url, poolSize: 4, statementTimeoutSeconds: 10, connectTimeoutSeconds: 5 });
     const patient = await startTestService(
-      { name: 'postgres', available: true, open: async () => ({ store: own, url: primary.url, dispose: async () => {} }) },
-      { DATABASE_URL: primary.url, DATABASE_READ_URLS: standby.url, REPLICA_MAX_LAG_SECONDS: '4', RESPONSE_CACHE_MB: '0' },
+      {
+        name: 'postgres',
+        available: true,
+        open: async () => ({ store: own, url: primary.url, dispose: async () => {} }),
+      },
+      {
+        DATABASE_URL: primary.url,
+        DATABASE_READ_URLS: standby.url,
+        REPLICA_MAX_LAG_SECONDS: '4',
+        RESPONSE_CACHE_MB: '0',
+      },
       { store: { store: own, url: primary.url, dispose: async () => {} } },
     );
     const sql = postgres(standby.url, { max: 1, onnotice: () => {} });
@@ -160,12 +186,12 @@ describe.skipIf(!RUNS)('reads from a streaming standby', { timeout: 120_000 }, (
       await sql`select pg_wal_replay_pause()`;
       await upsertPoints(store, [{ projectId, day: '2026-06-29', value: '6.25', extra: null }]);
       const seen: Ready[] = [];
-      for (const until = Date.now() + 1_500; Date.now() < until;) {
+      for (const until = Date.now() + 1_500; Date.now() < until; ) {
         seen.push(await ready(patient));
         await new Promise((r) => setTimeout(r, 100));
       }
       await sql`select pg_wal_replay_resume()`;
-      for (const until = Date.now() + 1_500; Date.now() < until;) {
+      for (const until = Date.now() + 1_500; Date.now() < until; ) {
         seen.push(await ready(patient));
         await new Promise((r) => setTimeout(r, 100));
       }
@@ -183,13 +209,24 @@ describe.skipIf(!RUNS)('reads from a streaming standby', { timeout: 120_000 }, (
     // Timeouts of 1 s each: a standby that has not answered within 2 s is given up.
     const own = openPostgres({ url: primary.url, poolSize: 4, statementTimeoutSeconds: 10, connectTimeoutSeconds: 5 });
     const quick = await startTestService(
-      { name: 'postgres', available: true, open: async () => ({ store: own, url: primary.url, dispose: async () => {} }) },
-      { DATABASE_URL: primary.url, DATABASE_READ_URLS: standby.url, STATEMENT_TIMEOUT_SECONDS: '1', CONNECT_TIMEOUT_SECONDS: '1', RESPONSE_CACHE_MB: '0' },
+      {
+        name: 'postgres',
+        available: true,
+        open: async () => ({ store: own, url: primary.url, dispose: async () => {} }),
+      },
+      {
+        DATABASE_URL: primary.url,
+        DATABASE_READ_URLS: standby.url,
+        STATEMENT_TIMEOUT_SECONDS: '1',
+        CONNECT_TIMEOUT_SECONDS: '1',
+        RESPONSE_CACHE_MB: '0',
+      },
       { store: { store: own, url: primary.url, dispose: async () => {} } },
     );
     const reads = [
       (day: string) => quick.get(`/v1/metrics/price?project=ethereum&start_date=${day}`),
-      (day: string) => quick.graphql(`{ metric(name: price, projects: [ethereum], from: "${day}") { series { points { date } } } }`),
+      (day: string) =>
+        quick.graphql(`{ metric(name: price, projects: [ethereum], from: "${day}") { series { points { date } } } }`),
       (day: string) => quick.get(`/v1/changes?since=${day}&limit=1`),
       (day: string) => quick.get(`/v1/export?metric=price&project=ethereum&start_date=${day}`),
     ];
@@ -201,10 +238,12 @@ describe.skipIf(!RUNS)('reads from a streaming standby', { timeout: 120_000 }, (
       // Thawed after 8 s whatever happens: without a bound of its own, a read waits for that.
       thaw = await standby.freezeAtMost(8_000);
       const t0 = Date.now();
-      const answers = await Promise.all(reads.map(async (read, i) => {
-        const res = await read(`2026-06-0${2 + i}`);
-        return { status: res.status, body: await res.text(), seconds: (Date.now() - t0) / 1000 };
-      }));
+      const answers = await Promise.all(
+        reads.map(async (read, i) => {
+          const res = await read(`2026-06-0${2 + i}`);
+          return { status: res.status, body: await res.text(), seconds: (Date.now() - t0) / 1000 };
+        }),
+      );
       for (const answer of answers) {
         expect(answer.status).toBe(200);
         expect(answer.body).not.toContain('"errors"');
@@ -218,62 +257,80 @@ describe.skipIf(!RUNS)('reads from a streaming standby', { timeout: 120_000 }, (
     await until('the thawed standby back in rotation', (x) => x.replicas?.[0]?.inUse === true);
   });
 
-  it('takes a standby back into rotation only once it has replayed every write announced while it was out', async () => {
-    // A lag limit of 9 s (checks every 3 s) and a standby that applies each write 5 s after
-    // its commit: restarted, it replays the first of two writes made while it was stopped,
-    // so its lag is within the limit, while the second, already announced, is not there yet.
-    // Its own pool: stopping a service closes its store.
-    const own = openPostgres({ url: primary.url, poolSize: 4, statementTimeoutSeconds: 10, connectTimeoutSeconds: 5 });
-    const roomy = await startTestService(
-      { name: 'postgres', available: true, open: async () => ({ store: own, url: primary.url, dispose: async () => {} }) },
-      { DATABASE_URL: primary.url, DATABASE_READ_URLS: standby.url, REPLICA_MAX_LAG_SECONDS: '9' },
-      { store: { store: own, url: primary.url, dispose: async () => {} } },
-    );
-    const setDelay = async (delay: string | null) => {
-      const sql = postgres(standby.url, { max: 1, onnotice: () => {} });
+  it(
+    'takes a standby back into rotation only once it has replayed every write ' + 'announced while it was out',
+    async () => {
+      // A lag limit of 9 s (checks every 3 s) and a standby that applies each write 5 s after
+      // its commit: restarted, it replays the first of two writes made while it was stopped,
+      // so its lag is within the limit, while the second, already announced, is not there yet.
+      // Its own pool: stopping a service closes its store.
+      const own = openPostgres({
+        url: primary.url,
+        poolSize: 4,
+        statementTimeoutSeconds: 10,
+        connectTimeoutSeconds: 5,
+      });
+      const roomy = await startTestService(
+        {
+          name: 'postgres',
+          available: true,
+          open: async () => ({ store: own, url: primary.url, dispose: async () => {} }),
+        },
+        { DATABASE_URL: primary.url, DATABASE_READ_URLS: standby.url, REPLICA_MAX_LAG_SECONDS: '9' },
+        { store: { store: own, url: primary.url, dispose: async () => {} } },
+      );
+      const setDelay = async (delay: string | null) => {
+        const sql = postgres(standby.url, { max: 1, onnotice: () => {} });
+        try {
+          if (delay === null) await sql.unsafe('alter system reset recovery_min_apply_delay');
+          else await sql.unsafe(`alter system set recovery_min_apply_delay = '${delay}'`);
+          await sql`select pg_reload_conf()`;
+        } finally {
+          await sql.end();
+        }
+      };
       try {
-        if (delay === null) await sql.unsafe('alter system reset recovery_min_apply_delay');
-        else await sql.unsafe(`alter system set recovery_min_apply_delay = '${delay}'`);
-        await sql`select pg_reload_conf()`;
-      } finally {
-        await sql.end();
-      }
-    };
-    try {
-      await until('the standby in rotation', (x) => x.replicas?.[0]?.inUse === true, 15_000, roomy);
-      await setDelay('5s');
-      await standby.stop('fast');
-      await until('the stopped standby out of rotation', (x) => x.replicas?.[0]?.inUse === false, 15_000, roomy);
-      const t0 = Date.now();
-      await heard(roomy, () => upsertPoints(store, [{ projectId, day: '2026-06-28', value: '1.25', extra: null }]));
-      await new Promise((r) => setTimeout(r, t0 + 3_500 - Date.now()));
-      const sub = await subscribeSse(roomy.url, 'subscription { seriesUpdated(name: price, projects: [ethereum]) { from } }', TEST_KEY);
-      try {
-        await upsertPoints(store, [{ projectId, day: '2026-06-28', value: '2.5', extra: null }]);
-        await sub.next(5_000);
-      } finally {
-        sub.close();
-      }
-      await standby.start();
-      const fixed = `${PATH.replace('2026-06-20', '2026-06-28')}`;
-      let inRotation = false;
-      for (let i = 0; Date.now() < t0 + 10_000; i++) {
-        // Each start date its own request, so the response cache cannot hide what the standby shows.
-        const uncached = `/v1/metrics/price?project=ethereum&start_date=${new Date(Date.parse('2026-01-01') + i * 86_400_000).toISOString().slice(0, 10)}`;
-        expect(await value('2026-06-28', uncached, roomy)).toBe(2.5);
+        await until('the standby in rotation', (x) => x.replicas?.[0]?.inUse === true, 15_000, roomy);
+        await setDelay('5s');
+        await standby.stop('fast');
+        await until('the stopped standby out of rotation', (x) => x.replicas?.[0]?.inUse === false, 15_000, roomy);
+        const t0 = Date.now();
+        await heard(roomy, () => upsertPoints(store, [{ projectId, day: '2026-06-28', value: '1.25', extra: null }]));
+        await new Promise((r) => setTimeout(r, t0 + 3_500 - Date.now()));
+        const sub = await subscribeSse(
+          roomy.url,
+          'subscription { seriesUpdated(name: price, projects: [ethereum]) { from } }',
+          TEST_KEY,
+        );
+        try {
+          await upsertPoints(store, [{ projectId, day: '2026-06-28', value: '2.5', extra: null }]);
+          await sub.next(5_000);
+        } finally {
+          sub.close();
+        }
+        await standby.start();
+        const fixed = `${PATH.replace('2026-06-20', '2026-06-28')}`;
+        let inRotation = false;
+        for (let i = 0; Date.now() < t0 + 10_000; i++) {
+          // Each start date its own request, so the response cache cannot hide what the standby shows.
+          const uncached =
+            `/v1/metrics/price?project=ethereum&start_date=` +
+            `${new Date(Date.parse('2026-01-01') + i * 86_400_000).toISOString().slice(0, 10)}`;
+          expect(await value('2026-06-28', uncached, roomy)).toBe(2.5);
+          expect(await value('2026-06-28', fixed, roomy)).toBe(2.5);
+          inRotation ||= (await ready(roomy)).replicas![0]!.inUse;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        await until('the restarted standby back in rotation', (x) => x.replicas?.[0]?.inUse === true, 15_000, roomy);
         expect(await value('2026-06-28', fixed, roomy)).toBe(2.5);
-        inRotation ||= (await ready(roomy)).replicas![0]!.inUse;
-        await new Promise((r) => setTimeout(r, 100));
+        expect(inRotation || (await ready(roomy)).replicas![0]!.inUse).toBe(true);
+      } finally {
+        await standby.start().catch(() => {});
+        await setDelay(null);
+        await roomy.stop();
       }
-      await until('the restarted standby back in rotation', (x) => x.replicas?.[0]?.inUse === true, 15_000, roomy);
-      expect(await value('2026-06-28', fixed, roomy)).toBe(2.5);
-      expect(inRotation || (await ready(roomy)).replicas![0]!.inUse).toBe(true);
-    } finally {
-      await standby.start().catch(() => {});
-      await setDelay(null);
-      await roomy.stop();
-    }
-  });
+    },
+  );
 
   it('answers a read the standby cancels for a conflict with recovery from the primary, never with a 5xx', async () => {
     await until('the standby in rotation', (x) => x.replicas?.[0]?.inUse === true);
@@ -283,23 +340,35 @@ describe.skipIf(!RUNS)('reads from a streaming standby', { timeout: 120_000 }, (
     // primary's WAL needs what it holds (here a lock on the point table, as a VACUUM truncating it takes).
     await onStandby.unsafe('alter system set max_standby_streaming_delay = 0');
     await onStandby`select pg_reload_conf()`;
-    const conflicts = async () => Number((await onStandby<{ n: string }[]>`select confl_lock + confl_snapshot as n from pg_stat_database_conflicts where datname = current_database()`)[0]!.n);
+    const conflicts = async () =>
+      Number(
+        (
+          await onStandby<
+            { n: string }[]
+          >`select confl_lock + confl_snapshot as n from pg_stat_database_conflicts where datname = current_database()`
+        )[0]!.n,
+      );
     const answers = new Map<string, number>();
     let reading = true;
     try {
       const before = await conflicts();
-      const readers = Promise.all(Array.from({ length: 6 }, async (_, reader) => {
-        for (let i = 0; reading; i++) {
-          const from = `2026-0${1 + ((i + reader) % 5)}-01`;
-          const res = i % 2 === 0
-            ? await service.get(`/v1/metrics/volume-usd?start_date=${from}`)
-            : await service.graphql(`{ metric(name: volume_usd, from: "${from}") { series { slug points { date value } } } }`);
-          const body = await res.text();
-          const answer = `${res.status}${body.includes('"errors"') ? ' with errors' : ''}`;
-          answers.set(answer, (answers.get(answer) ?? 0) + 1);
-        }
-      }));
-      for (const deadline = Date.now() + 30_000; (await conflicts()) - before < 3 && Date.now() < deadline;) {
+      const readers = Promise.all(
+        Array.from({ length: 6 }, async (_, reader) => {
+          for (let i = 0; reading; i++) {
+            const from = `2026-0${1 + ((i + reader) % 5)}-01`;
+            const res =
+              i % 2 === 0
+                ? await service.get(`/v1/metrics/volume-usd?start_date=${from}`)
+                : await service.graphql(
+                    `{ metric(name: volume_usd, from: "${from}") { series { slug points { date value } } } }`,
+                  );
+            const body = await res.text();
+            const answer = `${res.status}${body.includes('"errors"') ? ' with errors' : ''}`;
+            answers.set(answer, (answers.get(answer) ?? 0) + 1);
+          }
+        }),
+      );
+      for (const deadline = Date.now() + 30_000; (await conflicts()) - before < 3 && Date.now() < deadline; ) {
         await locker.begin((tx) => tx`lock table point in access exclusive mode`);
         await new Promise((r) => setTimeout(r, 30));
       }

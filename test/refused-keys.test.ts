@@ -16,26 +16,33 @@ describe('the limit on refused keys', () => {
     expect(() => loadConfig({ REFUSED_KEYS_PER_MINUTE: '-1' })).toThrow(/REFUSED_KEYS_PER_MINUTE/);
   });
 
-  it('lets an address present perMinute refused keys, then refuses it until a unit has refilled, and keeps addresses apart', () => {
-    let now = 1_000_000;
-    const limit = createRefusedKeyLimit(3, createMemoryRateLimitStore(), () => now);
-    for (let i = 0; i < 3; i += 1) {
+  it(
+    'lets an address present perMinute refused keys, then refuses it until ' +
+      'a unit has refilled, and keeps addresses apart',
+    () => {
+      let now = 1_000_000;
+      const limit = createRefusedKeyLimit(3, createMemoryRateLimitStore(), () => now);
+      for (let i = 0; i < 3; i += 1) {
+        limit.check('10.0.0.1');
+        limit.refused('10.0.0.1');
+      }
+      // The bucket is empty but nothing said so yet: the fourth refusal is the one over it.
       limit.check('10.0.0.1');
       limit.refused('10.0.0.1');
-    }
-    // The bucket is empty but nothing said so yet: the fourth refusal is the one over it.
-    limit.check('10.0.0.1');
-    limit.refused('10.0.0.1');
-    const refusal = catchError(() => limit.check('10.0.0.1'));
-    expect(refusal).toBeInstanceOf(ApiError);
-    expect(refusal).toMatchObject({ kind: 'rate-limited', headers: { 'retry-after': '20' } });
-    expect((refusal as Error).message).toBe('too many refused keys from this address (at most 3 a minute); keys not seen accepted before are not looked up for 20 s');
-    expect(catchError(() => limit.check('10.0.0.2'))).toBeUndefined();
-    now += 19_000;
-    expect(catchError(() => limit.check('10.0.0.1'))).toMatchObject({ headers: { 'retry-after': '1' } });
-    now += 1_000;
-    expect(catchError(() => limit.check('10.0.0.1'))).toBeUndefined();
-  });
+      const refusal = catchError(() => limit.check('10.0.0.1'));
+      expect(refusal).toBeInstanceOf(ApiError);
+      expect(refusal).toMatchObject({ kind: 'rate-limited', headers: { 'retry-after': '20' } });
+      expect((refusal as Error).message).toBe(
+        'too many refused keys from this address (at most 3 a minute); keys not ' +
+          'seen accepted before are not looked up for 20 s',
+      );
+      expect(catchError(() => limit.check('10.0.0.2'))).toBeUndefined();
+      now += 19_000;
+      expect(catchError(() => limit.check('10.0.0.1'))).toMatchObject({ headers: { 'retry-after': '1' } });
+      now += 1_000;
+      expect(catchError(() => limit.check('10.0.0.1'))).toBeUndefined();
+    },
+  );
 
   it('is no limit at 0 a minute', () => {
     const limit = createRefusedKeyLimit(0, createMemoryRateLimitStore(), () => 0);
@@ -59,7 +66,11 @@ for (const kind of STORE_KINDS) {
           return store.query(text, params, signal);
         },
       });
-      service = await startTestService(kind, { API_KEYS: CONFIGURED, REFUSED_KEYS_PER_MINUTE: '3' }, { wrapStore: counted });
+      service = await startTestService(
+        kind,
+        { API_KEYS: CONFIGURED, REFUSED_KEYS_PER_MINUTE: '3' },
+        { wrapStore: counted },
+      );
     });
 
     afterAll(async () => {
@@ -72,43 +83,58 @@ for (const kind of STORE_KINDS) {
       return key;
     };
 
-    it('looks up made-up keys until the address is over its limit, then answers a 429 problem without a lookup; keys seen accepted and configured ones still pass', async () => {
-      const used = await stored('rk-used');
-      const unused = await stored('rk-unused');
-      expect((await service.get(PATH, { key: used })).status).toBe(200);
-      // Not counted: a missing header, and an empty one.
-      for (const key of [null, '', null, '', null]) expect((await service.get(PATH, { key })).status).toBe(401);
+    it(
+      'looks up made-up keys until the address is over its limit, then answers ' +
+        'a 429 problem without a lookup; keys seen accepted and configured ones ' +
+        'still pass',
+      async () => {
+        const used = await stored('rk-used');
+        const unused = await stored('rk-unused');
+        expect((await service.get(PATH, { key: used })).status).toBe(200);
+        // Not counted: a missing header, and an empty one.
+        for (const key of [null, '', null, '', null]) expect((await service.get(PATH, { key })).status).toBe(401);
 
-      const before = lookups;
-      for (let i = 0; i < 4; i += 1) {
-        const res = await service.get(PATH, { key: `made-up-${i}-0123456789abcdef` });
-        expect(res.status).toBe(401);
-        expect(res.headers.get('content-type')).toBe('application/problem+json');
-      }
-      expect(lookups - before).toBe(4);
+        const before = lookups;
+        for (let i = 0; i < 4; i += 1) {
+          const res = await service.get(PATH, { key: `made-up-${i}-0123456789abcdef` });
+          expect(res.status).toBe(401);
+          expect(res.headers.get('content-type')).toBe('application/problem+json');
+        }
+        expect(lookups - before).toBe(4);
 
-      const refused = await service.get(PATH, { key: 'made-up-4-0123456789abcdef' });
-      expect(refused.status).toBe(429);
-      expect(refused.headers.get('content-type')).toBe('application/problem+json');
-      expect(refused.headers.get('retry-after')).toBe('20');
-      const problem = (await refused.json()) as { status: number; detail: string };
-      expect(problem).toMatchObject({ status: 429, detail: expect.stringContaining('too many refused keys from this address') });
-      // A stored key never seen accepted would need a lookup too: refused the same way.
-      expect((await service.get(PATH, { key: unused })).status).toBe(429);
-      expect(lookups - before).toBe(4);
+        const refused = await service.get(PATH, { key: 'made-up-4-0123456789abcdef' });
+        expect(refused.status).toBe(429);
+        expect(refused.headers.get('content-type')).toBe('application/problem+json');
+        expect(refused.headers.get('retry-after')).toBe('20');
+        const problem = (await refused.json()) as { status: number; detail: string };
+        expect(problem).toMatchObject({
+          status: 429,
+          detail: expect.stringContaining('too many refused keys from this address'),
+        });
+        // A stored key never seen accepted would need a lookup too: refused the same way.
+        expect((await service.get(PATH, { key: unused })).status).toBe(429);
+        expect(lookups - before).toBe(4);
 
-      // GraphQL answers with its own error shape and code.
-      const graphql = await service.get('/graphql', { key: 'made-up-5-0123456789abcdef', method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' }, body: JSON.stringify({ query: '{ __typename }' }) });
-      expect(graphql.status).toBe(429);
-      expect(((await graphql.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe('RATE_LIMITED');
+        // GraphQL answers with its own error shape and code.
+        const graphql = await service.get('/graphql', {
+          key: 'made-up-5-0123456789abcdef',
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+          body: JSON.stringify({ query: '{ __typename }' }),
+        });
+        expect(graphql.status).toBe(429);
+        expect(
+          ((await graphql.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code,
+        ).toBe('RATE_LIMITED');
 
-      // Keys that need no lookup pass as before.
-      const passing = await service.get(PATH, { key: used });
-      expect(passing.status).toBe(200);
-      expect(Object.keys((await passing.json()) as object)).toEqual(['ethereum']);
-      expect((await service.get(PATH, { key: CONFIGURED })).status).toBe(200);
-      expect(lookups - before).toBe(4);
-    });
+        // Keys that need no lookup pass as before.
+        const passing = await service.get(PATH, { key: used });
+        expect(passing.status).toBe(200);
+        expect(Object.keys((await passing.json()) as object)).toEqual(['ethereum']);
+        expect((await service.get(PATH, { key: CONFIGURED })).status).toBe(200);
+        expect(lookups - before).toBe(4);
+      },
+    );
 
     it('says so in /docs, with the configured number', async () => {
       const docs = await (await service.get('/docs', { key: null })).text();

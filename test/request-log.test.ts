@@ -19,11 +19,31 @@ function capture(logLevel: 'info' | 'warn') {
 }
 
 const CASES: RequestLine[] = [
-  { requestId: 'b3c0c6a4-5a1e-4f57-8e1b-2f0e1c9d8a77', method: 'GET', route: '/v1/metrics/:name', status: 200, ms: 3.141592653589793 },
+  {
+    requestId: 'b3c0c6a4-5a1e-4f57-8e1b-2f0e1c9d8a77',
+    method: 'GET',
+    route: '/v1/metrics/:name',
+    status: 200,
+    ms: Math.PI,
+  },
   { requestId: 'b3c0c6a4-5a1e-4f57-8e1b-2f0e1c9d8a77', method: 'HEAD', route: 'unmatched', status: 404, ms: 0.000123 },
   { requestId: 'x"y\\z', method: 'M"\u0001', route: '/a"b', status: 503, ms: 12 },
-  { requestId: 'b3c0c6a4-5a1e-4f57-8e1b-2f0e1c9d8a77', method: 'GET', route: '/v1/export', status: 200, outcome: 'given up', ms: 60_001.25 },
-  { requestId: 'b3c0c6a4-5a1e-4f57-8e1b-2f0e1c9d8a77', method: 'GET', route: '/v1/metrics/:name', status: 499, outcome: 'aborted', ms: 4.5 },
+  {
+    requestId: 'b3c0c6a4-5a1e-4f57-8e1b-2f0e1c9d8a77',
+    method: 'GET',
+    route: '/v1/export',
+    status: 200,
+    outcome: 'given up',
+    ms: 60_001.25,
+  },
+  {
+    requestId: 'b3c0c6a4-5a1e-4f57-8e1b-2f0e1c9d8a77',
+    method: 'GET',
+    route: '/v1/metrics/:name',
+    status: 499,
+    outcome: 'aborted',
+    ms: 4.5,
+  },
 ];
 
 describe('the request log line', () => {
@@ -41,10 +61,16 @@ describe('the request log line', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(ours.lines).toHaveLength(CASES.length);
     expect(ours.lines).toEqual(theirs.lines);
-    expect(JSON.parse(ours.lines[2]!)).toMatchObject({ level: 30, time: Date.UTC(2026, 2, 10, 12, 0, 0, 7), method: 'M"\u0001', route: '/a"b', msg: 'request' });
+    expect(JSON.parse(ours.lines[2]!)).toMatchObject({
+      level: 30,
+      time: Date.UTC(2026, 2, 10, 12, 0, 0, 7),
+      method: 'M"\u0001',
+      route: '/a"b',
+      msg: 'request',
+    });
   });
 
-  it('follows the logger\'s level, also when it changes', async () => {
+  it("follows the logger's level, also when it changes", async () => {
     const { logger, lines } = capture('warn');
     const logRequest = createRequestLog(logger);
     logRequest(CASES[0]!);
@@ -88,7 +114,7 @@ describe('log lines gathered into blocks', () => {
 });
 
 describe('error fields of log lines', () => {
-  it('name the cause of a start-up that cannot reach the database, never the URL\'s password', async () => {
+  it("name the cause of a start-up that cannot reach the database, never the URL's password", async () => {
     const lines: string[] = [];
     const sink = new Writable({
       write(chunk: Buffer, _encoding, done) {
@@ -97,14 +123,20 @@ describe('error fields of log lines', () => {
       },
     });
     // Nothing listens on port 1: each attempt fails with ECONNREFUSED.
-    const config = loadConfig({ PORT: '0', DATABASE_URL: 'postgres://someone:pw-never-logged@127.0.0.1:1/db', CONNECT_TIMEOUT_SECONDS: '1' });
+    const config = loadConfig({
+      PORT: '0',
+      DATABASE_URL: 'postgres://someone:pw-never-logged@127.0.0.1:1/db',
+      CONNECT_TIMEOUT_SECONDS: '1',
+    });
     const running = await startService(config, createLogger(config, sink));
     try {
       await until('a retry logged', () => lines.some((l) => l.includes('database not ready')));
     } finally {
       await running.close();
     }
-    const retry = lines.map((l) => JSON.parse(l) as { msg: string; err?: Record<string, unknown> }).find((l) => l.msg === 'database not ready; retrying');
+    const retry = lines
+      .map((l) => JSON.parse(l) as { msg: string; err?: Record<string, unknown> })
+      .find((l) => l.msg === 'database not ready; retrying');
     // The error was described twice (once by the caller, once by the logger's serializer): "[object Object]".
     expect(retry?.err).toMatchObject({ code: 'ECONNREFUSED', message: expect.stringContaining('ECONNREFUSED') });
     expect(lines.join('\n')).not.toContain('pw-never-logged');

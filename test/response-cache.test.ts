@@ -21,7 +21,9 @@ import { STORE_KINDS } from './support/stores.js';
  */
 
 const PATH = '/v1/metrics/token-price-usd?project=ethereum,solana&start_date=2026-06-01&end_date=2026-06-30';
-const QUERY = '{ metric(name: token_price_usd, projects: [ethereum], from: "2026-06-01", to: "2026-06-30") { series { slug points { date value } } } }';
+const QUERY =
+  '{ metric(name: token_price_usd, projects: [ethereum], from: "2026-06-01", ' +
+  'to: "2026-06-30") { series { slug points { date value } } } }';
 
 /** Counts statements that read the point table. */
 function pointReads() {
@@ -99,46 +101,71 @@ for (const kind of STORE_KINDS) {
       expect(probe.reads).toBe(0);
     });
 
-    it('answers every method but GET, POST and HEAD with 405 METHOD_NOT_ALLOWED, also with the body of a kept answer', async () => {
-      const body = JSON.stringify({ query: QUERY });
-      const headers = { 'content-type': 'application/json', accept: 'application/graphql-response+json' };
-      for (let round = 0; round < 2; round += 1) {
-        expect((await service.get('/graphql', { method: 'POST', headers, body })).status).toBe(200);
-        for (const method of ['DELETE', 'PATCH', 'PROPFIND']) {
-          const res = await service.get('/graphql', { method, headers, body });
-          const answer = JSON.parse(await res.text()) as { data?: unknown; errors: { extensions: { code: string } }[] };
-          expect(res.status, method).toBe(405);
-          expect(res.headers.get('allow'), method).toBe('GET, POST');
-          expect(answer.data, method).toBeUndefined();
-          expect(answer.errors.map((e) => e.extensions.code), method).toEqual(['METHOD_NOT_ALLOWED']);
+    it(
+      'answers every method but GET, POST and HEAD with 405 METHOD_NOT_ALLOWED, ' +
+        'also with the body of a kept answer',
+      async () => {
+        const body = JSON.stringify({ query: QUERY });
+        const headers = { 'content-type': 'application/json', accept: 'application/graphql-response+json' };
+        for (let round = 0; round < 2; round += 1) {
+          expect((await service.get('/graphql', { method: 'POST', headers, body })).status).toBe(200);
+          for (const method of ['DELETE', 'PATCH', 'PROPFIND']) {
+            const res = await service.get('/graphql', { method, headers, body });
+            const answer = JSON.parse(await res.text()) as {
+              data?: unknown;
+              errors: { extensions: { code: string } }[];
+            };
+            expect(res.status, method).toBe(405);
+            expect(res.headers.get('allow'), method).toBe('GET, POST');
+            expect(answer.data, method).toBeUndefined();
+            expect(
+              answer.errors.map((e) => e.extensions.code),
+              method,
+            ).toEqual(['METHOD_NOT_ALLOWED']);
+          }
         }
-      }
-    });
+      },
+    );
 
-    it('never answers a URL ending in /health (Yoga\'s health check) with a kept answer', async () => {
-      const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: QUERY }) };
+    it("never answers a URL ending in /health (Yoga's health check) with a kept answer", async () => {
+      const init = {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: QUERY }),
+      };
       expect((await service.get('/graphql', init)).status).toBe(200);
       expect((await service.get('/graphql', init)).status).toBe(200);
       expect(await (await service.get('/graphql?next=/health', init)).text()).not.toContain('ethereum');
     });
 
-    it('answers a large GraphQL query (written in parts) whole, as REST\'s points, and again from memory in the same bytes', async () => {
-      const issuers = CATALOG.byName.get('etf-aum-change-pct')!.projects;
-      const query = '{ metric(name: etf_aum_change_pct, from: "2026-01-01", to: "2026-06-30") { series { slug points { date value } } } }';
-      const first = await service.graphql(query);
-      const bytes = Buffer.from(await first.arrayBuffer());
-      expect(bytes.length).toBeGreaterThan(64 * 1024);
-      expect(first.headers.get('content-length')).toBe(String(bytes.length));
-      const series = (JSON.parse(bytes.toString('utf8')) as { data: { metric: { series: { slug: string; points: unknown[] }[] } } }).data.metric.series;
-      expect(series.map((s) => s.slug)).toEqual(issuers);
-      const rest = (await (await service.get('/v1/metrics/etf-aum-change-pct?start_date=2026-01-01&end_date=2026-06-30')).json()) as Record<string, { date: string; value: number }[]>;
-      for (const { slug, points } of series) expect(points).toEqual(rest[slug]!.map(({ date, value }) => ({ date, value })));
-      probe.reset();
-      const again = await service.graphql(query);
-      expect(again.headers.get('content-length')).toBe(String(bytes.length));
-      expect(Buffer.from(await again.arrayBuffer()).equals(bytes)).toBe(true);
-      expect(probe.reads).toBe(0);
-    });
+    it(
+      "answers a large GraphQL query (written in parts) whole, as REST's points, " +
+        'and again from memory in the same bytes',
+      async () => {
+        const issuers = CATALOG.byName.get('etf-aum-change-pct')!.projects;
+        const query =
+          '{ metric(name: etf_aum_change_pct, from: "2026-01-01", to: "2026-06-30") ' +
+          '{ series { slug points { date value } } } }';
+        const first = await service.graphql(query);
+        const bytes = Buffer.from(await first.arrayBuffer());
+        expect(bytes.length).toBeGreaterThan(64 * 1024);
+        expect(first.headers.get('content-length')).toBe(String(bytes.length));
+        const series = (
+          JSON.parse(bytes.toString('utf8')) as { data: { metric: { series: { slug: string; points: unknown[] }[] } } }
+        ).data.metric.series;
+        expect(series.map((s) => s.slug)).toEqual(issuers);
+        const rest = (await (
+          await service.get('/v1/metrics/etf-aum-change-pct?start_date=2026-01-01&end_date=2026-06-30')
+        ).json()) as Record<string, { date: string; value: number }[]>;
+        for (const { slug, points } of series)
+          expect(points).toEqual(rest[slug]!.map(({ date, value }) => ({ date, value })));
+        probe.reset();
+        const again = await service.graphql(query);
+        expect(again.headers.get('content-length')).toBe(String(bytes.length));
+        expect(Buffer.from(await again.arrayBuffer()).equals(bytes)).toBe(true);
+        expect(probe.reads).toBe(0);
+      },
+    );
 
     it('serves the new data right after a write is announced, on both APIs, as_of still the past', async () => {
       const before = (await (await service.get(PATH)).json()) as Record<string, { date: string; value: number }[]>;
@@ -150,28 +177,34 @@ for (const kind of STORE_KINDS) {
       const after = (await (await service.get(PATH)).json()) as typeof before;
       expect(after.ethereum!.find((p) => p.date === '2026-06-15')!.value).toBe(4242.5);
       expect(after.solana).toEqual(before.solana);
-      const graphql = (await (await service.graphql(QUERY)).json()) as { data: { metric: { series: { points: { date: string; value: number }[] }[] } } };
+      const graphql = (await (await service.graphql(QUERY)).json()) as {
+        data: { metric: { series: { points: { date: string; value: number }[] }[] } };
+      };
       expect(graphql.data.metric.series[0]!.points.find((p) => p.date === '2026-06-15')!.value).toBe(4242.5);
       expect(probe.reads).toBe(2);
       const past = (await (await service.get(`${PATH}&as_of=${instant}`)).json()) as typeof before;
       expect(past).toEqual(before);
     });
 
-    if (kind.name === 'postgres') it('serves the new data after an import in another process', async () => {
-      await service.get(PATH);
-      const file = join(dir, 'other-process.csv');
-      await writeFile(file, 'metric,project,date,value\ntoken-price-usd,solana,2026-06-16,77.25\n');
-      await heard(service, async () => {
-        const run = await npm('import', [file], { DATABASE_URL: service.databaseUrl!, LOG_LEVEL: 'warn' });
-        expect(run.code, run.stderr).toBe(0);
+    if (kind.name === 'postgres')
+      it('serves the new data after an import in another process', async () => {
+        await service.get(PATH);
+        const file = join(dir, 'other-process.csv');
+        await writeFile(file, 'metric,project,date,value\ntoken-price-usd,solana,2026-06-16,77.25\n');
+        await heard(service, async () => {
+          const run = await npm('import', [file], { DATABASE_URL: service.databaseUrl!, LOG_LEVEL: 'warn' });
+          expect(run.code, run.stderr).toBe(0);
+        });
+        const after = (await (await service.get(PATH)).json()) as Record<string, { date: string; value: number }[]>;
+        expect(after.solana!.find((p) => p.date === '2026-06-16')!.value).toBe(77.25);
       });
-      const after = (await (await service.get(PATH)).json()) as Record<string, { date: string; value: number }[]>;
-      expect(after.solana!.find((p) => p.date === '2026-06-16')!.value).toBe(77.25);
-    });
 
     it('charges every hit its units: a small bucket runs out on cached answers too', async () => {
       const key = generateApiKey();
-      await insertApiKey(service.running.services.store, 'cache-limited', hashApiKey(key), { ratePerMinute: 1, burst: 3 });
+      await insertApiKey(service.running.services.store, 'cache-limited', hashApiKey(key), {
+        ratePerMinute: 1,
+        burst: 3,
+      });
       const statuses: number[] = [];
       for (let i = 0; i < 5; i++) statuses.push((await service.get(PATH, { key })).status);
       expect(statuses).toEqual([200, 200, 200, 429, 429]);
@@ -201,7 +234,8 @@ describe('the response cache bound', () => {
     } finally {
       await Promise.all([service.stop(), off.stop()]);
     }
-  }, 90_000); // two seeded embedded services and 288 requests: 14 s alone, over 30 s beside the rest of the suite on two cores
+    // two seeded embedded services and 288 requests: over 30 s beside the rest of the suite
+  }, 90_000);
 
   /**
    * A service with a 1 MB cache, which keeps no entry over 64 KB (a sixteenth), and the body
@@ -233,7 +267,10 @@ describe('the response cache bound', () => {
   it('joins no copy of a large GraphQL answer for the cache when it is too large to keep', async () => {
     const { service, cache, offered } = await withSmallCache();
     try {
-      const res = await service.graphql('{ metric(name: etf_aum_change_pct, from: "2026-01-01", to: "2026-06-30") { series { slug points { date value } } } }');
+      const res = await service.graphql(
+        '{ metric(name: etf_aum_change_pct, from: "2026-01-01", to: "2026-06-30") ' +
+          '{ series { slug points { date value } } } }',
+      );
       const bytes = Buffer.from(await res.arrayBuffer());
       expect(bytes.length).toBeGreaterThan(64 * 1024);
       expect(res.headers.get('content-length')).toBe(String(bytes.length));
@@ -270,7 +307,11 @@ describe('the answer keeper', () => {
     const paying = meter();
     expect((await lookUpAnswer(cache, 'k', paying)).kept?.cost).toBe(4);
     expect(paying.charges).toEqual([4]);
-    const broke = { charge: async () => { throw new ApiError('rate-limited', 'no'); } };
+    const broke = {
+      charge: async () => {
+        throw new ApiError('rate-limited', 'no');
+      },
+    };
     expect((await lookUpAnswer(cache, 'k', broke)).kept).toBeUndefined();
     expect((await lookUpAnswer(cache, undefined, paying)).keeps(1)).toBe(false);
   });

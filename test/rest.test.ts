@@ -25,7 +25,13 @@ for (const kind of STORE_KINDS) {
     const expectProblem = async (res: Response, status: number) => {
       expect(res.status).toBe(status);
       expect(res.headers.get('content-type')).toBe(PROBLEM);
-      const body = (await res.json()) as { type: string; title: string; status: number; detail: string; errors?: { param: string; message: string }[] };
+      const body = (await res.json()) as {
+        type: string;
+        title: string;
+        status: number;
+        detail: string;
+        errors?: { param: string; message: string }[];
+      };
       expect(body.status).toBe(status);
       expect(body.type).toMatch(/^\/docs#problem-/);
       expect(typeof body.title).toBe('string');
@@ -34,7 +40,9 @@ for (const kind of STORE_KINDS) {
     };
 
     it('returns one key per requested project in request order, each ascending by date', async () => {
-      const { res, body } = await json('/v1/metrics/token-price-usd?project=solana,arbitrum,ethereum&start_date=2026-01-01&end_date=2026-01-31');
+      const { res, body } = await json(
+        '/v1/metrics/token-price-usd?project=solana,arbitrum,ethereum&start_date=2026-01-01&end_date=2026-01-31',
+      );
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toBe('application/json');
       expect(Object.keys(body)).toEqual(['solana', 'arbitrum', 'ethereum']);
@@ -48,17 +56,23 @@ for (const kind of STORE_KINDS) {
     it('includes both bounds', async () => {
       const { body: all } = await json('/v1/metrics/volume-usd?project=binance');
       const [first, , third] = all.binance!.slice(100, 103);
-      const { body } = await json(`/v1/metrics/volume-usd?project=binance&start_date=${first!.date}&end_date=${third!.date}`);
+      const { body } = await json(
+        `/v1/metrics/volume-usd?project=binance&start_date=${first!.date}&end_date=${third!.date}`,
+      );
       expect(body.binance).toEqual(all.binance!.slice(100, 103));
-      const { body: single } = await json(`/v1/metrics/volume-usd?project=binance&start_date=${first!.date}&end_date=${first!.date}`);
+      const { body: single } = await json(
+        `/v1/metrics/volume-usd?project=binance&start_date=${first!.date}&end_date=${first!.date}`,
+      );
       expect(single.binance).toEqual([first]);
     });
 
     it('defaults to the earliest and the latest stored day when bounds are omitted', async () => {
       const { body: all } = await json('/v1/metrics/price?project=ethereum');
       const stored = await svc.running.services.store.query<{ first: string; last: string; n: number }>(
-        `select min(day)::text as first, max(day)::text as last, count(*)::integer as n from point pt
-         join project p on p.id = pt.project_id join metric m on m.id = p.metric_id where m.name = 'price' and p.slug = 'ethereum'`,
+        `select min(day)::text as first, max(day)::text as last, count(*)::integer ` +
+          `as n from point pt
+         join project p on p.id = pt.project_id join metric m on m.id ` +
+          `= p.metric_id where m.name = 'price' and p.slug = 'ethereum'`,
       );
       expect(all.ethereum!.length).toBe(stored[0]!.n);
       expect(all.ethereum![0]!.date).toBe(stored[0]!.first);
@@ -75,35 +89,48 @@ for (const kind of STORE_KINDS) {
       expect(Object.keys(body)).toEqual(CATALOG.byName.get('staking-apy')!.projects);
     });
 
-    it.each(CATALOG.metrics.filter((m) => m.projectRequired).map((m) => m.name))('requires project for %s', async (name) => {
-      const problem = await expectProblem(await svc.get(`/v1/metrics/${name}`), 400);
-      expect(problem.errors).toEqual([{ param: 'project', message: expect.stringContaining('required') }]);
-      expect(problem.errors![0]!.message).toContain(CATALOG.byName.get(name)!.projects[0]!);
-    });
+    it.each(CATALOG.metrics.filter((m) => m.projectRequired).map((m) => m.name))(
+      'requires project for %s',
+      async (name) => {
+        const problem = await expectProblem(await svc.get(`/v1/metrics/${name}`), 400);
+        expect(problem.errors).toEqual([{ param: 'project', message: expect.stringContaining('required') }]);
+        expect(problem.errors![0]!.message).toContain(CATALOG.byName.get(name)!.projects[0]!);
+      },
+    );
 
     it('serves every metric of the catalog with the right value kind', async () => {
       for (const metric of CATALOG.metrics) {
         const slugs = metric.projects.slice(0, 2);
-        const { res, body } = await json(`/v1/metrics/${metric.name}?project=${slugs.join(',')}&start_date=2026-05-01&end_date=2026-06-30`);
+        const { res, body } = await json(
+          `/v1/metrics/${metric.name}?project=${slugs.join(',')}&start_date=2026-05-01&end_date=2026-06-30`,
+        );
         expect(res.status, metric.name).toBe(200);
         expect(Object.keys(body), metric.name).toEqual(slugs);
         const points = Object.values(body).flat();
         expect(points.length, metric.name).toBeGreaterThan(0);
-        if (metric.valueKind === 'integer') expect(points.every((p) => Number.isInteger(p.value)), metric.name).toBe(true);
+        if (metric.valueKind === 'integer')
+          expect(
+            points.every((p) => Number.isInteger(p.value)),
+            metric.name,
+          ).toBe(true);
         const keys = new Set(points.flatMap((p) => Object.keys(p)));
         expect([...keys].sort(), metric.name).toEqual(['date', 'value', ...metric.extraFields].sort());
       }
     });
 
     it('writes integer metrics as JSON integers', async () => {
-      const res = await svc.get('/v1/metrics/transaction-fail-total?project=ethereum&start_date=2026-06-01&end_date=2026-06-05');
+      const res = await svc.get(
+        '/v1/metrics/transaction-fail-total?project=ethereum&start_date=2026-06-01&end_date=2026-06-05',
+      );
       const text = await res.text();
       expect(text).toMatch(/"value":\d+[,}]/);
       expect(text).not.toMatch(/"value":\d+\.\d/);
     });
 
     it('collapses duplicate slugs, keeping the first position', async () => {
-      const { body } = await json('/v1/metrics/price?project=solana,ethereum,solana&start_date=2026-06-01&end_date=2026-06-02');
+      const { body } = await json(
+        '/v1/metrics/price?project=solana,ethereum,solana&start_date=2026-06-01&end_date=2026-06-02',
+      );
       expect(Object.keys(body)).toEqual(['solana', 'ethereum']);
     });
 
@@ -129,30 +156,49 @@ for (const kind of STORE_KINDS) {
       expect(problem.errors![0]!.message).toContain('arbitrum, ethereum, solana');
     });
 
-    it.each(['ethereum,,solana', 'ethereum,', ',ethereum', ''])('refuses the empty segment in project=%s', async (value) => {
-      const problem = await expectProblem(await svc.get(`/v1/metrics/price?project=${value}`), 400);
-      expect(problem.errors!.some((e) => e.param === 'project' && e.message.includes('empty'))).toBe(true);
-    });
-
-    it.each(['2024-02-30', '2023-02-29', '20240105', '2024-1-05', '+002024-01-05', '2024-01-05T00:00:00Z', 'yesterday'])(
-      'refuses the date %s',
-      async (date) => {
-        const problem = await expectProblem(await svc.get(`/v1/metrics/price?project=ethereum&start_date=${encodeURIComponent(date)}`), 400);
-        expect(problem.errors).toEqual([{ param: 'start_date', message: expect.stringContaining('YYYY-MM-DD') }]);
+    it.each(['ethereum,,solana', 'ethereum,', ',ethereum', ''])(
+      'refuses the empty segment in project=%s',
+      async (value) => {
+        const problem = await expectProblem(await svc.get(`/v1/metrics/price?project=${value}`), 400);
+        expect(problem.errors!.some((e) => e.param === 'project' && e.message.includes('empty'))).toBe(true);
       },
     );
 
+    it.each([
+      '2024-02-30',
+      '2023-02-29',
+      '20240105',
+      '2024-1-05',
+      '+002024-01-05',
+      '2024-01-05T00:00:00Z',
+      'yesterday',
+    ])('refuses the date %s', async (date) => {
+      const problem = await expectProblem(
+        await svc.get(`/v1/metrics/price?project=ethereum&start_date=${encodeURIComponent(date)}`),
+        400,
+      );
+      expect(problem.errors).toEqual([{ param: 'start_date', message: expect.stringContaining('YYYY-MM-DD') }]);
+    });
+
     it('accepts 29 February in a leap year', async () => {
-      expect((await svc.get('/v1/metrics/price?project=ethereum&start_date=2024-02-29&end_date=2024-02-29')).status).toBe(200);
+      expect(
+        (await svc.get('/v1/metrics/price?project=ethereum&start_date=2024-02-29&end_date=2024-02-29')).status,
+      ).toBe(200);
     });
 
     it('refuses a start date after the end date', async () => {
-      const problem = await expectProblem(await svc.get('/v1/metrics/price?project=ethereum&start_date=2026-02-02&end_date=2026-02-01'), 400);
+      const problem = await expectProblem(
+        await svc.get('/v1/metrics/price?project=ethereum&start_date=2026-02-02&end_date=2026-02-01'),
+        400,
+      );
       expect(problem.errors).toEqual([{ param: 'start_date', message: expect.stringContaining('after') }]);
     });
 
     it('refuses unknown parameters, naming them (a startDate typo included)', async () => {
-      const problem = await expectProblem(await svc.get('/v1/metrics/price?project=ethereum&startDate=2026-01-01&limit=5'), 400);
+      const problem = await expectProblem(
+        await svc.get('/v1/metrics/price?project=ethereum&startDate=2026-01-01&limit=5'),
+        400,
+      );
       expect(problem.errors!.map((e) => e.param)).toEqual(['startDate', 'limit']);
     });
 
@@ -201,8 +247,17 @@ for (const kind of STORE_KINDS) {
       });
 
       it('ignores a key sent in the query string or a cookie', async () => {
-        await expectProblem(await svc.get(`/v1/metrics/price?project=ethereum&x-api-key=${TEST_KEY}`, { key: null }), 401);
-        await expectProblem(await svc.get('/v1/metrics/price?project=ethereum', { key: null, headers: { cookie: `x-api-key=${TEST_KEY}` } }), 401);
+        await expectProblem(
+          await svc.get(`/v1/metrics/price?project=ethereum&x-api-key=${TEST_KEY}`, { key: null }),
+          401,
+        );
+        await expectProblem(
+          await svc.get('/v1/metrics/price?project=ethereum', {
+            key: null,
+            headers: { cookie: `x-api-key=${TEST_KEY}` },
+          }),
+          401,
+        );
       });
 
       it('never writes a key into the logs', async () => {
@@ -217,22 +272,26 @@ for (const kind of STORE_KINDS) {
     describe('HTTP caching and compression', () => {
       const path = '/v1/metrics/etf-aum-change-pct?start_date=2026-01-01';
 
-      it('gives each kind of answer the caching /docs states: CACHE_MAX_AGE_SECONDS for series and catalog, 300 for OpenAPI, no-store for changes and export', async () => {
-        const expected: [string, string, boolean][] = [
-          [path, 'private, max-age=60', true],
-          ['/v1/metrics', 'private, max-age=60', true],
-          ['/v1/openapi.json', 'private, max-age=300', true],
-          ['/v1/changes?since=2026-01-01', 'no-store', true],
-          ['/v1/export?metric=price&project=ethereum&start_date=2026-01-01&end_date=2026-01-31', 'no-store', false],
-        ];
-        for (const [asked, cacheControl, etag] of expected) {
-          const res = await svc.get(asked);
-          expect(res.status, asked).toBe(200);
-          expect(res.headers.get('cache-control'), asked).toBe(cacheControl);
-          expect(res.headers.get('etag') !== null, asked).toBe(etag);
-          await res.arrayBuffer();
-        }
-      });
+      it(
+        'gives each kind of answer the caching /docs states: CACHE_MAX_AGE_SECONDS ' +
+          'for series and catalog, 300 for OpenAPI, no-store for changes and export',
+        async () => {
+          const expected: [string, string, boolean][] = [
+            [path, 'private, max-age=60', true],
+            ['/v1/metrics', 'private, max-age=60', true],
+            ['/v1/openapi.json', 'private, max-age=300', true],
+            ['/v1/changes?since=2026-01-01', 'no-store', true],
+            ['/v1/export?metric=price&project=ethereum&start_date=2026-01-01&end_date=2026-01-31', 'no-store', false],
+          ];
+          for (const [asked, cacheControl, etag] of expected) {
+            const res = await svc.get(asked);
+            expect(res.status, asked).toBe(200);
+            expect(res.headers.get('cache-control'), asked).toBe(cacheControl);
+            expect(res.headers.get('etag') !== null, asked).toBe(etag);
+            await res.arrayBuffer();
+          }
+        },
+      );
 
       it('sends an ETag and private Cache-Control, and 304 for a matching If-None-Match', async () => {
         const first = await svc.get(path);
@@ -246,22 +305,25 @@ for (const kind of STORE_KINDS) {
         expect(other.status).toBe(200);
       });
 
-      it('answers If-None-Match: * with 304 for a series that exists, read or kept, and an unknown metric with 404', async () => {
-        // RFC 9110 §13.1.2: "*" matches any current representation; a failed condition on GET is a 304.
-        const asked = '/v1/metrics/price?project=ethereum&start_date=2026-03-01&end_date=2026-03-31';
-        const star = { headers: { 'if-none-match': '*' } };
-        const read = await svc.get(asked, star);
-        expect(read.status).toBe(304);
-        expect(await read.text()).toBe('');
-        expect(read.headers.get('etag')).toMatch(/^W\/"[\w-]+"$/);
-        const plain = await svc.get(asked);
-        expect(plain.status).toBe(200);
-        expect(((await plain.json()) as Body).ethereum!.length).toBeGreaterThan(0);
-        const kept = await svc.get(asked, star);
-        expect(kept.status).toBe(304);
-        expect(kept.headers.get('etag')).toBe(plain.headers.get('etag'));
-        expect((await svc.get('/v1/metrics/nope', star)).status).toBe(404);
-      });
+      it(
+        'answers If-None-Match: * with 304 for a series that exists, read or kept, ' + 'and an unknown metric with 404',
+        async () => {
+          // RFC 9110 §13.1.2: "*" matches any current representation; a failed condition on GET is a 304.
+          const asked = '/v1/metrics/price?project=ethereum&start_date=2026-03-01&end_date=2026-03-31';
+          const star = { headers: { 'if-none-match': '*' } };
+          const read = await svc.get(asked, star);
+          expect(read.status).toBe(304);
+          expect(await read.text()).toBe('');
+          expect(read.headers.get('etag')).toMatch(/^W\/"[\w-]+"$/);
+          const plain = await svc.get(asked);
+          expect(plain.status).toBe(200);
+          expect(((await plain.json()) as Body).ethereum!.length).toBeGreaterThan(0);
+          const kept = await svc.get(asked, star);
+          expect(kept.status).toBe(304);
+          expect(kept.headers.get('etag')).toBe(plain.headers.get('etag'));
+          expect((await svc.get('/v1/metrics/nope', star)).status).toBe(404);
+        },
+      );
 
       it('gives different ETags to different bodies', async () => {
         const a = await svc.get('/v1/metrics/price?project=ethereum&start_date=2026-01-01');
@@ -272,7 +334,9 @@ for (const kind of STORE_KINDS) {
       it('compresses large bodies with brotli or gzip when asked, and not small ones', async () => {
         const plain = await (await svc.get(path)).text();
         for (const encoding of ['br', 'gzip']) {
-          const res = await fetch(`${svc.url}${path}`, { headers: { 'x-api-key': TEST_KEY, 'accept-encoding': encoding } });
+          const res = await fetch(`${svc.url}${path}`, {
+            headers: { 'x-api-key': TEST_KEY, 'accept-encoding': encoding },
+          });
           expect(res.headers.get('content-encoding')).toBe(encoding);
           expect(res.headers.get('vary')).toContain('Accept-Encoding');
           // fetch decodes transparently; the raw length tells that the wire bytes were compressed.
@@ -317,10 +381,12 @@ for (const kind of STORE_KINDS) {
       const old = (await before.json()) as Body;
       const day = old.solana![0]!.date;
       const solana = await projectId(svc.running.services.store, 'price', 'solana');
-      await heard(svc, () => svc.running.services.store.query(
-        'update point set value = value + 1 where day = $1 and project_id = $2',
-        [day, solana],
-      ));
+      await heard(svc, () =>
+        svc.running.services.store.query('update point set value = value + 1 where day = $1 and project_id = $2', [
+          day,
+          solana,
+        ]),
+      );
       const after = await svc.get(path, { headers: { 'if-none-match': etag } });
       expect(after.status).toBe(200);
       expect(after.headers.get('etag')).not.toBe(etag);
@@ -329,21 +395,51 @@ for (const kind of STORE_KINDS) {
     });
 
     describe('the catalog listing', () => {
-      it('lists every metric with its value kind, required flag, default aggregation, slugs, date coverage and last write', async () => {
-        const { res, body } = await json('/v1/metrics');
-        expect(res.status).toBe(200);
-        const metrics = body.metrics as unknown as { name: string; valueKind: string; projectRequired: boolean; defaultAggregation: string; projects: { slug: string; firstDate: string; lastDate: string; updatedAt: string }[] }[];
-        expect(metrics.map((m) => m.name)).toEqual(CATALOG.metrics.map((m) => m.name));
-        const price = metrics.find((m) => m.name === 'price')!;
-        expect(price).toMatchObject({ valueKind: 'decimal', projectRequired: true, defaultAggregation: 'avg' });
-        expect(metrics.find((m) => m.name === 'volume-usd')!.defaultAggregation).toBe('sum');
-        expect(metrics.find((m) => m.name === 'stablecoin-supply-total-usd')!.defaultAggregation).toBe('last');
-        const res2 = await svc.get('/v1/metrics/price?project=ethereum');
-        const eth = (await res2.json()) as Record<string, { date: string }[]>;
-        const entry = price.projects.find((p) => p.slug === 'ethereum')!;
-        expect(entry).toEqual({ slug: 'ethereum', firstDate: eth.ethereum![0]!.date, lastDate: eth.ethereum!.at(-1)!.date, updatedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/) });
-        // The same write time a series answer states as Last-Modified (in whole seconds).
-        expect(res2.headers.get('last-modified')).toBe(new Date(Math.floor(Date.parse(entry.updatedAt) / 1000) * 1000).toUTCString());
+      it(
+        'lists every metric with its value kind, required flag, default aggregation, ' +
+          'slugs, date coverage and last write',
+        async () => {
+          const { res, body } = await json('/v1/metrics');
+          expect(res.status).toBe(200);
+          const metrics = body.metrics as unknown as {
+            name: string;
+            valueKind: string;
+            projectRequired: boolean;
+            defaultAggregation: string;
+            projects: { slug: string; firstDate: string; lastDate: string; updatedAt: string }[];
+          }[];
+          expect(metrics.map((m) => m.name)).toEqual(CATALOG.metrics.map((m) => m.name));
+          const price = metrics.find((m) => m.name === 'price')!;
+          expect(price).toMatchObject({ valueKind: 'decimal', projectRequired: true, defaultAggregation: 'avg' });
+          expect(metrics.find((m) => m.name === 'volume-usd')!.defaultAggregation).toBe('sum');
+          expect(metrics.find((m) => m.name === 'stablecoin-supply-total-usd')!.defaultAggregation).toBe('last');
+          const res2 = await svc.get('/v1/metrics/price?project=ethereum');
+          const eth = (await res2.json()) as Record<string, { date: string }[]>;
+          const entry = price.projects.find((p) => p.slug === 'ethereum')!;
+          expect(entry).toEqual({
+            slug: 'ethereum',
+            firstDate: eth.ethereum![0]!.date,
+            lastDate: eth.ethereum!.at(-1)!.date,
+            updatedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/),
+          });
+          // The same write time a series answer states as Last-Modified (in whole seconds).
+          expect(res2.headers.get('last-modified')).toBe(
+            new Date(Math.floor(Date.parse(entry.updatedAt) / 1000) * 1000).toUTCString(),
+          );
+        },
+      );
+
+      it('takes no parameters: an unknown one is a 400 naming it, as on the series paths', async () => {
+        const problem = await expectProblem(await svc.get('/v1/metrics?project=ethereum&format=csv'), 400);
+        expect(problem.errors).toEqual([
+          { param: 'project', message: 'unknown parameter "project"; expected none' },
+          { param: 'format', message: 'unknown parameter "format"; expected none' },
+        ]);
+        // Without parameters, the same listing as ever.
+        const plain = await svc.get('/v1/metrics');
+        const bare = await svc.get('/v1/metrics?');
+        expect(plain.status).toBe(200);
+        expect(await bare.text()).toBe(await plain.text());
       });
     });
 
@@ -365,9 +461,25 @@ for (const kind of STORE_KINDS) {
         expect(res.status).toBe(200);
         expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
         const html = await res.text();
-        for (const decision of ['real days only', 'Both bounds are inclusive', 'earliest stored day', 'duplicates collapsed', 'case-sensitive',
-          'unknown parameter', 'repeated one', 'unknown metric is a 404', '405', 'If-None-Match', '16 KB get 431', '1 MB get 413',
-          'WWW-Authenticate', 'Retry-After', 'same validation code', 'GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED']) {
+        for (const decision of [
+          'real days only',
+          'Both bounds are inclusive',
+          'earliest stored day',
+          'duplicates collapsed',
+          'case-sensitive',
+          'unknown parameter',
+          'repeated one',
+          'unknown metric is a 404',
+          '405',
+          'If-None-Match',
+          '16 KB get 431',
+          '1 MB get 413',
+          'WWW-Authenticate',
+          'Retry-After',
+          'same validation code',
+          'GRAPHQL_PARSE_FAILED',
+          'GRAPHQL_VALIDATION_FAILED',
+        ]) {
           expect(html, decision).toContain(decision);
         }
         for (const metric of CATALOG.metrics) expect(html).toContain(`/v1/metrics/${metric.name}`);
@@ -397,36 +509,54 @@ for (const kind of STORE_KINDS) {
       });
 
       it('answers a GraphQL URL over 16 KB with a 431 GraphQL error', async () => {
-        const res = await svc.fetch(`/graphql?query=${encodeURIComponent(`{ metrics { name } } #${'x'.repeat(17_000)}`)}`);
+        const res = await svc.fetch(
+          `/graphql?query=${encodeURIComponent(`{ metrics { name } } #${'x'.repeat(17_000)}`)}`,
+        );
         expect(res.status).toBe(431);
         expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
         expect(await res.json()).toEqual({
-          errors: [{ message: 'the request line and header fields are limited to 16384 bytes', extensions: { code: 'REQUEST_HEADER_FIELDS_TOO_LARGE' } }],
+          errors: [
+            {
+              message: 'the request line and header fields are limited to 16384 bytes',
+              extensions: { code: 'REQUEST_HEADER_FIELDS_TOO_LARGE' },
+            },
+          ],
         });
       });
 
-      it('answers a request line HTTP does not allow with a 400 in the error format of its path, on a real socket', async () => {
-        // Full-width digits sent as raw UTF-8 bytes, not percent-encoded: Node's parser refuses the request line.
-        const rest = await rawRequest(svc.url, `GET /v1/metrics/token-price-usd?project=ethereum&start_date=\uFF10\uFF12 HTTP/1.1\r\nhost: x\r\nx-api-key: ${TEST_KEY}\r\n\r\n`);
-        expect(rest.head).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
-        expect(rest.head).toMatch(/\r\ncontent-type: application\/problem\+json\r\n/);
-        expect(rest.head).toMatch(/\r\nx-content-type-options: nosniff\r\n/);
-        expect(JSON.parse(rest.body)).toEqual({
-          type: '/docs#problem-bad-request',
-          title: 'Bad Request',
-          status: 400,
-          detail: 'the request is not valid HTTP/1.1: its request line or a header field holds what HTTP does not allow (URLs are percent-encoded ASCII)',
-        });
-        const graphql = await rawRequest(svc.url, 'GET /graphql?query={\u00e9} HTTP/1.1\r\nhost: x\r\n\r\n');
-        expect(graphql.head).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
-        expect(graphql.head).toMatch(/\r\ncontent-type: application\/json; charset=utf-8\r\n/);
-        expect(JSON.parse(graphql.body)).toMatchObject({ errors: [{ extensions: { code: 'BAD_USER_INPUT' } }] });
-        const health = await svc.get('/healthz', { key: null });
-        expect(health.status).toBe(200);
-      });
+      it(
+        'answers a request line HTTP does not allow with a 400 in the error format ' + 'of its path, on a real socket',
+        async () => {
+          // Full-width digits sent as raw UTF-8 bytes, not percent-encoded: Node's parser refuses the request line.
+          const rest = await rawRequest(
+            svc.url,
+            `GET /v1/metrics/token-price-usd?project=ethereum&start_date=\uFF10\uFF12 ` +
+              `HTTP/1.1\r\nhost: x\r\nx-api-key: ${TEST_KEY}\r\n\r\n`,
+          );
+          expect(rest.head).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+          expect(rest.head).toMatch(/\r\ncontent-type: application\/problem\+json\r\n/);
+          expect(rest.head).toMatch(/\r\nx-content-type-options: nosniff\r\n/);
+          expect(JSON.parse(rest.body)).toEqual({
+            type: '/docs#problem-bad-request',
+            title: 'Bad Request',
+            status: 400,
+            detail:
+              'the request is not valid HTTP/1.1: its request line or a header field ' +
+              'holds what HTTP does not allow (URLs are percent-encoded ASCII)',
+          });
+          const graphql = await rawRequest(svc.url, 'GET /graphql?query={\u00e9} HTTP/1.1\r\nhost: x\r\n\r\n');
+          expect(graphql.head).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+          expect(graphql.head).toMatch(/\r\ncontent-type: application\/json; charset=utf-8\r\n/);
+          expect(JSON.parse(graphql.body)).toMatchObject({ errors: [{ extensions: { code: 'BAD_USER_INPUT' } }] });
+          const health = await svc.get('/healthz', { key: null });
+          expect(health.status).toBe(200);
+        },
+      );
 
       it('sends no CORS headers to an origin that is not configured', async () => {
-        const res = await svc.get('/v1/metrics/price?project=ethereum', { headers: { origin: 'https://evil.example' } });
+        const res = await svc.get('/v1/metrics/price?project=ethereum', {
+          headers: { origin: 'https://evil.example' },
+        });
         expect(res.headers.get('access-control-allow-origin')).toBeNull();
       });
     });
@@ -458,23 +588,38 @@ describe('CORS for configured origins', () => {
     const preflight = await svc.get('/v1/metrics/price', {
       key: null,
       method: 'OPTIONS',
-      headers: { origin: 'https://app.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-api-key' },
+      headers: {
+        origin: 'https://app.example',
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'x-api-key',
+      },
     });
     expect(preflight.status).toBe(204);
     // Every request header the API reads: a browser app may revalidate with either validator.
-    expect(preflight.headers.get('access-control-allow-headers')!.split(', ').sort()).toEqual(['content-type', 'if-modified-since', 'if-none-match', 'x-api-key']);
+    expect(preflight.headers.get('access-control-allow-headers')!.split(', ').sort()).toEqual([
+      'content-type',
+      'if-modified-since',
+      'if-none-match',
+      'x-api-key',
+    ]);
     const other = await svc.get('/v1/metrics/price?project=ethereum', { headers: { origin: 'https://other.example' } });
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
   });
 
   it('applies the same policy to GraphQL: the configured origin only, never reflected, no credentials', async () => {
     const post = (origin: string) =>
-      svc.get('/graphql', { method: 'POST', headers: { origin, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ __typename }' }) });
+      svc.get('/graphql', {
+        method: 'POST',
+        headers: { origin, 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ __typename }' }),
+      });
     const allowed = await post('https://app.example');
     expect(allowed.status).toBe(200);
     expect(await allowed.json()).toEqual({ data: { __typename: 'Query' } });
     expect(allowed.headers.get('access-control-allow-origin')).toBe('https://app.example');
-    expect(allowed.headers.get('access-control-expose-headers')).toBe('ETag, Retry-After, RateLimit, RateLimit-Policy, X-Request-Id');
+    expect(allowed.headers.get('access-control-expose-headers')).toBe(
+      'ETag, Retry-After, RateLimit, RateLimit-Policy, X-Request-Id',
+    );
     expect(allowed.headers.get('access-control-allow-credentials')).toBeNull();
     const other = await post('https://other.example');
     expect(other.status).toBe(200);

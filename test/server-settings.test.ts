@@ -36,13 +36,26 @@ describe.skipIf(!server.available)('a PostgreSQL server whose DateStyle is not I
   });
 
   it('still answers REST, buckets, the catalog and GraphQL with YYYY-MM-DD dates', async () => {
-    const daily = (await (await service.get(`/v1/metrics/volume-usd?project=binance&start_date=2026-06-29&end_date=${TEST_LAST_DAY}`)).json()) as Record<string, { date: string }[]>;
+    const daily = (await (
+      await service.get(`/v1/metrics/volume-usd?project=binance&start_date=2026-06-29&end_date=${TEST_LAST_DAY}`)
+    ).json()) as Record<string, { date: string }[]>;
     expect(daily.binance!.map((p) => p.date)).toEqual(['2026-06-29', TEST_LAST_DAY]);
-    const weekly = (await (await service.get('/v1/metrics/volume-usd?project=binance&start_date=2026-06-01&end_date=2026-06-10&interval=week')).json()) as Record<string, { date: string }[]>;
+    const weekly = (await (
+      await service.get(
+        '/v1/metrics/volume-usd?project=binance&start_date=2026-06-01&end_date=2026-06-10&interval=week',
+      )
+    ).json()) as Record<string, { date: string }[]>;
     expect(weekly.binance!.map((p) => p.date)).toEqual(['2026-06-01', '2026-06-08']);
-    const catalog = (await (await service.get('/v1/metrics')).json()) as { metrics: { projects: { lastDate: string | null }[] }[] };
+    const catalog = (await (await service.get('/v1/metrics')).json()) as {
+      metrics: { projects: { lastDate: string | null }[] }[];
+    };
     expect(catalog.metrics[0]!.projects[0]!.lastDate).toBe(TEST_LAST_DAY);
-    const res = await service.graphql(`{ metric(name: volume_usd, projects: [binance], from: "${TEST_LAST_DAY}", interval: MONTH) { series { lastDate points { date } } } }`);
-    expect(await res.json()).toEqual({ data: { metric: { series: [{ lastDate: TEST_LAST_DAY, points: [{ date: '2026-06-01' }] }] } } });
+    const res = await service.graphql(
+      `{ metric(name: volume_usd, projects: [binance], from: "${TEST_LAST_DAY}", ` +
+        `interval: MONTH) { series { lastDate points { date } } } }`,
+    );
+    expect(await res.json()).toEqual({
+      data: { metric: { series: [{ lastDate: TEST_LAST_DAY, points: [{ date: '2026-06-01' }] }] } },
+    });
   });
 });

@@ -26,7 +26,10 @@ function fakeStore(rows: Map<string, Row>) {
   return { db, reads, fail: () => (failNext = true) };
 }
 
-const row = (slug: string, first: string | null, last: string | null): [string, Row] => [`m/${slug}`, { metric: 'm', slug, first, last }];
+const row = (slug: string, first: string | null, last: string | null): [string, Row] => [
+  `m/${slug}`,
+  { metric: 'm', slug, first, last },
+];
 
 describe('stored spans', () => {
   it('reads every series when listening starts, and again only when it restarts', async () => {
@@ -50,27 +53,34 @@ describe('stored spans', () => {
     expect(spans.generation).toBe(1); // nothing changed, so nothing priced again
   });
 
-  it('reads a written series alone, several announced during a read in the next one, and forgets an emptied one', async () => {
-    const rows = new Map([row('a', '2020-01-01', '2026-06-30'), row('b', '2021-01-01', '2026-06-30'), row('c', '2022-01-01', '2026-06-30')]);
-    const { db, reads } = fakeStore(rows);
-    const spans = createStoredSpans(db, pino({ enabled: false }));
-    spans.listening(true);
-    await spans.settled();
+  it(
+    'reads a written series alone, several announced during a read in the ' + 'next one, and forgets an emptied one',
+    async () => {
+      const rows = new Map([
+        row('a', '2020-01-01', '2026-06-30'),
+        row('b', '2021-01-01', '2026-06-30'),
+        row('c', '2022-01-01', '2026-06-30'),
+      ]);
+      const { db, reads } = fakeStore(rows);
+      const spans = createStoredSpans(db, pino({ enabled: false }));
+      spans.listening(true);
+      await spans.settled();
 
-    rows.set(...row('a', '1950-01-01', '2026-06-30'));
-    spans.written('m', 'a');
-    rows.set(...row('b', null, null));
-    spans.written('m', 'b');
-    spans.written('m', 'c');
-    spans.written('m', 'b');
-    await spans.settled();
+      rows.set(...row('a', '1950-01-01', '2026-06-30'));
+      spans.written('m', 'a');
+      rows.set(...row('b', null, null));
+      spans.written('m', 'b');
+      spans.written('m', 'c');
+      spans.written('m', 'b');
+      await spans.settled();
 
-    expect(reads).toEqual([undefined, ['m/a'], ['m/b', 'm/c']]);
-    expect(spans.of('m', 'a')).toEqual({ first: toEpochDay('1950-01-01'), last: toEpochDay('2026-06-30') });
-    expect(spans.of('m', 'b')).toBeUndefined();
-    expect(spans.of('m', 'c')).toEqual({ first: toEpochDay('2022-01-01'), last: toEpochDay('2026-06-30') });
-    expect(spans.generation).toBe(3);
-  });
+      expect(reads).toEqual([undefined, ['m/a'], ['m/b', 'm/c']]);
+      expect(spans.of('m', 'a')).toEqual({ first: toEpochDay('1950-01-01'), last: toEpochDay('2026-06-30') });
+      expect(spans.of('m', 'b')).toBeUndefined();
+      expect(spans.of('m', 'c')).toEqual({ first: toEpochDay('2022-01-01'), last: toEpochDay('2026-06-30') });
+      expect(spans.generation).toBe(3);
+    },
+  );
 
   it('keeps the spans it had when a read fails, and reads again at the next announced write', async () => {
     const rows = new Map([row('a', '2020-01-01', '2026-06-30')]);

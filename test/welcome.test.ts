@@ -10,7 +10,12 @@ function welcome(env: Record<string, string>, keyless = false): string {
     return true;
   });
   try {
-    printWelcome('http://127.0.0.1:4000', 1234, { example: { from: '2026-10-27', to: '2026-11-25' }, keyless }, loadConfig(env));
+    printWelcome(
+      'http://127.0.0.1:4000',
+      1234,
+      { example: { from: '2026-10-27', to: '2026-11-25' }, keyless },
+      loadConfig(env),
+    );
   } finally {
     write.mockRestore();
   }
@@ -27,17 +32,21 @@ describe('the welcome message', () => {
     expect(text).toContain('/v1/metrics/token-price-usd?project=ethereum&start_date=2026-10-27&end_date=2026-11-25');
   });
 
-  it('links no page the configuration turned off: GRAPHIQL=off has no GraphiQL line, EXPLORER=off no explorer line', () => {
-    const noGraphiql = welcome({ GRAPHIQL: 'off' });
-    expect(noGraphiql).not.toContain('GraphiQL');
-    expect(noGraphiql).toContain('  Explorer:  http://127.0.0.1:4000/explore');
-    const noExplorer = welcome({ EXPLORER: 'off' });
-    expect(noExplorer).not.toContain('Explorer');
-    expect(noExplorer).toContain('  GraphiQL:  http://127.0.0.1:4000/graphql');
-  });
+  it(
+    'links no page the configuration turned off: GRAPHIQL=off has no GraphiQL ' + 'line, EXPLORER=off no explorer line',
+    () => {
+      const noGraphiql = welcome({ GRAPHIQL: 'off' });
+      expect(noGraphiql).not.toContain('GraphiQL');
+      expect(noGraphiql).toContain('  Explorer:  http://127.0.0.1:4000/explore');
+      const noExplorer = welcome({ EXPLORER: 'off' });
+      expect(noExplorer).not.toContain('Explorer');
+      expect(noExplorer).toContain('  GraphiQL:  http://127.0.0.1:4000/graphql');
+    },
+  );
 
   it('says how to make a key only when the server has none', () => {
-    const hint = '\nNo API key exists yet: make one with  npm run keys -- create --name NAME  (it prints the key once).\n';
+    const hint =
+      '\nNo API key exists yet: make one with  npm run keys -- create --name NAME  (it prints the key once).\n';
     expect(welcome({}, true)).toContain(hint);
     expect(welcome({}, false)).not.toContain('No API key');
   });

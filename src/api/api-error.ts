@@ -11,7 +11,11 @@ export const ERROR_KINDS = {
   'payload-too-large': { status: 413, title: 'Content Too Large', graphqlCode: 'PAYLOAD_TOO_LARGE' },
   'unsupported-media-type': { status: 415, title: 'Unsupported Media Type', graphqlCode: 'UNSUPPORTED_MEDIA_TYPE' },
   'rate-limited': { status: 429, title: 'Too Many Requests', graphqlCode: 'RATE_LIMITED' },
-  'header-too-large': { status: 431, title: 'Request Header Fields Too Large', graphqlCode: 'REQUEST_HEADER_FIELDS_TOO_LARGE' },
+  'header-too-large': {
+    status: 431,
+    title: 'Request Header Fields Too Large',
+    graphqlCode: 'REQUEST_HEADER_FIELDS_TOO_LARGE',
+  },
   internal: { status: 500, title: 'Internal Server Error', graphqlCode: 'INTERNAL_SERVER_ERROR' },
   unavailable: { status: 503, title: 'Service Unavailable', graphqlCode: 'SERVICE_UNAVAILABLE' },
 } as const;

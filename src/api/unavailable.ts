@@ -30,9 +30,14 @@ export async function* guardStream<T>(source: AsyncIterable<T>): AsyncGenerator<
 }
 
 /** The project directory once the database is prepared; until then (or while stopping) the 503. */
-export function readyDirectory(state: { readonly stopping: boolean; readonly directory: ProjectDirectory | undefined }): ProjectDirectory {
-  if (state.stopping) throw unavailable('the service is shutting down; retry shortly', { headers: { connection: 'close' } });
-  if (state.directory === undefined) throw unavailable('the database is not ready yet (starting or reconnecting); retry shortly');
+export function readyDirectory(state: {
+  readonly stopping: boolean;
+  readonly directory: ProjectDirectory | undefined;
+}): ProjectDirectory {
+  if (state.stopping)
+    throw unavailable('the service is shutting down; retry shortly', { headers: { connection: 'close' } });
+  if (state.directory === undefined)
+    throw unavailable('the database is not ready yet (starting or reconnecting); retry shortly');
   return state.directory;
 }
 

@@ -33,7 +33,10 @@ export interface KeyVerifier {
    * before the store is asked about a key this process has not seen accepted, and may
    * throw to refuse it unchecked.
    */
-  verify(key: string | undefined, beforeLookup?: () => void): KeyIdentity | undefined | Promise<KeyIdentity | undefined>;
+  verify(
+    key: string | undefined,
+    beforeLookup?: () => void,
+  ): KeyIdentity | undefined | Promise<KeyIdentity | undefined>;
   /** Drops every remembered lookup, so the next request with any key asks the store again. */
   forget(): void;
 }
@@ -63,12 +66,17 @@ export function createKeyVerifier(db: Queryable, plainKeys: readonly string[]): 
 
   const lookUp = async (key: string, digest: Buffer) => {
     const row = await findActiveKey(db, digest);
-    return remember(key, row === undefined ? undefined : {
-      id: `db:${digest.toString('hex').slice(0, 12)}`,
-      name: row.name,
-      ...(row.ratePerMinute === null ? {} : { ratePerMinute: row.ratePerMinute }),
-      ...(row.burst === null ? {} : { burst: row.burst }),
-    });
+    return remember(
+      key,
+      row === undefined
+        ? undefined
+        : {
+            id: `db:${digest.toString('hex').slice(0, 12)}`,
+            name: row.name,
+            ...(row.ratePerMinute === null ? {} : { ratePerMinute: row.ratePerMinute }),
+            ...(row.burst === null ? {} : { burst: row.burst }),
+          },
+    );
   };
 
   return {

@@ -15,7 +15,12 @@ const WWW_AUTHENTICATE = `ApiKey header="${API_KEY_HEADER}"`;
  * refused counts against the client's address, and one over its refused keys gets the 429
  * of `limit` for a key not seen accepted before, without a lookup (refused-keys.ts).
  */
-export function authenticate(keys: KeyVerifier, header: string | string[] | undefined, limit: RefusedKeyLimit, client: Client): KeyIdentity | Promise<KeyIdentity> {
+export function authenticate(
+  keys: KeyVerifier,
+  header: string | string[] | undefined,
+  limit: RefusedKeyLimit,
+  client: Client,
+): KeyIdentity | Promise<KeyIdentity> {
   const key = Array.isArray(header) ? undefined : header;
   const identity = keys.verify(key, () => limit.check(addressOf(client)));
   if (!(identity instanceof Promise)) return accepted(identity, key, limit, client);
@@ -29,11 +34,19 @@ export interface Client {
 
 // Private
 
-function accepted(identity: KeyIdentity | undefined, key: string | undefined, limit: RefusedKeyLimit, client: Client): KeyIdentity {
+function accepted(
+  identity: KeyIdentity | undefined,
+  key: string | undefined,
+  limit: RefusedKeyLimit,
+  client: Client,
+): KeyIdentity {
   if (identity !== undefined) return identity;
   // A missing header costs no lookup and is what a first try looks like: not counted.
   if (key !== undefined && key !== '') limit.refused(addressOf(client));
-  const detail = key === undefined || key === '' ? `the ${API_KEY_HEADER} header is missing` : `the ${API_KEY_HEADER} header does not hold a valid key`;
+  const detail =
+    key === undefined || key === ''
+      ? `the ${API_KEY_HEADER} header is missing`
+      : `the ${API_KEY_HEADER} header does not hold a valid key`;
   throw new ApiError('unauthorized', detail, { headers: { 'www-authenticate': WWW_AUTHENTICATE } });
 }
 

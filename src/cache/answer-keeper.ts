@@ -22,7 +22,11 @@ export interface AnswerKeeper {
  * answer's cost to `meter`. When the key cannot pay, the request is answered afresh, so
  * its refusal is the one it would get uncached. Call before the store is read.
  */
-export async function lookUpAnswer(cache: ResponseCache, key: string | undefined, meter: RateLimitMeter): Promise<AnswerKeeper> {
+export async function lookUpAnswer(
+  cache: ResponseCache,
+  key: string | undefined,
+  meter: RateLimitMeter,
+): Promise<AnswerKeeper> {
   if (key === undefined) return NOTHING_KEPT;
   const kept = cache.get(key);
   if (kept !== undefined && (await covered(meter, kept.cost))) return { kept, keeps: () => false, keep: () => {} };

@@ -34,7 +34,10 @@ export interface ResponseCache {
   get(key: string): CachedAnswer | undefined;
   /** Taken before the database is read: an answer is kept only if no write was announced since. */
   ticket(): number;
-  /** Whether an answer of `bytes` would be kept under `key` now: the cache is on, writes are heard, and it is not too large (see MAX_ENTRY_SHARE). */
+  /**
+   * Whether an answer of `bytes` would be kept under `key` now: the cache is on, writes are heard, and it is not too
+   * large (see MAX_ENTRY_SHARE).
+   */
   keeps(key: string, bytes: number): boolean;
   set(key: string, answer: CachedAnswer, ticket: number): void;
   /** Every entry is stale now; `listening` says whether writes will be heard from here on. */
@@ -51,9 +54,14 @@ export function createResponseCache(maxBytes: number): ResponseCache {
   /** Bumped by every invalidation: a read that began before it may hold older data. */
   let generation = 0;
   const maxEntrySize = Math.floor(maxBytes * MAX_ENTRY_SHARE);
-  const entries = maxBytes > 0
-    ? new LRUCache<string, CachedAnswer>({ maxSize: maxBytes, maxEntrySize, sizeCalculation: (answer, key) => entrySize(key, answer.body.length) })
-    : undefined;
+  const entries =
+    maxBytes > 0
+      ? new LRUCache<string, CachedAnswer>({
+          maxSize: maxBytes,
+          maxEntrySize,
+          sizeCalculation: (answer, key) => entrySize(key, answer.body.length),
+        })
+      : undefined;
   return {
     get(key) {
       if (entries === undefined || !listening) return undefined;

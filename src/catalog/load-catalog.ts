@@ -10,19 +10,23 @@ const GRAPHQL_NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
 export const AGGREGATIONS = ['sum', 'avg', 'min', 'max', 'first', 'last'] as const;
 export type Aggregation = (typeof AGGREGATIONS)[number];
 
-const sampleSeriesSchema = z.object({
-  model: z.enum(['walk', 'weekly', 'band']),
-  min: z.number(),
-  max: z.number(),
-  volatility: z.number().positive().optional(),
-}).refine((s) => s.min < s.max, 'sampleSeries.min must be below sampleSeries.max');
+const sampleSeriesSchema = z
+  .object({
+    model: z.enum(['walk', 'weekly', 'band']),
+    min: z.number(),
+    max: z.number(),
+    volatility: z.number().positive().optional(),
+  })
+  .refine((s) => s.min < s.max, 'sampleSeries.min must be below sampleSeries.max');
 
 /** Counts and members the contract states for a list, checked so an edit cannot break them. */
-const expectSchema = z.object({
-  count: z.number().int().positive().optional(),
-  upperCaseSlugs: z.number().int().nonnegative().optional(),
-  includes: z.array(z.string()).optional(),
-}).optional();
+const expectSchema = z
+  .object({
+    count: z.number().int().positive().optional(),
+    upperCaseSlugs: z.number().int().nonnegative().optional(),
+    includes: z.array(z.string()).optional(),
+  })
+  .optional();
 
 const listSchema = z.object({
   sample: z.boolean(),
@@ -31,22 +35,31 @@ const listSchema = z.object({
   slugs: z.array(z.string().regex(SLUG)).min(1),
 });
 
-const metricSchema = z.object({
-  name: z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/),
-  valueKind: z.enum(['integer', 'decimal']),
-  projectRequired: z.boolean(),
-  /** How a bucket of days is summed up when a request names no aggregation. */
-  defaultAggregation: z.enum(AGGREGATIONS),
-  /** Why: flows and counts add up, stocks take the last day, prices, rates and ratios average. */
-  aggregationReason: z.string().min(10),
-  list: z.string().optional(),
-  projects: z.array(z.string().regex(SLUG)).min(1).optional(),
-  sampleList: z.boolean().optional(),
-  expect: expectSchema,
-  /** Named fields a point may carry beyond date and value (only etf-num-products has them). */
-  extraFields: z.array(z.string().regex(/^[a-z][a-z0-9_]*$/).refine((f) => f !== 'date' && f !== 'value')).optional(),
-  sampleSeries: sampleSeriesSchema,
-}).refine((m) => (m.list === undefined) !== (m.projects === undefined), 'a metric names either "list" or "projects"');
+const metricSchema = z
+  .object({
+    name: z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/),
+    valueKind: z.enum(['integer', 'decimal']),
+    projectRequired: z.boolean(),
+    /** How a bucket of days is summed up when a request names no aggregation. */
+    defaultAggregation: z.enum(AGGREGATIONS),
+    /** Why: flows and counts add up, stocks take the last day, prices, rates and ratios average. */
+    aggregationReason: z.string().min(10),
+    list: z.string().optional(),
+    projects: z.array(z.string().regex(SLUG)).min(1).optional(),
+    sampleList: z.boolean().optional(),
+    expect: expectSchema,
+    /** Named fields a point may carry beyond date and value (only etf-num-products has them). */
+    extraFields: z
+      .array(
+        z
+          .string()
+          .regex(/^[a-z][a-z0-9_]*$/)
+          .refine((f) => f !== 'date' && f !== 'value'),
+      )
+      .optional(),
+    sampleSeries: sampleSeriesSchema,
+  })
+  .refine((m) => (m.list === undefined) !== (m.projects === undefined), 'a metric names either "list" or "projects"');
 
 const fileSchema = z.object({
   lists: z.record(z.string(), listSchema),
@@ -124,7 +137,8 @@ export function parseCatalog(input: unknown): Catalog {
   }
   const allProjects = [...new Set(metrics.flatMap((m) => m.projects))];
   for (const name of [...metrics.map((m) => m.name), ...allProjects]) {
-    if (!GRAPHQL_NAME.test(toGraphqlName(name))) problems.push(`"${name}" cannot be a GraphQL name (it must not start with a digit)`);
+    if (!GRAPHQL_NAME.test(toGraphqlName(name)))
+      problems.push(`"${name}" cannot be a GraphQL name (it must not start with a digit)`);
   }
   for (const dup of duplicates(allProjects.map(toGraphqlName))) {
     problems.push(`two slugs map to the GraphQL enum value "${dup}"`);

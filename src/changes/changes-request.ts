@@ -62,16 +62,24 @@ export function changesRequestSchema(params: ChangesParams) {
       }
       const resumed = input.cursor === undefined ? undefined : decodeCursor(input.cursor);
       if (input.cursor !== undefined && resumed === undefined) {
-        problem(params.cursor, 'not a cursor this feed handed out; '
-          + 'pass `next` or `cursor` of an earlier page unchanged');
+        problem(
+          params.cursor,
+          'not a cursor this feed handed out; ' + 'pass `next` or `cursor` of an earlier page unchanged',
+        );
       }
       if (input.since === undefined && input.cursor === undefined) {
-        problem(params.since, 'give the instant to start from (RFC 3339, e.g. 2026-06-30T00:00:00Z), '
-          + `or a ${params.cursor} from an earlier page`);
+        problem(
+          params.since,
+          'give the instant to start from (RFC 3339, e.g. 2026-06-30T00:00:00Z), ' +
+            `or a ${params.cursor} from an earlier page`,
+        );
       }
       if (resumed !== undefined && since !== undefined && resumed.since !== since) {
-        problem(params.cursor, `this cursor continues the feed since ${resumed.since}, not since ${since}; `
-          + `leave ${params.since} out or give the same instant`);
+        problem(
+          params.cursor,
+          `this cursor continues the feed since ${resumed.since}, not since ${since}; ` +
+            `leave ${params.since} out or give the same instant`,
+        );
       }
       if (failed) return z.NEVER;
       return { position: resumed ?? { since: since!, seq: '0' }, limit: limit! };
@@ -111,7 +119,10 @@ const CURSOR_SCHEMA = z.object({
   v: z.literal(1),
   since: z.string().refine((text) => canonicalInstant(text) === text),
   // A sequence is a bigint: a larger number (still 19 digits) would reach the query and fail there as a 500.
-  s: z.string().regex(/^\d{1,19}$/).refine((text) => BigInt(text) <= MAX_SEQ),
+  s: z
+    .string()
+    .regex(/^\d{1,19}$/)
+    .refine((text) => BigInt(text) <= MAX_SEQ),
 });
 
 function decodeCursor(text: string): FeedPosition | undefined {

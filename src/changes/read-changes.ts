@@ -36,7 +36,14 @@ export async function readChanges(db: Queryable, request: ChangesRequest): Promi
   const last = page.at(-1);
   const after: FeedPosition = last === undefined ? position : { since: position.since, seq: last.seq };
   return {
-    changes: page.map((row) => ({ metric: row.metric, project: row.slug, date: row.day, value: row.value, extra: row.extra, updatedAt: row.written_at })),
+    changes: page.map((row) => ({
+      metric: row.metric,
+      project: row.slug,
+      date: row.day,
+      value: row.value,
+      extra: row.extra,
+      updatedAt: row.written_at,
+    })),
     next: rows.length > limit ? encodeCursor(after) : undefined,
     cursor: encodeCursor(after),
   };
@@ -47,9 +54,16 @@ export async function readChanges(db: Queryable, request: ChangesRequest): Promi
  * exact. `extra` is there only for a write that carried extra fields.
  */
 export function changesPageJson(page: ChangesPage): string {
-  const changes = page.changes.map((c) =>
-    `{"metric":${JSON.stringify(c.metric)},"project":${JSON.stringify(c.project)},"date":"${c.date}","value":${c.value ?? 'null'}${c.extra === null ? '' : `,"extra":${c.extra}`},"updatedAt":"${c.updatedAt}"}`);
-  return `{"changes":[${changes.join(',')}]${page.next === undefined ? '' : `,"next":"${page.next}"`},"cursor":"${page.cursor}"}`;
+  const changes = page.changes.map(
+    (c) =>
+      `{"metric":${JSON.stringify(c.metric)},"project":${JSON.stringify(c.project)}` +
+      `,"date":"${c.date}","value":${c.value ?? 'null'}${c.extra === null ? '' : `,"extra":${c.extra}`}` +
+      `,"updatedAt":"${c.updatedAt}"}`,
+  );
+  return (
+    `{"changes":[${changes.join(',')}]${page.next === undefined ? '' : `,"next":"${page.next}"`}` +
+    `,"cursor":"${page.cursor}"}`
+  );
 }
 
 // Private

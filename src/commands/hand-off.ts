@@ -20,8 +20,15 @@ const STARTING_GRACE_MS = 15_000;
  * connection breaks part-way, one line says so and what the server does with the
  * command (see {@link Command.whenLeft}), and the exit code is 1.
  */
-export async function handOff<Args>(held: StoreHeldError, command: Command<Args>, args: Args, output: CommandOutput, signal: AbortSignal): Promise<number> {
-  const holder = held.holder.role === 'server' ? await waitForCommandPort(held.folder, held.holder, output) : held.holder;
+export async function handOff<Args>(
+  held: StoreHeldError,
+  command: Command<Args>,
+  args: Args,
+  output: CommandOutput,
+  signal: AbortSignal,
+): Promise<number> {
+  const holder =
+    held.holder.role === 'server' ? await waitForCommandPort(held.folder, held.holder, output) : held.holder;
   if (holder.role !== 'server') {
     output.err(`${held.message}; wait for it to finish, then run this again\n`);
     return 1;
@@ -37,7 +44,11 @@ export async function handOff<Args>(held: StoreHeldError, command: Command<Args>
       output.err(`${command.name} ${why} before the server (process ${holder.pid}) finished it: ${command.whenLeft}\n`);
       return 1;
     }
-    if ((error as NodeJS.ErrnoException).code === 'ECONNREFUSED' || (error as NodeJS.ErrnoException).code === 'ECONNRESET') return refuse(held, holder, output);
+    if (
+      (error as NodeJS.ErrnoException).code === 'ECONNREFUSED' ||
+      (error as NodeJS.ErrnoException).code === 'ECONNRESET'
+    )
+      return refuse(held, holder, output);
     throw error;
   }
 }
@@ -65,14 +76,20 @@ async function waitForCommandPort(folder: string, holder: StoreHolder, output: C
 
 function refuse(held: StoreHeldError, holder: StoreHolder, output: CommandOutput): number {
   output.err(
-    `${held.message}, which does not answer. The embedded store takes one process at a time: `
-      + `stop that process (Ctrl-C in its terminal, or kill ${holder.pid}) and run this again, `
-      + 'or set DATABASE_URL to use a PostgreSQL server.\n',
+    `${held.message}, which does not answer. The embedded store takes one process at a time: ` +
+      `stop that process (Ctrl-C in its terminal, or kill ${holder.pid}) and run this again, ` +
+      'or set DATABASE_URL to use a PostgreSQL server.\n',
   );
   return 1;
 }
 
-function send(holder: StoreHolder, name: string, args: unknown, output: CommandOutput, signal: AbortSignal): Promise<number> {
+function send(
+  holder: StoreHolder,
+  name: string,
+  args: unknown,
+  output: CommandOutput,
+  signal: AbortSignal,
+): Promise<number> {
   return new Promise((resolve, reject) => {
     const body = JSON.stringify(args);
     const req = request({
@@ -80,11 +97,17 @@ function send(holder: StoreHolder, name: string, args: unknown, output: CommandO
       port: holder.controlPort,
       method: 'POST',
       path: `/commands/${encodeURIComponent(name)}`,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), [CONTROL_SECRET_HEADER]: holder.secret },
+      headers: {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+        [CONTROL_SECRET_HEADER]: holder.secret,
+      },
       timeout: 5_000,
       signal,
     });
-    req.once('timeout', () => req.destroy(Object.assign(new Error('the server did not answer'), { code: 'ECONNRESET' })));
+    req.once('timeout', () =>
+      req.destroy(Object.assign(new Error('the server did not answer'), { code: 'ECONNRESET' })),
+    );
     req.on('error', reject);
     req.once('response', (res) => {
       req.setTimeout(0);
@@ -113,7 +136,11 @@ function send(holder: StoreHolder, name: string, args: unknown, output: CommandO
         else if ('progress' in event) output.progress(event.progress);
         else exit = event.exit;
       });
-      lines.once('close', () => (exit === undefined ? reject(new AnswerCut(new Error('the server ended the command without an answer'))) : resolve(exit)));
+      lines.once('close', () =>
+        exit === undefined
+          ? reject(new AnswerCut(new Error('the server ended the command without an answer')))
+          : resolve(exit),
+      );
     });
     req.end(body);
   });

@@ -35,13 +35,18 @@ server running on it carries the import out).`;
 export const importCommand: Command<ImportArgs> = {
   name: 'import',
   parse: parseImportArgs,
-  whenLeft: 'the server stops the import at its next row and rolls back the file it was on; files it had finished stay imported',
+  whenLeft:
+    'the server stops the import at its next row and rolls back the file it ' +
+    'was on; files it had finished stay imported',
   async run({ store, catalog, output, signal }, { files }) {
     let failed = false;
     for (const [index, file] of files.entries()) {
       let result: ImportResult;
       try {
-        result = await importFile(store, catalog, file, { signal, onProgress: (p) => output.progress(describeProgress(p)) });
+        result = await importFile(store, catalog, file, {
+          signal,
+          onProgress: (p) => output.progress(describeProgress(p)),
+        });
       } catch (error) {
         output.progress('');
         output.err(`${(error as Error).message}\n`);
@@ -89,7 +94,8 @@ async function argumentProblems(argv: string[], tokens: readonly { kind: string;
     const arg = argv[index]!;
     if (arg.startsWith('-')) problems.push(`unknown option "${arg}"`);
     else if (formatOf(arg) === undefined) problems.push(`${arg}: expected a .csv, .ndjson or .jsonl file`);
-    else await access(arg, constants.R_OK).catch(() => problems.push(`${arg}: the file does not exist or cannot be read`));
+    else
+      await access(arg, constants.R_OK).catch(() => problems.push(`${arg}: the file does not exist or cannot be read`));
   }
   return problems;
 }
@@ -102,17 +108,26 @@ function report(output: CommandOutput, result: ImportResult): void {
   if (result.ok) {
     const rate = result.seconds > 0 ? Math.round(result.rows / result.seconds) : result.rows;
     const { added, revised, removed } = result.written;
-    output.out(`imported ${counted(result.rows, 'row')} from ${result.file} in ${result.seconds.toFixed(1)} s (${rate} rows/s): ${counted(added, 'point')} added, ${revised} revised, ${removed} removed\n`);
+    output.out(
+      `imported ${counted(result.rows, 'row')} from ${result.file} in ${result.seconds.toFixed(1)} ` +
+        `s (${rate} rows/s): ${counted(added, 'point')} added, ${revised} revised, ${removed} ` +
+        `removed\n`,
+    );
     return;
   }
   for (const e of result.errors) output.err(`${result.file}:${e.line}: ${e.message}\n`);
   if (result.badHeader) {
-    output.err(`${result.file}: not imported, no row can be read without that header; nothing from this file was written\n`);
+    output.err(
+      `${result.file}: not imported, no row can be read without that header; nothing from this file was written\n`,
+    );
     return;
   }
   const unshown = result.errorCount - result.errors.length;
   const more = unshown > 0 ? ` (the first ${result.errors.length} shown, ${unshown} more)` : '';
-  output.err(`${result.file}: not imported, ${counted(result.errorCount, 'bad row')}${more}; nothing from this file was written\n`);
+  output.err(
+    `${result.file}: not imported, ${counted(result.errorCount, 'bad row')}${more}; ` +
+      `nothing from this file was written\n`,
+  );
 }
 
 await runFromCommandLine(import.meta.url, importCommand);

@@ -39,20 +39,27 @@ export const keysCommand: Command<KeysArgs> = {
   name: 'keys',
   parse: parseKeysArgs,
   // Nothing to stop part-way: one statement. A key created then is stored but never shown.
-  whenLeft: 'the server still runs it to the end; a key created this way was stored but never shown: revoke it and create another',
+  whenLeft:
+    'the server still runs it to the end; a key created this way was stored ' +
+    'but never shown: revoke it and create another',
   async run({ store, output, keysChanged }, args) {
     switch (args.kind) {
       case 'create': {
         const key = generateApiKey();
         try {
-          await insertApiKey(store, args.name, hashApiKey(key), { ratePerMinute: args.ratePerMinute, burst: args.burst });
+          await insertApiKey(store, args.name, hashApiKey(key), {
+            ratePerMinute: args.ratePerMinute,
+            burst: args.burst,
+          });
         } catch (cause) {
           if ((cause as { code?: unknown }).code !== UNIQUE_VIOLATION) throw cause;
           output.err(`${await nameTaken(store, args.name)}\n`);
           return 1;
         }
         output.out(`${key}\n`);
-        output.err(`Created key "${args.name}". It will not be shown again: store it now and send it as the x-api-key header.\n`);
+        output.err(
+          `Created key "${args.name}". It will not be shown again: store it now and send it as the x-api-key header.\n`,
+        );
         return 0;
       }
       case 'list':
@@ -64,7 +71,9 @@ export const keysCommand: Command<KeysArgs> = {
           return 1;
         }
         if (keysChanged === undefined) {
-          output.err(`Revoked key "${args.name}"; a running server stops accepting it within ${KEY_CACHE_MS / 1000} seconds.\n`);
+          output.err(
+            `Revoked key "${args.name}"; a running server stops accepting it within ${KEY_CACHE_MS / 1000} seconds.\n`,
+          );
           return 0;
         }
         keysChanged();
@@ -110,7 +119,8 @@ function parseCommand(args: string[]): KeysArgs | string {
   if (values.help) return 'help';
   const [verb, ...rest] = positionals;
   const rate = values['rate-per-minute'];
-  if (verb !== 'create' && (rate !== undefined || values.burst !== undefined)) return '--rate-per-minute and --burst go with create only';
+  if (verb !== 'create' && (rate !== undefined || values.burst !== undefined))
+    return '--rate-per-minute and --burst go with create only';
   switch (verb) {
     case 'create': {
       if (rest.length > 0) return `create takes no arguments besides its options; got "${rest.join(' ')}"`;
@@ -140,24 +150,45 @@ function parseCommand(args: string[]): KeysArgs | string {
 /** The option's value as a whole number of at least `min`, or a message saying what was expected. */
 function wholeNumber(option: string, text: string, min: number): number | string {
   const value = /^\d{1,9}$/.test(text) ? Number(text) : Number.NaN;
-  return value >= min ? value : `${option} expects a whole number from ${min} to 999999999; got ${JSON.stringify(text)}`;
+  return value >= min
+    ? value
+    : `${option} expects a whole number from ${min} to 999999999; got ${JSON.stringify(text)}`;
 }
 
 function badName(name: string): string {
-  return `invalid key name ${JSON.stringify(name)}: expected 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit`;
+  return (
+    `invalid key name ${JSON.stringify(name)}: expected 1 to 64 letters, digits, ` +
+    `".", "_" or "-", starting with a letter or digit`
+  );
 }
 
-function printTable(output: CommandOutput, keys: readonly { name: string; createdAt: string; revokedAt: string | null; ratePerMinute: number | null; burst: number | null }[]): void {
+function printTable(
+  output: CommandOutput,
+  keys: readonly {
+    name: string;
+    createdAt: string;
+    revokedAt: string | null;
+    ratePerMinute: number | null;
+    burst: number | null;
+  }[],
+): void {
   if (keys.length === 0) {
     output.err('no keys yet; create one with: npm run keys -- create --name NAME\n');
     return;
   }
   const rows = [
     ['NAME', 'CREATED', 'REVOKED', 'RATE/MIN', 'BURST'],
-    ...keys.map((k) => [k.name, k.createdAt, k.revokedAt ?? '-', k.ratePerMinute === null ? 'default' : String(k.ratePerMinute), k.burst === null ? 'default' : String(k.burst)]),
+    ...keys.map((k) => [
+      k.name,
+      k.createdAt,
+      k.revokedAt ?? '-',
+      k.ratePerMinute === null ? 'default' : String(k.ratePerMinute),
+      k.burst === null ? 'default' : String(k.burst),
+    ]),
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  for (const row of rows) output.out(`${row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')}\n`);
+  for (const row of rows)
+    output.out(`${row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')}\n`);
 }
 
 /** Why `name` cannot be given to a new key: a revoked key keeps its name, which `list` alone would not explain. */

@@ -15,7 +15,10 @@ export const migrateCommand: Command<Record<string, never>> = {
   whenLeft: 'the server still finishes it',
   async run({ store, catalog, output, migrationsApplied = [] }) {
     await syncCatalog(store, catalog);
-    const applied = migrationsApplied.length === 0 ? '' : ` applied ${counted(migrationsApplied.length, 'migration')} (${migrationsApplied.join(', ')});`;
+    const applied =
+      migrationsApplied.length === 0
+        ? ''
+        : ` applied ${counted(migrationsApplied.length, 'migration')} (${migrationsApplied.join(', ')});`;
     output.err(`${store.description}:${applied} schema and catalog are up to date\n`);
     return 0;
   },

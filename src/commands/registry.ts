@@ -18,7 +18,13 @@ export interface HandedOffCommand {
 
 /** Every command a CLI process may hand to the server holding the embedded store, by name. */
 export const COMMANDS: ReadonlyMap<string, HandedOffCommand> = new Map(
-  [accepting(importCommand), accepting(keysCommand), accepting(migrateCommand), accepting(seedCommand), accepting(syncCommand)].map((c) => [c.name, c]),
+  [
+    accepting(importCommand),
+    accepting(keysCommand),
+    accepting(migrateCommand),
+    accepting(seedCommand),
+    accepting(syncCommand),
+  ].map((c) => [c.name, c]),
 );
 
 // Private

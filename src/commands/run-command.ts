@@ -76,7 +76,13 @@ function isEntryPoint(moduleUrl: string): boolean {
   }
 }
 
-async function runHere<Args>(command: Command<Args>, args: Args, config: Config, output: CommandOutput, signal: AbortSignal): Promise<number> {
+async function runHere<Args>(
+  command: Command<Args>,
+  args: Args,
+  config: Config,
+  output: CommandOutput,
+  signal: AbortSignal,
+): Promise<number> {
   const store = await openStore(config);
   try {
     const { applied } = await migrate(store).catch((cause: Error) => {

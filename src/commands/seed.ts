@@ -24,7 +24,10 @@ export const seedCommand: Command<SeedArgs> = {
     output.progress(`seeding ${years ?? config.seedYears} years of sample data…`);
     const result = await seedDatabase(store, catalog, { years: years ?? config.seedYears });
     output.progress('');
-    output.err(`seeded ${result.points} points for ${result.series} series into ${store.description} in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+    output.err(
+      `seeded ${result.points} points for ${result.series} series into ${store.description} ` +
+        `in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+    );
     return 0;
   },
 };
@@ -36,7 +39,8 @@ function parseSeedArgs(argv: string[]): SeedArgs | number {
   try {
     const { values } = parseArgs({ args: argv, options: { years: { type: 'string' } }, strict: true });
     years = values.years === undefined ? undefined : Number(values.years);
-    if (years !== undefined && !(Number.isInteger(years) && years >= 1 && years <= 30)) throw new Error(`--years must be a whole number from 1 to 30, got ${values.years}`);
+    if (years !== undefined && !(Number.isInteger(years) && years >= 1 && years <= 30))
+      throw new Error(`--years must be a whole number from 1 to 30, got ${values.years}`);
   } catch (error) {
     console.error(`${(error as Error).message}\n${USAGE}`);
     return 2;

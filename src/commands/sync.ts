@@ -48,30 +48,54 @@ A second run fetches only what is new; a series with a bad value is reported and
 export const syncCommand: Command<SyncArgs> = {
   name: 'sync',
   parse: parseSyncArgs,
-  whenLeft: 'the server stops the sync at its next request; the series it had finished stay written, and the next run resumes from them',
+  whenLeft:
+    'the server stops the sync at its next request; the series it had finished ' +
+    'stay written, and the next run resumes from them',
   async run({ store, catalog, output, signal }, args) {
     const started = Date.now();
-    const client = createUpstreamClient(args.from, args.key, (why, waitMs, answered) => output.err(`upstream ${answered ? 'busy' : 'unreachable'} (${why}); retrying in ${(waitMs / 1000).toFixed(1)} s\n`));
+    const client = createUpstreamClient(args.from, args.key, (why, waitMs, answered) =>
+      output.err(
+        `upstream ${answered ? 'busy' : 'unreachable'} (${why}); retrying in ${(waitMs / 1000).toFixed(1)} s\n`,
+      ),
+    );
     let plan;
     try {
-      plan = await planMirror(store, catalog, client, { metrics: args.metrics, projects: args.projects, since: args.since, overlapDays: args.overlapDays }, signal);
+      plan = await planMirror(
+        store,
+        catalog,
+        client,
+        { metrics: args.metrics, projects: args.projects, since: args.since, overlapDays: args.overlapDays },
+        signal,
+      );
     } catch (error) {
       output.err(`${describe(error)}\n`);
       return 1;
     }
     if (plan.unmatched.length > 0) {
       // A name the upstream lacks is a typo far more often than a wish to sync nothing of it.
-      output.err(`${plan.unmatched.join('\n')}\nnothing synced: check --metric and --project against ${args.from}/v1/metrics\n`);
+      output.err(
+        `${plan.unmatched.join('\n')}\nnothing synced: check --metric and --project against ${args.from}/v1/metrics\n`,
+      );
       return 1;
     }
     for (const notice of plan.notices) output.err(`${notice}\n`);
     const totals = { fetched: 0, added: 0, revised: 0, removed: 0, changedSeries: new Set<number>(), failed: 0 };
     let feed: FeedOutcome;
     try {
-      feed = await followChanges(store, catalog, client, { metrics: args.metrics, projects: args.projects }, signal, (entries) => output.progress(`following the upstream's changes feed: ${entries} entries applied`));
+      feed = await followChanges(
+        store,
+        catalog,
+        client,
+        { metrics: args.metrics, projects: args.projects },
+        signal,
+        (entries) => output.progress(`following the upstream's changes feed: ${entries} entries applied`),
+      );
     } catch (error) {
       output.progress('');
-      output.err(`${describe(error)}\nstopped while following the upstream's changes feed; what was applied stays, and the next run resumes from it\n`);
+      output.err(
+        `${describe(error)}\nstopped while following the upstream's changes feed; ` +
+          `what was applied stays, and the next run resumes from it\n`,
+      );
       return 1;
     }
     output.progress('');
@@ -85,13 +109,21 @@ export const syncCommand: Command<SyncArgs> = {
       for (const refusal of feed.refused) output.err(`${refusal}; that entry of the changes feed was not applied\n`);
     }
     for (const [index, task] of plan.tasks.entries()) {
-      output.progress(`syncing ${index + 1}/${plan.tasks.length} series (${task.metric}/${task.slug}), ${totals.added + totals.revised + totals.removed} points written`);
+      output.progress(
+        `syncing ${index + 1}/${plan.tasks.length} series ` +
+          `(${task.metric}/${task.slug}), ${totals.added + totals.revised + totals.removed}` +
+          ` ` +
+          `points written`,
+      );
       let outcome: SeriesOutcome;
       try {
         outcome = await mirrorSeries(store, catalog, client, task, signal);
       } catch (error) {
         output.progress('');
-        output.err(`${describe(error)}\nstopped after ${index} of ${plan.tasks.length} series; what was written stays, and the next run resumes from it\n`);
+        output.err(
+          `${describe(error)}\nstopped after ${index} of ${plan.tasks.length} series; ` +
+            `what was written stays, and the next run resumes from it\n`,
+        );
         return 1;
       }
       if (!outcome.ok) {
@@ -111,11 +143,16 @@ export const syncCommand: Command<SyncArgs> = {
     const seconds = (Date.now() - started) / 1000;
     const written = totals.added + totals.revised + totals.removed;
     output.out(
-      `synced ${plan.tasks.length - totals.failed} of ${plan.tasks.length} series from ${args.from} in ${seconds.toFixed(1)} s: `
-        + `${totals.fetched} points checked (${Math.round(totals.fetched / Math.max(seconds, 0.001))}/s), ${written} written `
-        + `(${totals.added} added, ${totals.revised} revised, ${totals.removed} removed) in ${totals.changedSeries.size} series`
-        + `${client.retries > 0 ? `, ${client.retries} retries` : ''}${totals.failed > 0 ? `, ${totals.failed} refused` : ''}`
-        + `${feed.kind === 'followed' && feed.refused.length > 0 ? `, ${counted(feed.refused.length, 'changes feed entry', 'changes feed entries')} refused` : ''}\n`,
+      `synced ${plan.tasks.length - totals.failed} of ${plan.tasks.length} series ` +
+        `from ${args.from} in ${seconds.toFixed(1)} s: ` +
+        (`${totals.fetched} points checked (${Math.round(totals.fetched / Math.max(seconds, 0.001))}/s), ${written} ` +
+          `written `) +
+        (`(${totals.added} added, ${totals.revised} revised, ${totals.removed} ` +
+          `removed) in ${totals.changedSeries.size} series`) +
+        (`${client.retries > 0 ? `, ${client.retries} retries` : ''}` +
+          `${totals.failed > 0 ? `, ${totals.failed} refused` : ''}`) +
+        (`${feed.kind === 'followed' && feed.refused.length > 0 ? `, ${counted(feed.refused.length, 'changes feed entry', 'changes feed entries')} refused` : ''}` +
+          `\n`),
     );
     return totals.failed > 0 || (feed.kind === 'followed' && feed.refused.length > 0) ? 1 : 0;
   },
@@ -148,11 +185,14 @@ function parseSyncArgs(argv: string[]): SyncArgs | number {
   }
   const problems: string[] = [];
   const key = parsed.key ?? process.env.UPSTREAM_API_KEY;
-  if (parsed.from === undefined || !/^https?:\/\/[^/]/.test(parsed.from)) problems.push('--from: give the upstream service\'s URL, http:// or https://');
-  if (key === undefined || key === '') problems.push('--key: give the upstream\'s API key (or set UPSTREAM_API_KEY)');
-  if (parsed.since !== undefined && !isIsoDate(parsed.since)) problems.push(`--since: expected a date YYYY-MM-DD, got ${JSON.stringify(parsed.since)}`);
+  if (parsed.from === undefined || !/^https?:\/\/[^/]/.test(parsed.from))
+    problems.push("--from: give the upstream service's URL, http:// or https://");
+  if (key === undefined || key === '') problems.push("--key: give the upstream's API key (or set UPSTREAM_API_KEY)");
+  if (parsed.since !== undefined && !isIsoDate(parsed.since))
+    problems.push(`--since: expected a date YYYY-MM-DD, got ${JSON.stringify(parsed.since)}`);
   const overlap = parsed['overlap-days'] === undefined ? 7 : Number(parsed['overlap-days']);
-  if (!Number.isInteger(overlap) || overlap < 0 || overlap > 3650) problems.push('--overlap-days: expected a whole number of days from 0 to 3650');
+  if (!Number.isInteger(overlap) || overlap < 0 || overlap > 3650)
+    problems.push('--overlap-days: expected a whole number of days from 0 to 3650');
   if (problems.length > 0) return usage(problems);
   return {
     from: parsed.from!,
@@ -165,7 +205,12 @@ function parseSyncArgs(argv: string[]): SyncArgs | number {
 }
 
 function list(value: string | undefined): string[] | undefined {
-  return value === undefined ? undefined : value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  return value === undefined
+    ? undefined
+    : value
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '');
 }
 
 function usage(problems: string[]): number {
@@ -178,13 +223,26 @@ function usage(problems: string[]): number {
 function feedLine(feed: FeedOutcome): string {
   switch (feed.kind) {
     case 'started':
-      return 'changes feed: position kept; from the next run on, every revision upstream is copied, however old the day';
+      return (
+        'changes feed: position kept; from the next run on, every revision upstream ' + 'is copied, however old the day'
+      );
     case 'followed':
-      return `changes feed: ${feed.entries} entries since the last run, ${feed.written.added + feed.written.revised + feed.written.removed} points written`;
+      return (
+        `changes feed: ${feed.entries} entries since the last ` +
+        `run, ${feed.written.added + feed.written.revised + feed.written.removed}` +
+        ` ` +
+        `points written`
+      );
     case 'unavailable':
-      return `changes feed: not offered (${feed.reason}); only each series' last days are compared, so older revisions upstream need --since`;
+      return (
+        `changes feed: not offered (${feed.reason}); only each series' last days ` +
+        `are compared, so older revisions upstream need --since`
+      );
     case 'restarted':
-      return `changes feed: the position kept was refused (${feed.reason}); kept the feed's end again: revisions upstream before now may need --since`;
+      return (
+        `changes feed: the position kept was refused (${feed.reason}); kept the ` +
+        `feed's end again: revisions upstream before now may need --since`
+      );
   }
 }
 

@@ -39,11 +39,18 @@ export interface ActiveKeyRecord {
 }
 
 /** Stores a key's digest under a unique name, with its own limits if any. Throws when the name is taken. */
-export async function insertApiKey(db: Queryable, name: string, keyHash: Buffer, limits: KeyRateLimits = {}): Promise<void> {
-  await db.query(
-    'insert into api_key (name, key_hash, rate_per_minute, rate_burst) values ($1, $2, $3, $4)',
-    [name, keyHash, limits.ratePerMinute ?? null, limits.burst ?? null],
-  );
+export async function insertApiKey(
+  db: Queryable,
+  name: string,
+  keyHash: Buffer,
+  limits: KeyRateLimits = {},
+): Promise<void> {
+  await db.query('insert into api_key (name, key_hash, rate_per_minute, rate_burst) values ($1, $2, $3, $4)', [
+    name,
+    keyHash,
+    limits.ratePerMinute ?? null,
+    limits.burst ?? null,
+  ]);
 }
 
 /** The key with this digest when it exists and is not revoked. */

@@ -2,7 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
-import { identifyThisProcess, inOtherNamespace, isAlive, processStart, type ProcessIdentity } from './process-identity.js';
+import {
+  identifyThisProcess,
+  inOtherNamespace,
+  isAlive,
+  processStart,
+  type ProcessIdentity,
+} from './process-identity.js';
 
 /**
  * Who holds an embedded store. PGlite keeps the whole database in one process's memory and
@@ -34,8 +40,14 @@ export interface StoreClaim {
 
 /** Thrown when another live process holds the folder. */
 export class StoreHeldError extends Error {
-  constructor(readonly folder: string, readonly holder: StoreHolder) {
-    super(`the embedded store ${folder} is held by process ${holder.pid} (${holder.label})${fromAnotherHost(folder, holder)}`);
+  constructor(
+    readonly folder: string,
+    readonly holder: StoreHolder,
+  ) {
+    super(
+      `the embedded store ${folder} is held by process ${holder.pid}` +
+        ` (${holder.label})${fromAnotherHost(folder, holder)}`,
+    );
     this.name = 'StoreHeldError';
   }
 }
@@ -48,7 +60,12 @@ export class StoreHeldError extends Error {
  */
 export function claimEmbeddedStore(folder: string, role: StoreHolder['role'], label: string): StoreClaim {
   const path = ownerFile(folder);
-  const holder: StoreHolder = { ...identifyThisProcess(), role, label, ...(role === 'server' ? { secret: randomBytes(32).toString('base64url') } : {}) };
+  const holder: StoreHolder = {
+    ...identifyThisProcess(),
+    role,
+    label,
+    ...(role === 'server' ? { secret: randomBytes(32).toString('base64url') } : {}),
+  };
   // The owner file sits beside the folder, so its parent must exist first (on a fresh
   // clone `.data/` does not).
   mkdirSync(dirname(path), { recursive: true });
@@ -118,7 +135,10 @@ export function holderRuns(folder: string, holder: StoreHolder): boolean {
  */
 function fromAnotherHost(folder: string, holder: StoreHolder): string {
   if (holder.pid !== process.pid || holder.host === undefined || holder.host === hostname()) return '';
-  return ` on host ${holder.host}; if nothing there serves this folder any more (a container recreated after a hard stop), delete ${ownerFile(folder)}`;
+  return (
+    ` on host ${holder.host}; if nothing there serves this folder any more ` +
+    `(a container recreated after a hard stop), delete ${ownerFile(folder)}`
+  );
 }
 
 /** Owner files this process created and has not released: the claims naming our id that are live. */

@@ -25,7 +25,9 @@ export async function migrate(store: Store): Promise<MigrationResult> {
       version text primary key,
       applied_at timestamptz not null default now()
     )`);
-    const done = new Set((await tx.query<{ version: string }>('select version from schema_migration')).map((r) => r.version));
+    const done = new Set(
+      (await tx.query<{ version: string }>('select version from schema_migration')).map((r) => r.version),
+    );
     const applied: string[] = [];
     for (const file of files.filter((f) => !done.has(f))) {
       await applyOne(tx, file);

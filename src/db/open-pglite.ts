@@ -21,7 +21,9 @@ export async function openPglite(dir: string): Promise<Store> {
     },
     // PGlite reads COPY input from a Blob mounted as /dev/blob.
     copyCsv: async (table, columns, csv) => {
-      await runner.query(`copy ${table} (${columns.join(', ')}) from '/dev/blob' with (format csv)`, [], { blob: new Blob([...csv]) });
+      await runner.query(`copy ${table} (${columns.join(', ')}) from '/dev/blob' with (format csv)`, [], {
+        blob: new Blob([...csv]),
+      });
     },
   });
   return {

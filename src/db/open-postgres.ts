@@ -2,7 +2,14 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import postgres from 'postgres';
 import { createStreamSlots, streamSlotsFor, type StreamSlots } from './stream-slots.js';
-import { throwIfCancelled, type CancelSignal, type ColumnText, type Queryable, type RawReadOptions, type Store } from './store.js';
+import {
+  throwIfCancelled,
+  type CancelSignal,
+  type ColumnText,
+  type Queryable,
+  type RawReadOptions,
+  type Store,
+} from './store.js';
 
 export interface PostgresOptions {
   url: string;
@@ -43,22 +50,34 @@ export function openPostgres(options: PostgresOptions): Store {
   const over = (runner: postgres.Sql | postgres.TransactionSql): Queryable => ({
     // In a transaction a cancelled statement has aborted the transaction: nothing to run again.
     query: async <Row extends object>(text: string, params: readonly unknown[] = [], signal?: CancelSignal) =>
-      runStatement<Row>(runner === sql ? unanswered : undefined, signal, () => runner.unsafe(text, toParameters(params), { prepare: true })),
+      runStatement<Row>(runner === sql ? unanswered : undefined, signal, () =>
+        runner.unsafe(text, toParameters(params), { prepare: true }),
+      ),
     exec: async (script) => {
       await runner.unsafe(script).simple();
     },
     copyCsv: async (table, columns, csv) => {
-      const input = await runner.unsafe(`copy ${table} (${columns.join(', ')}) from stdin with (format csv)`).writable();
+      const input = await runner
+        .unsafe(`copy ${table} (${columns.join(', ')}) from stdin with (format csv)`)
+        .writable();
       await pipeline(Readable.from(csv), input);
     },
   });
   const readRaw = (text: string, params: readonly unknown[], signal?: CancelSignal, options?: RawReadOptions) =>
-    runStatement<ColumnText[]>(unanswered, signal, () => sql.unsafe(text, toParameters(params, options), { prepare: true }).raw());
+    runStatement<ColumnText[]>(unanswered, signal, () =>
+      sql.unsafe(text, toParameters(params, options), { prepare: true }).raw(),
+    );
   return {
     kind: 'postgres',
     description: `PostgreSQL at ${describeUrl(options.url)}`,
     ...over(sql),
-    streamRaw: async function* (text: string, params: readonly unknown[], batchRows: number, signal?: CancelSignal, options?: RawReadOptions) {
+    streamRaw: async function* (
+      text: string,
+      params: readonly unknown[],
+      batchRows: number,
+      signal?: CancelSignal,
+      options?: RawReadOptions,
+    ) {
       const cursor = Number.isFinite(batchRows);
       // A cursor is never cancelled: when its reader leaves, the reader stops asking and the
       // transaction ends after the batch in hand, which frees the connection (each batch is
@@ -105,7 +124,12 @@ export function openPostgres(options: PostgresOptions): Store {
  * connection is pinged every connect-plus-statement timeout, and one that leaves a ping
  * unanswered that long counts as lost until it answers again.
  */
-async function listenOn(options: PostgresOptions, channel: string, onMessage: (payload: string) => void, onState?: (listening: boolean) => void): Promise<() => Promise<void>> {
+async function listenOn(
+  options: PostgresOptions,
+  channel: string,
+  onMessage: (payload: string) => void,
+  onState?: (listening: boolean) => void,
+): Promise<() => Promise<void>> {
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
   let connected = false;
@@ -152,13 +176,19 @@ async function listenOn(options: PostgresOptions, channel: string, onMessage: (p
       silent = true;
       report();
     }, answerWithinMs);
-    void listener.unsafe('select 1').then(() => true, () => false).then((answered) => {
-      clearTimeout(unanswered);
-      pinging = false;
-      if (!answered || !silent || stopped) return;
-      silent = false;
-      report(true);
-    });
+    void listener
+      .unsafe('select 1')
+      .then(
+        () => true,
+        () => false,
+      )
+      .then((answered) => {
+        clearTimeout(unanswered);
+        pinging = false;
+        if (!answered || !silent || stopped) return;
+        silent = false;
+        report(true);
+      });
   }, answerWithinMs);
   ping.unref();
   const again = () => {
@@ -217,7 +247,11 @@ function cancelOnAbort<Q extends { cancel(): void }>(
  * cancelled changed nothing, so running it again is safe. The statement timeout is told
  * apart by its message. (One async function, not one per concern: it runs for every read.)
  */
-async function runStatement<Row>(autocommit: UnansweredWatch | undefined, signal: CancelSignal | undefined, start: () => PromiseLike<unknown> & { cancel(): void }): Promise<Row[]> {
+async function runStatement<Row>(
+  autocommit: UnansweredWatch | undefined,
+  signal: CancelSignal | undefined,
+  start: () => PromiseLike<unknown> & { cancel(): void },
+): Promise<Row[]> {
   // A statement queued behind others (a loader's batch, a wait for the answer budget) may
   // come up after its client left: it is not sent at all.
   throwIfCancelled(signal);
@@ -266,17 +300,21 @@ function createUnansweredWatch(limitMs: number): UnansweredWatch {
   }, UNANSWERED_SWEEP_MS);
   sweep.unref();
   return {
-    watch: (answer) => new Promise((resolve, reject) => {
-      const entry = { since: Date.now(), fail: reject };
-      waiting.add(entry);
-      answer.then((rows) => {
-        waiting.delete(entry);
-        resolve(rows);
-      }, (error: unknown) => {
-        waiting.delete(entry);
-        reject(error);
-      });
-    }),
+    watch: (answer) =>
+      new Promise((resolve, reject) => {
+        const entry = { since: Date.now(), fail: reject };
+        waiting.add(entry);
+        answer.then(
+          (rows) => {
+            waiting.delete(entry);
+            resolve(rows);
+          },
+          (error: unknown) => {
+            waiting.delete(entry);
+            reject(error);
+          },
+        );
+      }),
     close: () => clearInterval(sweep),
   };
 }
@@ -296,28 +334,41 @@ function createUnansweredWatch(limitMs: number): UnansweredWatch {
  * one. A reader that leaves, or gives up on a batch the server left unanswered, stops
  * asking: the transaction ends once the batch in hand comes, and frees its connection.
  */
-async function* fetchedBatches(sql: postgres.Sql, unanswered: UnansweredWatch, streams: StreamSlots, signal: CancelSignal | undefined, text: string, params: postgres.ParameterOrJSON<never>[], batchRows: number): AsyncGenerator<ColumnText[][]> {
+async function* fetchedBatches(
+  sql: postgres.Sql,
+  unanswered: UnansweredWatch,
+  streams: StreamSlots,
+  signal: CancelSignal | undefined,
+  text: string,
+  params: postgres.ParameterOrJSON<never>[],
+  batchRows: number,
+): AsyncGenerator<ColumnText[][]> {
   const giveBack = await streams.take(signal);
   let asking: ((rows: ColumnText[][]) => void) | undefined;
   let stopped = false;
   let wake: ((more: boolean) => void) | undefined;
-  const nextAsk = () => new Promise<boolean>((resolve) => {
-    if (stopped) resolve(false);
-    else if (asking !== undefined) resolve(true);
-    else wake = resolve;
-  });
-  const transaction = sql.begin('read only', async (tx) => {
-    await tx.unsafe('set local cursor_tuple_fraction = 1');
-    await tx.unsafe(`declare batches no scroll cursor for ${text}`, params, { prepare: true });
-    while (await nextAsk()) {
-      const rows = withoutHoles(await tx.unsafe(`fetch ${batchRows} from batches`).raw() as unknown as ColumnText[][]);
-      const reader = asking!;
-      asking = undefined;
-      const last = rows.length < batchRows;
-      reader(rows);
-      if (last) return;
-    }
-  }).then(() => null); // ended without a batch for the reader
+  const nextAsk = () =>
+    new Promise<boolean>((resolve) => {
+      if (stopped) resolve(false);
+      else if (asking !== undefined) resolve(true);
+      else wake = resolve;
+    });
+  const transaction = sql
+    .begin('read only', async (tx) => {
+      await tx.unsafe('set local cursor_tuple_fraction = 1');
+      await tx.unsafe(`declare batches no scroll cursor for ${text}`, params, { prepare: true });
+      while (await nextAsk()) {
+        const rows = withoutHoles(
+          (await tx.unsafe(`fetch ${batchRows} from batches`).raw()) as unknown as ColumnText[][],
+        );
+        const reader = asking!;
+        asking = undefined;
+        const last = rows.length < batchRows;
+        reader(rows);
+        if (last) return;
+      }
+    })
+    .then(() => null); // ended without a batch for the reader
   transaction.catch(() => {}); // a failure reaches the reader through the race below, or nobody waits for it
   // The turn is given back when the connection is, not when the reader stops asking.
   transaction.then(giveBack, giveBack);

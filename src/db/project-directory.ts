@@ -10,9 +10,11 @@ export interface ProjectDirectory {
 
 export async function loadProjectDirectory(db: Queryable): Promise<ProjectDirectory> {
   const ids = await loadProjectIds(db);
-  const byId = new Map([...ids].map(([key, id]) => {
-    const slash = key.indexOf('/');
-    return [id, { metric: key.slice(0, slash), slug: key.slice(slash + 1) }];
-  }));
+  const byId = new Map(
+    [...ids].map(([key, id]) => {
+      const slash = key.indexOf('/');
+      return [id, { metric: key.slice(0, slash), slug: key.slice(slash + 1) }];
+    }),
+  );
   return { idOf: (metric, slug) => ids.get(projectKey(metric, slug)), projectOf: (id) => byId.get(id) };
 }

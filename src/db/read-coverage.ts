@@ -16,7 +16,12 @@ export interface CoverageRecord {
  * With `asOf` (canonical UTC text, see `canonicalInstant`), as they were at that instant, as an as-of read
  * serves the points: a day written later is not covered, and a write made later is not the last one.
  */
-export async function readCoverage(db: Queryable, projectIds: readonly number[], signal?: CancelSignal, asOf: string | null = null): Promise<CoverageRecord[]> {
+export async function readCoverage(
+  db: Queryable,
+  projectIds: readonly number[],
+  signal?: CancelSignal,
+  asOf: string | null = null,
+): Promise<CoverageRecord[]> {
   if (asOf !== null) return db.query<CoverageRecord>(COVERAGE_AS_OF, [projectIds, asOf], signal);
   return db.query<CoverageRecord>(
     `select u.id as "projectId",
@@ -42,7 +47,10 @@ export interface StoredSpanRecord {
  * The first and last stored day of the named series, or of every series when `only` is
  * undefined: two index probes a series (pricing requests by what they will read; where a sync resumes).
  */
-export async function readStoredSpans(db: Queryable, only?: readonly { metric: string; slug: string }[]): Promise<StoredSpanRecord[]> {
+export async function readStoredSpans(
+  db: Queryable,
+  only?: readonly { metric: string; slug: string }[],
+): Promise<StoredSpanRecord[]> {
   return db.query<StoredSpanRecord>(
     `select p.id as "projectId", m.name as metric, p.slug,
        (select min(pt.day) from point pt where pt.project_id = p.id)::text as first,
@@ -66,18 +74,24 @@ function isoInstant(value: string): string {
  * newest write time by then among the values (their writes) and the history (each span's
  * start, and its end: the write that replaced or removed it).
  */
-const COVERAGE_AS_OF = `select u.id as "projectId", c.first, c.last,
-    (select case when p.updated_at <= $2::text::timestamptz then ${isoInstant('p.updated_at')} else ${isoInstant(`greatest(
+const COVERAGE_AS_OF =
+  `select u.id as "projectId", c.first, c.last,
+    (select case when p.updated_at <= $2::text::timestamptz then ${isoInstant('p.updated_at')} ` +
+  (`else ${isoInstant(`greatest(
         (select max(pt.written_at) from point pt where pt.project_id = u.id and pt.written_at <= $2::text::timestamptz),
         (select max(h.valid_from) from point_history h where h.project_id = u.id and h.valid_from <= $2::text::timestamptz),
-        (select max(h.valid_to) from point_history h where h.project_id = u.id and h.valid_to <= $2::text::timestamptz))`)} end
+        (select max(h.valid_to) from point_history h where h.project_id = u.id and h.valid_to <= $2::text::timestamptz))`)}` +
+    ` `) +
+  `end
      from project p where p.id = u.id) as "updatedAt"
   from unnest($1::integer[]) as u (id)
   cross join lateral (
     select min(s.day)::text as first, max(s.day)::text as last
     from (
-      select pt.day from point pt where pt.project_id = u.id and pt.written_at <= $2::text::timestamptz
+      select pt.day from point pt where pt.project_id = u.id and pt.written_at ` +
+  `<= $2::text::timestamptz
       union all
-      select h.day from point_history h where h.project_id = u.id and h.valid_from <= $2::text::timestamptz and h.valid_to > $2::text::timestamptz
+      select h.day from point_history h where h.project_id = u.id and ` +
+  `h.valid_from <= $2::text::timestamptz and h.valid_to > $2::text::timestamptz
     ) s
   ) c`;

@@ -84,7 +84,12 @@ export function createReadRouter(primary: Store, options: ReplicaOptions, logger
       const head = await primaryHead;
       const mustReplay = announced;
       // A replica that does not answer fails this after the connect and statement timeouts, by its store's own watch.
-      const [state] = await replica.store.query<{ recovery: boolean; replay_lsn: string | null; unreplayed: string | null; replayed: number | null }>(
+      const [state] = await replica.store.query<{
+        recovery: boolean;
+        replay_lsn: string | null;
+        unreplayed: string | null;
+        replayed: number | null;
+      }>(
         `select pg_is_in_recovery() as recovery, pg_last_wal_replay_lsn()::text as replay_lsn,
            pg_wal_lsn_diff($1::pg_lsn, pg_last_wal_replay_lsn())::text as unreplayed,
            extract(epoch from pg_last_xact_replay_timestamp())::float8 as replayed`,
@@ -93,7 +98,8 @@ export function createReadRouter(primary: Store, options: ReplicaOptions, logger
       if (!state!.recovery) return drop(replica, 'not a standby (pg_is_in_recovery() is false)');
       const lag = replayLag(head, heads, state!.replay_lsn, state!.replayed);
       replica.lagSeconds = Math.round(lag * 10) / 10;
-      if (lag > options.maxLagSeconds) return drop(replica, `lags ${replica.lagSeconds} s, more than ${options.maxLagSeconds} s`);
+      if (lag > options.maxLagSeconds)
+        return drop(replica, `lags ${replica.lagSeconds} s, more than ${options.maxLagSeconds} s`);
       if (!replica.inUse && Number(state!.unreplayed ?? 1) > 0) {
         replica.reason = 'has not yet replayed a write already announced';
         return;
@@ -110,12 +116,20 @@ export function createReadRouter(primary: Store, options: ReplicaOptions, logger
   };
   /** One read of the primary's position and clock per round, shared by every replica's check. */
   const checkAll = () => {
-    const head = primary.query<PrimaryHead>('select pg_current_wal_lsn()::text as lsn, extract(epoch from clock_timestamp())::float8 as now').then((rows) => rows[0]!);
+    const head = primary
+      .query<PrimaryHead>(
+        'select pg_current_wal_lsn()::text as lsn, extract(epoch from clock_timestamp())::float8 as now',
+      )
+      .then((rows) => rows[0]!);
     // Kept before any check reads them; those older than the lag limit (and a check or two) tell nothing more.
-    head.then((sample) => {
-      heads.push(sample);
-      while (heads.length > 0 && heads[0]!.now < sample.now - options.maxLagSeconds - 2 * options.checkEverySeconds) heads.shift();
-    }, () => {}); // each check reports the failure as its own
+    head.then(
+      (sample) => {
+        heads.push(sample);
+        while (heads.length > 0 && heads[0]!.now < sample.now - options.maxLagSeconds - 2 * options.checkEverySeconds)
+          heads.shift();
+      },
+      () => {},
+    ); // each check reports the failure as its own
     return Promise.all(replicas.map((replica) => check(replica, head)));
   };
   const timer = setInterval(() => void checkAll(), options.checkEverySeconds * 1000);
@@ -146,12 +160,19 @@ export function createReadRouter(primary: Store, options: ReplicaOptions, logger
     description: `${primary.description}, reads from ${replicas.length} replica(s)`,
     query: (text, params, signal) => routed((s) => s.query(text, params, signal)),
     queryRaw: (text, params, signal, options) => routed((s) => s.queryRaw(text, params, signal, options)),
-    streamRaw: (text, params, batchRows, signal, options) => streamRouted(pick(), primary, dropFailed, (s) => s.streamRaw(text, params, batchRows, signal, options)),
+    streamRaw: (text, params, batchRows, signal, options) =>
+      streamRouted(pick(), primary, dropFailed, (s) => s.streamRaw(text, params, batchRows, signal, options)),
   };
 
   return {
     reads,
-    states: () => replicas.map((r) => ({ replica: r.name, inUse: r.inUse, lagSeconds: r.lagSeconds, ...(r.reason === undefined ? {} : { reason: r.reason }) })),
+    states: () =>
+      replicas.map((r) => ({
+        replica: r.name,
+        inUse: r.inUse,
+        lagSeconds: r.lagSeconds,
+        ...(r.reason === undefined ? {} : { reason: r.reason }),
+      })),
     async caughtUp() {
       const [head] = await primary.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn');
       announced = head!.lsn;
@@ -159,16 +180,24 @@ export function createReadRouter(primary: Store, options: ReplicaOptions, logger
       // the write, leaves rotation (a check found it lagging or failing), or the lag limit
       // passes; a replica that does not answer at all is not waited for beyond that limit.
       const waitedFor = (replica: (typeof replicas)[number]) => replica.inUse || replica.admitting;
-      await Promise.all(replicas.filter(waitedFor).map(async (replica) => {
-        const deadline = Date.now() + options.maxLagSeconds * 1000;
-        for (;;) {
-          const asked = replica.store.query<{ behind: string }>('select pg_wal_lsn_diff($1::pg_lsn, pg_last_wal_replay_lsn())::text as behind', [head!.lsn]);
-          const [state] = await answerWithin(Math.max(0, deadline - Date.now()), asked).catch(() => [{ behind: '1' }]);
-          if (Number(state!.behind) <= 0 || !waitedFor(replica)) return;
-          if (Date.now() >= deadline) return drop(replica, `did not replay a write within ${options.maxLagSeconds} s`);
-          await new Promise((r) => setTimeout(r, 20));
-        }
-      }));
+      await Promise.all(
+        replicas.filter(waitedFor).map(async (replica) => {
+          const deadline = Date.now() + options.maxLagSeconds * 1000;
+          for (;;) {
+            const asked = replica.store.query<{ behind: string }>(
+              'select pg_wal_lsn_diff($1::pg_lsn, pg_last_wal_replay_lsn())::text as behind',
+              [head!.lsn],
+            );
+            const [state] = await answerWithin(Math.max(0, deadline - Date.now()), asked).catch(() => [
+              { behind: '1' },
+            ]);
+            if (Number(state!.behind) <= 0 || !waitedFor(replica)) return;
+            if (Date.now() >= deadline)
+              return drop(replica, `did not replay a write within ${options.maxLagSeconds} s`);
+            await new Promise((r) => setTimeout(r, 20));
+          }
+        }),
+      );
     },
     async close() {
       clearInterval(timer);
@@ -194,7 +223,12 @@ interface PrimaryHead {
  * a write look as late as the primary had been idle, and take it out of rotation while it
  * keeps up.
  */
-function replayLag(head: PrimaryHead, earlier: readonly PrimaryHead[], replayLsn: string | null, lastReplayedCommit: number | null): number {
+function replayLag(
+  head: PrimaryHead,
+  earlier: readonly PrimaryHead[],
+  replayLsn: string | null,
+  lastReplayedCommit: number | null,
+): number {
   if (replayLsn !== null && lsnValue(replayLsn) >= lsnValue(head.lsn)) return 0;
   const sinceCommit = Math.max(0, head.now - (lastReplayedCommit ?? 0));
   if (replayLsn === null) return sinceCommit;
@@ -214,7 +248,10 @@ function answerWithin<T>(ms: number, answer: Promise<T>): Promise<T> {
   answer.catch(() => {}); // a late failure after the timeout is nobody's
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${Math.round(ms / 100) / 10} s`), { code: 'ETIMEDOUT' })), ms);
+    timer = setTimeout(
+      () => reject(Object.assign(new Error(`no answer within ${Math.round(ms / 100) / 10} s`), { code: 'ETIMEDOUT' })),
+      ms,
+    );
   });
   return Promise.race([answer, timeout]).finally(() => clearTimeout(timer));
 }

@@ -79,9 +79,20 @@ export interface Store extends Queryable {
    * per round trip, so a large result never sits in memory whole; `Infinity` reads it in
    * one statement. Leaving the loop early stops the query; aborting `signal` cancels it.
    */
-  streamRaw(text: string, params: readonly unknown[], batchRows: number, signal?: CancelSignal, options?: RawReadOptions): AsyncIterable<ColumnText[][]>;
+  streamRaw(
+    text: string,
+    params: readonly unknown[],
+    batchRows: number,
+    signal?: CancelSignal,
+    options?: RawReadOptions,
+  ): AsyncIterable<ColumnText[][]>;
   /** The same in one statement, all rows at once: what most answers need, without the iteration. */
-  queryRaw(text: string, params: readonly unknown[], signal?: CancelSignal, options?: RawReadOptions): Promise<ColumnText[][]>;
+  queryRaw(
+    text: string,
+    params: readonly unknown[],
+    signal?: CancelSignal,
+    options?: RawReadOptions,
+  ): Promise<ColumnText[][]>;
   /**
    * Calls `onMessage` with the payload of every notification on `channel` (PostgreSQL's
    * LISTEN: delivered after the notifying transaction commits, whichever process wrote).
@@ -91,7 +102,11 @@ export interface Store extends Queryable {
    * `onState` is told `true` each time listening (re)starts (what was missed before is
    * unknown) and `false` as soon as the listening connection is lost.
    */
-  listen(channel: string, onMessage: (payload: string) => void, onState?: (listening: boolean) => void): Promise<() => Promise<void>>;
+  listen(
+    channel: string,
+    onMessage: (payload: string) => void,
+    onState?: (listening: boolean) => void,
+  ): Promise<() => Promise<void>>;
   /** Runs `work` in one transaction; it commits when `work` resolves and rolls back when it throws. */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;

@@ -14,7 +14,11 @@ import type { Queryable } from './store.js';
  */
 export async function syncCatalog(db: Queryable, catalog: Catalog): Promise<void> {
   const metrics = catalog.metrics;
-  const metricColumns = [metrics.map((m) => m.name), metrics.map((m) => m.valueKind), metrics.map((m) => m.projectRequired)];
+  const metricColumns = [
+    metrics.map((m) => m.name),
+    metrics.map((m) => m.valueKind),
+    metrics.map((m) => m.projectRequired),
+  ];
   await db.query(
     `insert into metric (name, value_kind, project_required)
      select * from unnest($1::text[], $2::text[], $3::boolean[])

@@ -38,9 +38,12 @@ export async function upsertPoints(db: Queryable, rows: readonly PointRow[]): Pr
   const written = await db.query<{ added: boolean }>(
     `insert into point (project_id, day, value, extra)
      select x.project_id, x.day, trim_scale(x.value), x.extra::jsonb
-     from unnest($1::integer[], $2::date[], $3::numeric[], $4::text[]) as x (project_id, day, value, extra)
-     on conflict (project_id, day) do update set value = excluded.value, extra = excluded.extra, written_at = write_time()
-       where (point.value, point.extra) is distinct from (excluded.value, excluded.extra)
+     from unnest($1::integer[], $2::date[], $3::numeric[], $4::text[]) ` +
+      `as x (project_id, day, value, extra)
+     on conflict (project_id, day) do update set value = excluded.value, ` +
+      `extra = excluded.extra, written_at = write_time()
+       where (point.value, point.extra) is distinct from (excluded.value, ` +
+      `excluded.extra)
      returning xmax = 0 as added`,
     [rows.map((r) => r.projectId), rows.map((r) => r.day), rows.map((r) => String(r.value)), rows.map((r) => r.extra)],
   );
@@ -65,7 +68,13 @@ export async function removePoints(db: Queryable, days: readonly RemovedPoint[])
  * days are chosen once this writer holds its turn, so a day another writer committed
  * while this one waited is removed too: a mirror of the range leaves nothing it was not sent.
  */
-export async function removePointsExcept(db: Queryable, projectId: number, from: string, to: string, kept: readonly string[]): Promise<WriteCount> {
+export async function removePointsExcept(
+  db: Queryable,
+  projectId: number,
+  from: string,
+  to: string,
+  kept: readonly string[],
+): Promise<WriteCount> {
   await takeWriteTurn(db);
   const removed = await db.query(
     `delete from point
@@ -85,10 +94,14 @@ export async function upsertStagedPoints(tx: Queryable, fill: (staging: string) 
   await tx.exec('create temporary table staged_point (like point including defaults) on commit drop');
   await fill('staged_point');
   await takeWriteTurn(tx);
-  await tx.exec(`insert into point (project_id, day, value, extra)
+  await tx.exec(
+    `insert into point (project_id, day, value, extra)
     select project_id, day, trim_scale(value), extra from staged_point
-    on conflict (project_id, day) do update set value = excluded.value, extra = excluded.extra, written_at = write_time()
-      where (point.value, point.extra) is distinct from (excluded.value, excluded.extra)`);
+    on conflict (project_id, day) do update set value = excluded.value, ` +
+      `extra = excluded.extra, written_at = write_time()
+      where (point.value, point.extra) is distinct from (excluded.value, ` +
+      `excluded.extra)`,
+  );
 }
 
 /**
@@ -126,7 +139,10 @@ async function takeWriteTurn(db: Queryable): Promise<void> {
   await db.query('select 1 from dataset_version for update');
   // The write time (migration 0008), once per transaction and only now that this writer
   // holds the turn: every writer before it has committed, so write times follow commit order.
-  await db.query(`select set_config('metrics.write_time', coalesce(nullif(current_setting('metrics.write_time', true), ''), clock_timestamp()::text), true)`);
+  await db.query(
+    `select set_config('metrics.write_time', coalesce(nullif(current_setting('metrics.write_time', ` +
+      `true), ''), clock_timestamp()::text), true)`,
+  );
 }
 
 function count(rows: readonly { added: boolean }[]): WriteCount {

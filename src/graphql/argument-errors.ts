@@ -30,7 +30,9 @@ export function useArgumentErrors(): Plugin {
   return {
     onValidate({ validateFn, setValidationFn }) {
       setValidationFn((schema, document, rules, typeInfo, options) => {
-        const reworded = (rules ?? specifiedRules).map((rule: ValidationRule) => (rule === ValuesOfCorrectTypeRule ? argumentValuesRule : rule));
+        const reworded = (rules ?? specifiedRules).map((rule: ValidationRule) =>
+          rule === ValuesOfCorrectTypeRule ? argumentValuesRule : rule,
+        );
         return validateFn(schema, document, reworded, typeInfo, options);
       });
     },
@@ -41,7 +43,8 @@ export function useArgumentErrors(): Plugin {
 
 /** graphql's ValuesOfCorrectTypeRule, its errors passed through {@link argumentError}. */
 function argumentValuesRule(context: ValidationContext): ASTVisitor {
-  // The rule reads the context's type information as it reports, so it gets the context itself with only reportError replaced.
+  // The rule reads the context's type information as it reports, so it gets the context itself with only reportError
+  // replaced.
   const reporting = Object.create(context) as ValidationContext;
   reporting.reportError = (error) => context.reportError(argumentError(context, error));
   return ValuesOfCorrectTypeRule(reporting);
@@ -55,9 +58,10 @@ function argumentError(context: ValidationContext, error: GraphQLError): GraphQL
   const value = error.nodes?.[0];
   const type = context.getInputType();
   const own = error.extensions.code !== undefined;
-  const message = own || value === undefined || type === null || type === undefined
-    ? `${placeOf(context)}: ${error.message.replace(/\s*Did you mean [^?]*\?$/, '')}`
-    : `${placeOf(context)} expects ${expectation(type)}, got ${clipped(print(value))}.${enumHint(type, value)}`;
+  const message =
+    own || value === undefined || type === null || type === undefined
+      ? `${placeOf(context)}: ${error.message.replace(/\s*Did you mean [^?]*\?$/, '')}`
+      : `${placeOf(context)} expects ${expectation(type)}, got ${clipped(print(value))}.${enumHint(type, value)}`;
   return new GraphQLError(message, { nodes: error.nodes, extensions: { code: 'BAD_USER_INPUT' } });
 }
 
@@ -95,7 +99,11 @@ function enumHint(type: GraphQLInputType, value: ASTNode): string {
   // values are no secret from whoever gets this far (a key holder, who can introspect them).
   if (near.length > 0) return ` The closest: ${near.join(', ')}.`;
   const more = names.length - LISTED_VALUES;
-  return ` Its values: ${names.slice(0, LISTED_VALUES).join(', ')}${more > 0 ? `, and ${more} more (the schema lists them all)` : ''}.`;
+  return (
+    ` Its values: ${names.slice(0, LISTED_VALUES).join(', ')}` +
+    `${more > 0 ? `, and ${more} more (the schema lists them all)` : ''}` +
+    `.`
+  );
 }
 
 const BUILT_IN: Readonly<Record<string, string>> = {

@@ -10,9 +10,10 @@ export const LIMIT_ERROR_CODE = 'GRAPHQL_VALIDATION_FAILED';
 /**
  * graphql-armor with {@link GRAPHQL_LIMITS}. A document over a limit gets a GraphQL error
  * with `extensions.code` {@link LIMIT_ERROR_CODE} that names the limit and the amount
- * found, and no data. The status is 400 whatever the client accepts: a limit is the
- * service's policy, like the body size's 413, so unlike graphql's own validation errors
- * it is not answered with 200 to `application/json` clients.
+ * found, and no data. Like graphql's own validation errors (its introspection depth and
+ * its 100-error cap among them), it is answered as GraphQL over HTTP asks of a document
+ * that fails validation: 400 to `application/graphql-response+json` clients, 200 to
+ * `application/json` ones.
  *
  * graphql-armor rather than Pothos' complexity plugin: Pothos measures depth, breadth and
  * field cost from inside the root resolvers, once execution has begun, and knows nothing
@@ -32,19 +33,21 @@ export function useGraphqlArmor(): Plugin {
     // Checked by useCostLimit instead, on the document without page sizes.
     costLimit: { enabled: false },
     // The parser has no validation context to report to: the limit stops it by throwing.
-    // Yoga marks what the parser throws as a parse failure (200 to application/json
-    // clients); requestError in yoga.ts keeps this one the 400 every limit gets.
     maxTokens: {
       n: GRAPHQL_LIMITS.maxTokens,
-      onReject: [(_context: ValidationContext | null, error: GraphQLError) => {
-        throw limitError(error);
-      }],
+      onReject: [
+        (_context: ValidationContext | null, error: GraphQLError) => {
+          throw limitError(error);
+        },
+      ],
     },
     // Replaced by useNoSuggestions: armor's pattern misses graphql's enum-value suggestions.
     blockFieldSuggestion: { enabled: false },
   }) as Plugin; // an envelop plugin; Yoga's plugin type only adds optional hooks
   const noSuggestions = useNoSuggestions();
-  const costLimit = useCostLimit(costLimitRule({ maxCost: GRAPHQL_LIMITS.maxCost, ignoreIntrospection: true, flattenFragments: true, ...validated }));
+  const costLimit = useCostLimit(
+    costLimitRule({ maxCost: GRAPHQL_LIMITS.maxCost, ignoreIntrospection: true, flattenFragments: true, ...validated }),
+  );
   return {
     onPluginInit({ addPlugin }) {
       addPlugin(armor);
@@ -67,7 +70,9 @@ export function useGraphqlArmor(): Plugin {
 function useCostLimit(rule: (context: ValidationContext) => ASTVisitor): Plugin {
   const withoutPageSizes = (context: ValidationContext): ASTVisitor => {
     const document = context.getDocument();
-    const stripped = visit(document, { Argument: (node) => (node.name.value === 'first' || node.name.value === 'last' ? null : undefined) });
+    const stripped = visit(document, {
+      Argument: (node) => (node.name.value === 'first' || node.name.value === 'last' ? null : undefined),
+    });
     if (stripped === document) return rule(context);
     // The rule reports through its own context: its errors are this document's.
     for (const error of validate(context.getSchema(), stripped, [rule])) context.reportError(error);
@@ -86,16 +91,18 @@ const SUGGESTION = /\s*Did you mean [^?]*\?$/;
 /** Drops graphql's "did you mean" guesses from validation errors, so they never hint at names. */
 function useNoSuggestions(): Plugin {
   return {
-    onValidate: () => ({ valid, result }) => {
-      if (valid) return;
-      for (const error of result) error.message = error.message.replace(SUGGESTION, '');
-    },
+    onValidate:
+      () =>
+      ({ valid, result }) => {
+        if (valid) return;
+        for (const error of result) error.message = error.message.replace(SUGGESTION, '');
+      },
   };
 }
 
 /** armor words every refusal as a "Syntax Error: …", which a depth or cost limit is not. */
 function limitError(error: GraphQLError): GraphQLError {
   return new GraphQLError(error.message.replace(/^Syntax Error: /, ''), {
-    extensions: { code: LIMIT_ERROR_CODE, http: { status: 400, spec: false } },
+    extensions: { code: LIMIT_ERROR_CODE, http: { status: 400, spec: true } },
   });
 }

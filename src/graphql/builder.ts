@@ -10,7 +10,10 @@ import type { GraphqlServices } from './graphql-services.js';
 import type { Splices } from './splice.js';
 import type { KeyCheck } from '../live/series-updates.js';
 
-/** What every resolver sees: the shared services and this request's own loaders, directory, rate-limit meter and splices. */
+/**
+ * What every resolver sees: the shared services and this request's own loaders, directory, rate-limit meter and
+ * splices.
+ */
 export interface GraphqlContext {
   services: GraphqlServices;
   directory: ProjectDirectory;
@@ -22,7 +25,10 @@ export interface GraphqlContext {
   keyStillValid?: KeyCheck;
   /** Aborts when the client leaves: cancels its statements, ends its subscription. */
   signal: CancelSignal;
-  /** Waits until an answer of about `bytes` may be built; what it reserves is given back when the response is sent. */
+  /**
+   * Waits until an answer of about `bytes` may be built; what it reserves is given back when the
+   * response is sent. Called once per query, before it runs (answer-size.ts), never by a resolver.
+   */
   reserveAnswer(bytes: number): Promise<void>;
   /** Points' JSON text that serialization puts in place (see splice.ts). */
   splices: Splices;

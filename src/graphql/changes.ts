@@ -22,11 +22,28 @@ export function addChangesQuery(builder: Builder, refs: { enums: Enums }) {
     fields: (t) => ({
       name: t.field({ type: refs.enums.MetricName, description: 'The metric.', resolve: (c) => c.metric }),
       project: t.field({ type: refs.enums.Project, description: 'The project.', resolve: (c) => c.project }),
-      slug: t.string({ description: 'The project\'s slug as REST writes it.', resolve: (c) => c.project }),
+      slug: t.string({ description: "The project's slug as REST writes it.", resolve: (c) => c.project }),
       date: t.field({ type: 'Date', description: 'The day written.', resolve: (c) => c.date }),
-      value: t.float({ nullable: true, description: 'The value written; null when the write removed the point.', resolve: (c, _args, ctx, info) => (c.value === null ? null : exactNumber(ctx.splices, info, c.value)) }),
-      extra: t.field({ type: 'JSON', nullable: true, description: 'The extra fields written with the value (metrics that have them); null when it has none, and for a removal.', resolve: (c) => (c.extra === null ? null : JSON.parse(c.extra)) }),
-      updatedAt: t.field({ type: 'DateTime', description: 'When the write happened (when its transaction took its turn to write), in UTC with microseconds, e.g. 2026-06-30T12:00:00.123456Z, as in GET /v1/changes.', resolve: (c) => c.updatedAt }),
+      value: t.float({
+        nullable: true,
+        description: 'The value written; null when the write removed the point.',
+        resolve: (c, _args, ctx, info) => (c.value === null ? null : exactNumber(ctx.splices, info, c.value)),
+      }),
+      extra: t.field({
+        type: 'JSON',
+        nullable: true,
+        description:
+          'The extra fields written with the value (metrics that have them); null when it has none, and for a removal.',
+        resolve: (c) => (c.extra === null ? null : JSON.parse(c.extra)),
+      }),
+      updatedAt: t.field({
+        type: 'DateTime',
+        description:
+          'When the write happened (when its transaction took its turn to write), ' +
+          'in UTC with microseconds, e.g. 2026-06-30T12:00:00.123456Z, as in GET ' +
+          '/v1/changes.',
+        resolve: (c) => c.updatedAt,
+      }),
     }),
   });
 
@@ -35,22 +52,40 @@ export function addChangesQuery(builder: Builder, refs: { enums: Enums }) {
     fields: (t) => ({
       changes: t.field({ type: [ChangeRef], description: 'Writes in commit order.', resolve: (page) => page.changes }),
       endCursor: t.string({
-        description: 'Pass as `after` to continue: the next page while `hasNextPage`, else later writes once they land. Never skips or repeats a write.',
+        description:
+          'Pass as `after` to continue: the next page while `hasNextPage`, else ' +
+          'later writes once they land. Never skips or repeats a write.',
         resolve: (page) => page.next ?? page.cursor,
       }),
-      hasNextPage: t.boolean({ description: 'Whether more writes are waiting now.', resolve: (page) => page.next !== undefined }),
+      hasNextPage: t.boolean({
+        description: 'Whether more writes are waiting now.',
+        resolve: (page) => page.next !== undefined,
+      }),
     }),
   });
 
   builder.queryField('changes', (t) =>
     t.field({
       type: ChangeConnection,
-      description: `Every write of a point since an instant, one entry per write (a value written twice appears twice), a page at a time: the feed of GET /v1/changes. Costs one rate-limit unit per ${DEFAULT_CHANGES_LIMIT} entries asked for.`,
-      args: t.validate({
-        since: t.arg({ type: 'DateTime', required: true, description: 'Writes at or after this instant.' }),
-        first: t.arg.int({ required: false, defaultValue: DEFAULT_CHANGES_LIMIT, description: `Entries per page, 1 to ${MAX_CHANGES_LIMIT}.` }),
-        after: t.arg.string({ required: false, description: 'The `endCursor` of an earlier page with the same `since`.' }),
-      }, CHANGES_ARGS),
+      description:
+        `Every write of a point since an instant, one entry per write (a value ` +
+        `written twice appears twice), a page at a time: the feed of GET /v1/changes. ` +
+        `Costs one rate-limit unit per ${DEFAULT_CHANGES_LIMIT} entries asked for.`,
+      args: t.validate(
+        {
+          since: t.arg({ type: 'DateTime', required: true, description: 'Writes at or after this instant.' }),
+          first: t.arg.int({
+            required: false,
+            defaultValue: DEFAULT_CHANGES_LIMIT,
+            description: `Entries per page, 1 to ${MAX_CHANGES_LIMIT}.`,
+          }),
+          after: t.arg.string({
+            required: false,
+            description: 'The `endCursor` of an earlier page with the same `since`.',
+          }),
+        },
+        CHANGES_ARGS,
+      ),
       resolve: async (_root, { request }, ctx) => {
         await ctx.meter.charge(changesCost(request));
         return readChanges(ctx.services.reads, request);

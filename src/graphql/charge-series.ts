@@ -1,21 +1,36 @@
 import { todayEpochDay } from '../dates.js';
-import { SMALL_ANSWER_BYTES } from '../limits/answer-budget.js';
 import { priceRequest } from '../limits/request-cost.js';
 import type { SeriesRequest } from '../series/series-request.js';
+import type { GraphqlServices } from './graphql-services.js';
 import type { GraphqlContext } from './builder.js';
 
-/** About what one point takes in an answer (`{"date":"2024-01-01","value":12345.678}`), to size a large one before it is read. */
-const POINT_BYTES = 40;
+/** What a series read is priced on: its metric, projects, range and options. */
+export type PricedSeries = Pick<SeriesRequest, 'metric' | 'slugs' | 'from' | 'to' | 'options'>;
 
 /**
  * Charges series to the caller's key as one REST request for the same projects, range
- * and options would be charged, and reserves the memory a large answer will take. Every
- * field that reads points goes through here before it reads them.
+ * and options would be charged. Every field that reads points goes through here before
+ * it reads them. (The memory their answer takes is reserved once per request, before it
+ * runs: answer-size.ts.)
  */
-export async function chargeSeries(ctx: GraphqlContext, request: Pick<SeriesRequest, 'metric' | 'slugs' | 'from' | 'to' | 'options'>): Promise<void> {
-  const { storedSpans, clock } = ctx.services;
-  const { cost, span } = priceRequest(request, todayEpochDay(clock()), request.slugs.map((slug) => storedSpans.of(request.metric.name, slug)));
-  await ctx.meter.charge(cost);
-  const bytes = request.slugs.length * span.buckets * POINT_BYTES;
-  if (bytes >= SMALL_ANSWER_BYTES) await ctx.reserveAnswer(bytes);
+export async function chargeSeries(ctx: GraphqlContext, request: PricedSeries): Promise<void> {
+  await ctx.meter.charge(priceSeries(ctx.services, request).cost);
 }
+
+/**
+ * A series read's price against the rate limit and the bytes its points take in an answer,
+ * sized by the widest series of the request as the price is.
+ */
+export function priceSeries(
+  { storedSpans, clock }: Pick<GraphqlServices, 'storedSpans' | 'clock'>,
+  request: PricedSeries,
+): { cost: number; bytes: number } {
+  const stored = request.slugs.map((slug) => storedSpans.of(request.metric.name, slug));
+  const { cost, span } = priceRequest(request, todayEpochDay(clock()), stored);
+  return { cost, bytes: request.slugs.length * span.buckets * POINT_BYTES };
+}
+
+// Private
+
+/** About what one point takes in an answer (`{"date":"2024-01-01","value":12345.678}`), to size it before reading. */
+const POINT_BYTES = 40;

@@ -5,22 +5,34 @@ export function addDataPoint(builder: Builder) {
   return builder.objectRef<ExactPoint>('DataPoint').implement({
     description: 'One value of one project: a stored day, or a bucket of days.',
     fields: (t) => ({
-      date: t.field({ type: 'Date', description: 'The day, or the first day of the bucket (even when the range starts inside it).', resolve: (p) => p.date }),
+      date: t.field({
+        type: 'Date',
+        description: 'The day, or the first day of the bucket (even when the range starts inside it).',
+        resolve: (p) => p.date,
+      }),
       value: t.float({
         nullable: true,
-        description: 'The value; a whole number for INTEGER metrics under SUM, MIN, MAX, FIRST and LAST. Null for a bucket filled with NULL and for a transform that cannot be known (at a gap, a percentage from zero).',
+        description:
+          'The value; a whole number for INTEGER metrics under SUM, MIN, MAX, FIRST ' +
+          'and LAST. Null for a bucket filled with NULL and for a transform that ' +
+          'cannot be known (at a gap, a percentage from zero).',
         resolve: (p, _args, ctx, info) => {
           keepExact(ctx.splices, info, p.exact?.value);
           return p.value;
         },
       }),
       count: t.exposeInt('count', {
-        description: 'The daily values behind the point: 1 for a stored day; fewer than the bucket\'s days marks a partial bucket; 0 for a filled one.',
+        description:
+          'The daily values behind the point: 1 for a stored day; fewer than the ' +
+          "bucket's days marks a partial bucket; 0 for a filled one.",
       }),
       extra: t.field({
         type: 'JSON',
         nullable: true,
-        description: 'Extra named fields of the point (etf-num-products breaks its count down), aggregated like the value; null for other metrics, filled buckets and transforms.',
+        description:
+          'Extra named fields of the point (etf-num-products breaks its count down), ' +
+          'aggregated like the value; null for other metrics, filled buckets and ' +
+          'transforms.',
         resolve: (p, _args, ctx, info) => {
           keepExact(ctx.splices, info, p.exact?.extra);
           return p.extra;
@@ -29,7 +41,10 @@ export function addDataPoint(builder: Builder) {
       revisedAt: t.field({
         type: 'DateTime',
         nullable: true,
-        description: 'When the value served was written (the import or sync that wrote it); for a bucket, the newest write among its days; null for a filled bucket. With `asOf`, as it was then.',
+        description:
+          'When the value served was written (the import or sync that wrote it); ' +
+          'for a bucket, the newest write among its days; null for a filled bucket. ' +
+          'With `asOf`, as it was then.',
         resolve: (p) => p.revisedAt,
       }),
     }),

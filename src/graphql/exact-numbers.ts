@@ -45,7 +45,10 @@ export function parseExactPoints(json: string): ExactPoint[] {
   return points;
 }
 
-/** `text` (a JSON number) as the double a resolver returns; recorded to be written as it is when the double would change it. */
+/**
+ * `text` (a JSON number) as the double a resolver returns; recorded to be written as it is when the double would
+ * change it.
+ */
 export function exactNumber(splices: Splices, info: GraphQLResolveInfo, text: string): number {
   if (!isExact(text)) splices.add(info, text);
   return Number(text);

@@ -4,6 +4,7 @@ import { API_KEY_HEADER } from '../auth/api-keys.js';
 import { readyDirectory } from '../api/unavailable.js';
 import { countCharges, lookUpAnswer } from '../cache/answer-keeper.js';
 import { readBody, toFetchRequest } from '../http/fetch-bridge.js';
+import { acceptsMediaType, normalizedContentType } from '../http/media-type.js';
 import { renderGraphqlError } from '../http/render-error.js';
 import { sendEvents, sendWhole } from '../http/send-json.js';
 import type { Route } from '../http/route.js';
@@ -30,7 +31,8 @@ export function createGraphqlRoute(services: GraphqlServices): Route<GraphqlServ
     handle: async ({ req, res, signal, meter, caller }) => {
       const head = req.method === 'HEAD';
       // Yoga and the page build the request's URL from it: one that holds no host is the client's error.
-      if (!isValidHost(req.headers.host)) throw new ApiError('bad-request', 'the Host header does not hold a host name (with an optional port)');
+      if (!isValidHost(req.headers.host))
+        throw new ApiError('bad-request', 'the Host header does not hold a host name (with an optional port)');
       if (isGraphiqlPageRequest(req, services)) {
         // The page runs inline scripts, so only framing is restricted:
         // GraphiQL keeps the key in the browser, and a site framing it could make its user run queries.
@@ -40,8 +42,15 @@ export function createGraphqlRoute(services: GraphqlServices): Route<GraphqlServ
       const directory = readyDirectory(services.state);
       // The body is read here first, so the 1 MB limit stays ours.
       const body = req.method === 'GET' || head ? undefined : await readBody(req);
-      const keeper = await lookUpAnswer(services.responseCache, cacheKeyOf(req, body), meter);
-      if (keeper.kept !== undefined) return sendWhole(req, res, { headers: [['content-type', keeper.kept.contentType]], body: keeper.kept.body, compress: false });
+      // Yoga compares media types as written; RFC 9110 has them case-insensitive, with optional spaces.
+      const contentType = normalizedContentType(req.headers['content-type']);
+      const keeper = await lookUpAnswer(services.responseCache, cacheKeyOf(req, contentType, body), meter);
+      if (keeper.kept !== undefined)
+        return sendWhole(req, res, {
+          headers: [['content-type', keeper.kept.contentType]],
+          body: keeper.kept.body,
+          compress: false,
+        });
       const counting = countCharges(meter);
       // Given back when the response is sent. Yoga can answer before a resolver's wait
       // ends (the client left), so bytes granted after that are given back at once:
@@ -67,20 +76,22 @@ export function createGraphqlRoute(services: GraphqlServices): Route<GraphqlServ
         outcome,
       };
       try {
-        const response = await runYoga(yoga, req, res, body, context);
-        const contentType = response.headers.get('content-type') ?? '';
-        // A subscription's events (or a query's, asked as an event stream) are written as they come.
-        if (contentType.startsWith('text/event-stream') && !head) return await sendEvents(res, response, signal);
+        const response = await runYoga(yoga, req, res, contentType, body, context);
+        const answerType = response.headers.get('content-type') ?? '';
+        // A subscription's events (or a query's, asked as an event stream or in parts) are written as they come.
+        if (isStream(answerType) && !head) return await sendEvents(res, response, signal);
         const headers: [string, string][] = [];
         response.headers.forEach((value, name) => {
           if (name.toLowerCase() !== 'content-length') headers.push([name, value]);
         });
         // A large answer stays in parts, written as they are: joined, it would be a second copy in memory.
-        const parts = splices.size > 0 ? splices.toParts(await response.text()) : [Buffer.from(await response.arrayBuffer())];
+        const parts =
+          splices.size > 0 ? splices.toParts(await response.text()) : [Buffer.from(await response.arrayBuffer())];
         const length = parts.reduce((n, part) => n + part.length, 0);
         // Only whole successes are kept: an answer with errors may depend on more than the data.
         if (outcome.complete && keeper.keeps(length)) {
-          keeper.keep({ body: parts.length === 1 ? parts[0]! : Buffer.concat(parts, length), contentType, cost: counting.total });
+          const whole = parts.length === 1 ? parts[0]! : Buffer.concat(parts, length);
+          keeper.keep({ body: whole, contentType: answerType, cost: counting.total });
         }
         await sendWhole(req, res, { status: response.status, headers, body: parts, compress: false });
       } finally {
@@ -98,11 +109,20 @@ export function createGraphqlRoute(services: GraphqlServices): Route<GraphqlServ
  * (whatwg-node's light Request, built from the node request's fields): cheaper than a
  * Fetch API Request of our own.
  */
-async function runYoga(yoga: GraphqlServer, req: IncomingMessage, res: ServerResponse, body: Buffer | undefined, context: GraphqlServerContext): Promise<Response> {
+async function runYoga(
+  yoga: GraphqlServer,
+  req: IncomingMessage,
+  res: ServerResponse,
+  contentType: string | undefined,
+  body: Buffer | undefined,
+  context: GraphqlServerContext,
+): Promise<Response> {
   // A HEAD is the GET it mirrors, answered without its body (the writer leaves it out):
   // Yoga itself allows only GET and POST and refused a HEAD with a query with its 405.
   const method = req.method === 'HEAD' ? 'GET' : req.method;
-  const request = { method, url: req.url, headers: req.headers, socket: req.socket, body: body?.length === 0 ? ' ' : body };
+  const headers =
+    contentType === req.headers['content-type'] ? req.headers : { ...req.headers, 'content-type': contentType };
+  const request = { method, url: req.url, headers, socket: req.socket, body: body?.length === 0 ? ' ' : body };
   const response = await yoga.handleNodeRequestAndResponse(request, res, context);
   if (response.status === 415 || response.status === 406) throw mediaTypeRefusal(req, response);
   return response;
@@ -118,10 +138,20 @@ async function stillValid(services: GraphqlServices, header: string | string[] |
  * operation (the body) and the media type asked for. Keys and rate limits do not change an
  * answer. Only POSTed queries are kept; subscriptions (event streams) never are.
  */
-function cacheKeyOf(req: IncomingMessage, body: Buffer | undefined): string | undefined {
+function cacheKeyOf(
+  req: IncomingMessage,
+  contentType: string | undefined,
+  body: Buffer | undefined,
+): string | undefined {
   const accept = req.headers.accept ?? '';
-  if (req.method !== 'POST' || body === undefined || body.length === 0 || accept.includes('text/event-stream')) return undefined;
-  return `${req.url}\u0000${accept}\u0000${req.headers['content-type'] ?? ''}\u0000${body.toString('latin1')}`;
+  if (req.method !== 'POST' || body === undefined || body.length === 0) return undefined;
+  if (acceptsMediaType(accept, 'text/event-stream')) return undefined;
+  return `${req.url}\u0000${accept}\u0000${contentType ?? ''}\u0000${body.toString('latin1')}`;
+}
+
+/** Answers Yoga writes as they come: an event stream, or multipart parts. Copied as they are, never kept. */
+function isStream(contentType: string): boolean {
+  return contentType.startsWith('text/event-stream') || contentType.startsWith('multipart/mixed');
 }
 
 /**
@@ -131,21 +161,32 @@ function cacheKeyOf(req: IncomingMessage, body: Buffer | undefined): string | un
  */
 function mediaTypeRefusal(req: IncomingMessage, response: Response): ApiError {
   if (response.status === 415) {
-    return new ApiError('unsupported-media-type', `a POST body must be ${BODY_TYPES}; the request sent ${req.headers['content-type'] ?? 'no content-type'}`);
+    return new ApiError(
+      'unsupported-media-type',
+      `a POST body must be ${BODY_TYPES}; the request sent ${req.headers['content-type'] ?? 'no content-type'}`,
+    );
   }
   // Yoga names what it could have sent in an `accept` header of its answer.
   const offered = (response.headers.get('accept') ?? '').replaceAll('; charset=utf-8', '');
-  return new ApiError('not-acceptable', `the answer can be ${offered}; the request accepts ${req.headers.accept ?? 'nothing'}`);
+  return new ApiError(
+    'not-acceptable',
+    `the answer can be ${offered}; the request accepts ${req.headers.accept ?? 'nothing'}`,
+  );
 }
 
 /** The body types Yoga parses (its default request parsers). */
-const BODY_TYPES = 'application/json (or application/graphql+json, application/graphql, application/x-www-form-urlencoded, multipart/form-data)';
+const BODY_TYPES =
+  'application/json (or application/graphql+json, application/graphql, application/x-www-form-urlencoded, ' +
+  'multipart/form-data)';
 
 function isValidHost(host: string | undefined): boolean {
   return host === undefined || (!/[/?#@\\]/.test(host) && URL.canParse(`http://${host}/`));
 }
 
-/** A browser opening the page, also from a shared link whose `?query=` the page puts in its editor; never with GRAPHIQL=off. */
+/**
+ * A browser opening the page, also from a shared link whose `?query=` the page puts in its editor; never with
+ * GRAPHIQL=off.
+ */
 function isGraphiqlPageRequest(req: IncomingMessage, { config }: GraphqlServices): boolean {
-  return config.graphiql && req.method === 'GET' && (req.headers.accept ?? '').includes('text/html');
+  return config.graphiql && req.method === 'GET' && acceptsMediaType(req.headers.accept, 'text/html');
 }

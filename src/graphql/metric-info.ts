@@ -10,18 +10,29 @@ export function addMetricsQuery(builder: Builder, refs: { enums: Enums; Series: 
     description: 'A metric of the catalog and what may be asked of it.',
     fields: (t) => ({
       name: t.exposeString('name', { description: 'The REST name, e.g. token-price-usd.' }),
-      valueKind: t.field({ type: refs.enums.ValueKind, description: 'Whole numbers or decimals.', resolve: (m) => m.valueKind }),
+      valueKind: t.field({
+        type: refs.enums.ValueKind,
+        description: 'Whole numbers or decimals.',
+        resolve: (m) => m.valueKind,
+      }),
       description: t.string({
-        description: 'What a value of the metric is, and so how its buckets aggregate, e.g. "fees paid per day: a flow, so a bucket adds its days up".',
+        description:
+          'What a value of the metric is, and so how its buckets aggregate, e.g. ' +
+          '"fees paid per day: a flow, so a bucket adds its days up".',
         resolve: (m) => m.description,
       }),
       defaultAggregation: t.field({
         type: refs.enums.Aggregation,
-        description: 'How buckets aggregate this metric unless `aggregation` says otherwise: flows and counts add up (SUM), stocks take the last day (LAST), prices, rates, yields and ratios average (AVG).',
+        description:
+          'How buckets aggregate this metric unless `aggregation` says otherwise: ' +
+          'flows and counts add up (SUM), stocks take the last day (LAST), prices, ' +
+          'rates, yields and ratios average (AVG).',
         resolve: (m) => m.defaultAggregation,
       }),
       extraFields: t.stringList({
-        description: 'The names of the extra fields its points carry in `extra` (etf-num-products breaks its count down); empty for most metrics.',
+        description:
+          'The names of the extra fields its points carry in `extra` (etf-num-products ' +
+          'breaks its count down); empty for most metrics.',
         resolve: (m) => [...m.extraFields],
       }),
       projectRequired: t.exposeBoolean('projectRequired', {
@@ -34,7 +45,10 @@ export function addMetricsQuery(builder: Builder, refs: { enums: Enums; Series: 
       }),
       coverage: t.field({
         type: [refs.Series],
-        description: 'Every project\'s whole series (no range), so `firstDate`/`lastDate` tell what data exists. Reading `points` here costs what the whole history of each project costs through `metric`.',
+        description:
+          "Every project's whole series (no range), so `firstDate`/`lastDate` tell " +
+          'what data exists. Reading `points` here costs what the whole history of ' +
+          'each project costs through `metric`.',
         resolve: (m, _args, ctx) => {
           const plan = planSeries(wholeSeries(m, m.projects), ctx.directory);
           return plan.projects.map((project) => ({ plan, project, unpriced: true as const }));

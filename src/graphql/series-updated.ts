@@ -11,14 +11,19 @@ import type { Enums } from './enums.js';
  */
 export function addSeriesUpdatedSubscription(builder: Builder, refs: { enums: Enums }) {
   const SeriesUpdateRef = builder.objectRef<SeriesUpdate>('SeriesUpdate').implement({
-    description: 'Data landed: one series was written over a range of days, and the write has committed, so a query now reads it.',
+    description:
+      'Data landed: one series was written over a range of days, and the write has committed, so a query now reads it.',
     fields: (t) => ({
       name: t.field({ type: refs.enums.MetricName, description: 'The metric.', resolve: (u) => u.name }),
       project: t.field({ type: refs.enums.Project, description: 'The project.', resolve: (u) => u.slug }),
-      slug: t.string({ description: 'The project\'s slug as REST writes it.', resolve: (u) => u.slug }),
+      slug: t.string({ description: "The project's slug as REST writes it.", resolve: (u) => u.slug }),
       from: t.field({ type: 'Date', description: 'The first day written.', resolve: (u) => u.from }),
       to: t.field({ type: 'Date', description: 'The last day written.', resolve: (u) => u.to }),
-      updatedAt: t.field({ type: 'DateTime', description: 'When it was written (the series\' new updatedAt).', resolve: (u) => u.updatedAt }),
+      updatedAt: t.field({
+        type: 'DateTime',
+        description: "When it was written (the series' new updatedAt).",
+        resolve: (u) => u.updatedAt,
+      }),
     }),
   });
 
@@ -26,7 +31,12 @@ export function addSeriesUpdatedSubscription(builder: Builder, refs: { enums: En
   builder.subscriptionField('seriesUpdated', (t) =>
     t.field({
       type: SeriesUpdateRef,
-      description: 'An event each time a matching series is written (by an import, a sync, or any other writer), once the write has committed. Omitted `name` means every metric, omitted `projects` every project. A key may hold SUBSCRIPTIONS_PER_KEY subscriptions open at once (RATE_LIMITED past it); events a slow subscriber has not read are kept up to 1,000, the oldest dropped first.',
+      description:
+        'An event each time a matching series is written (by an import, a sync, ' +
+        'or any other writer), once the write has committed. Omitted `name` means ' +
+        'every metric, omitted `projects` every project. A key may hold SUBSCRIPTIONS_PER_KEY ' +
+        'subscriptions open at once (RATE_LIMITED past it); events a slow subscriber ' +
+        'has not read are kept up to 1,000, the oldest dropped first.',
       args: {
         name: t.arg({ type: refs.enums.MetricName, required: false, description: 'Only this metric.' }),
         projects: t.arg({ type: [refs.enums.Project], required: false, description: 'Only these projects.' }),
@@ -36,9 +46,18 @@ export function addSeriesUpdatedSubscription(builder: Builder, refs: { enums: En
         if (args.name != null && slugs !== undefined) {
           const allowed = ctx.services.catalog.metric(args.name).projects;
           const foreign = slugs.filter((slug) => !allowed.includes(slug));
-          if (foreign.length > 0) throw new ApiError('bad-request', `${args.name} has no project ${foreign.slice(0, 5).join(', ')}; it has ${allowed.join(', ')}`);
+          if (foreign.length > 0)
+            throw new ApiError(
+              'bad-request',
+              `${args.name} has no project ${foreign.slice(0, 5).join(', ')}; it has ${allowed.join(', ')}`,
+            );
         }
-        return ctx.services.seriesUpdates.subscribe(ctx.caller, { name: args.name ?? undefined, slugs }, ctx.signal, ctx.keyStillValid);
+        return ctx.services.seriesUpdates.subscribe(
+          ctx.caller,
+          { name: args.name ?? undefined, slugs },
+          ctx.signal,
+          ctx.keyStillValid,
+        );
       },
       resolve: (update) => update,
     }),

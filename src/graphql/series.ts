@@ -22,16 +22,25 @@ export function addSeries(builder: Builder, refs: { DataPoint: DataPointRef; enu
   return builder.objectRef<SeriesSource>('Series').implement({
     description: 'The values of one project of a metric within the requested range.',
     fields: (t) => ({
-      project: t.field({ type: refs.enums.Project, description: 'The project, as an enum value.', resolve: (s) => s.project.slug }),
-      slug: t.string({ description: 'The project\'s original slug, as REST spells it.', resolve: (s) => s.project.slug }),
+      project: t.field({
+        type: refs.enums.Project,
+        description: 'The project, as an enum value.',
+        resolve: (s) => s.project.slug,
+      }),
+      slug: t.string({
+        description: "The project's original slug, as REST spells it.",
+        resolve: (s) => s.project.slug,
+      }),
       points: t.field({
         type: [refs.DataPoint],
         description: 'Points from `from` to `to` inclusive, ascending by date, one per day or bucket; empty when none.',
         resolve: async (s, _args, ctx, info) => {
           if (s.unpriced) await chargeSeries(ctx, { ...s.plan, slugs: [s.project.slug] });
-          else if (isRepeatRead(s, info, ctx.pointReads)) await chargeSeries(ctx, { ...s.plan, slugs: s.plan.projects.map((p) => p.slug) });
+          else if (isRepeatRead(s, info, ctx.pointReads))
+            await chargeSeries(ctx, { ...s.plan, slugs: s.plan.projects.map((p) => p.slug) });
           const fields = plainPointFields(info);
-          if (fields === undefined) return parseExactPoints(columnText(await ctx.loaders.points.load({ ...s, fields: POINT_FIELDS })));
+          if (fields === undefined)
+            return parseExactPoints(columnText(await ctx.loaders.points.load({ ...s, fields: POINT_FIELDS })));
           ctx.splices.add(info, await ctx.loaders.points.load({ ...s, fields }));
           return [];
         },
@@ -39,20 +48,34 @@ export function addSeries(builder: Builder, refs: { DataPoint: DataPointRef; enu
       firstDate: t.field({
         type: 'Date',
         nullable: true,
-        description: 'The first day with data in the whole series (ignores the range; with `asOf`, as of that instant), for setting a chart axis; null when there is none.',
-        resolve: async (s, _args, ctx) => (await ctx.loaders.coverage.load({ metric: s.plan.metric.name, slug: s.project.slug, asOf: s.plan.asOf })).first,
+        description:
+          'The first day with data in the whole series (ignores the range; with ' +
+          '`asOf`, as of that instant), for setting a chart axis; null when there ' +
+          'is none.',
+        resolve: async (s, _args, ctx) =>
+          (await ctx.loaders.coverage.load({ metric: s.plan.metric.name, slug: s.project.slug, asOf: s.plan.asOf }))
+            .first,
       }),
       lastDate: t.field({
         type: 'Date',
         nullable: true,
-        description: 'The last day with data in the whole series (ignores the range; with `asOf`, as of that instant); null when there is none.',
-        resolve: async (s, _args, ctx) => (await ctx.loaders.coverage.load({ metric: s.plan.metric.name, slug: s.project.slug, asOf: s.plan.asOf })).last,
+        description:
+          'The last day with data in the whole series (ignores the range; with `asOf`, ' +
+          'as of that instant); null when there is none.',
+        resolve: async (s, _args, ctx) =>
+          (await ctx.loaders.coverage.load({ metric: s.plan.metric.name, slug: s.project.slug, asOf: s.plan.asOf }))
+            .last,
       }),
       updatedAt: t.field({
         type: 'DateTime',
         nullable: true,
-        description: 'When any point of the whole series was last written (imported, synced, revised; with `asOf`, the last write by that instant); null when none ever was.',
-        resolve: async (s, _args, ctx) => (await ctx.loaders.coverage.load({ metric: s.plan.metric.name, slug: s.project.slug, asOf: s.plan.asOf })).updatedAt,
+        description:
+          'When any point of the whole series was last written (imported, synced, ' +
+          'revised; with `asOf`, the last write by that instant); null when none ' +
+          'ever was.',
+        resolve: async (s, _args, ctx) =>
+          (await ctx.loaders.coverage.load({ metric: s.plan.metric.name, slug: s.project.slug, asOf: s.plan.asOf }))
+            .updatedAt,
       }),
     }),
   });
@@ -71,7 +94,8 @@ export type SeriesRef = ReturnType<typeof addSeries>;
  */
 function isRepeatRead(s: SeriesSource, info: GraphQLResolveInfo, reads: GraphqlContext['pointReads']): boolean {
   const keys: (string | number)[] = [];
-  for (let p: GraphQLResolveInfo['path'] | undefined = info.path; p !== undefined; p = p.prev) if (typeof p.key === 'string') keys.unshift(p.key);
+  for (let p: GraphQLResolveInfo['path'] | undefined = info.path; p !== undefined; p = p.prev)
+    if (typeof p.key === 'string') keys.unshift(p.key);
   const path = keys.join('.');
   const seen = reads.get(s.plan) ?? new Set<string>();
   reads.set(s.plan, seen);

@@ -55,7 +55,7 @@ export function createSplices(options: { asBytes?: boolean } = {}): Splices {
       return recorded.length;
     },
     serialize(result, stringify) {
-      recorded.forEach(({ path }, i) => replaceAt(result.data, path, `\u0000${NONCE}:${i}`));
+      for (const [i, { path }] of recorded.entries()) replaceAt(result.data, path, `\u0000${NONCE}:${i}`);
       if (asBytes) return stringify(result);
       return stringify(result).replace(MARKER, (_, i: string) => columnText(recorded[Number(i)]!.json));
     },
@@ -66,7 +66,10 @@ export function createSplices(options: { asBytes?: boolean } = {}): Splices {
       const parts: Buffer[] = [];
       let from = 0;
       for (const match of serialized.matchAll(MARKER)) {
-        parts.push(Buffer.from(serialized.slice(from, match.index), 'utf8'), columnBytes(recorded[Number(match[1])]!.json));
+        parts.push(
+          Buffer.from(serialized.slice(from, match.index), 'utf8'),
+          columnBytes(recorded[Number(match[1])]!.json),
+        );
         from = match.index + match[0].length;
       }
       parts.push(Buffer.from(serialized.slice(from), 'utf8'));
@@ -140,7 +143,8 @@ const PLAIN_FIELDS = new WeakMap<FieldNode, readonly PointField[] | null>();
 function plainFieldsOf(node: FieldNode): readonly PointField[] | null {
   const fields: PointField[] = [];
   for (const selection of node.selectionSet?.selections ?? []) {
-    if (selection.kind !== Kind.FIELD || selection.alias !== undefined || (selection.directives?.length ?? 0) > 0) return null;
+    if (selection.kind !== Kind.FIELD || selection.alias !== undefined || (selection.directives?.length ?? 0) > 0)
+      return null;
     const name = selection.name.value;
     if (!isPointField(name) || fields.includes(name)) return null;
     fields.push(name);

@@ -22,10 +22,13 @@ export function useVariableCheck(): Plugin {
       });
       if (coerced.errors === undefined) return;
       setResultAndStopExecution({
-        errors: coerced.errors.map((error) => new GraphQLError(error.message, {
-          nodes: error.nodes,
-          extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } },
-        })),
+        errors: coerced.errors.map(
+          (error) =>
+            new GraphQLError(error.message, {
+              nodes: error.nodes,
+              extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } },
+            }),
+        ),
       });
     },
   };

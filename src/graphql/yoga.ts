@@ -1,7 +1,14 @@
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { getOperationAST, GraphQLError, Kind, type DocumentNode } from 'graphql';
-import { createYoga, isAsyncIterable, processRegularResult, type GraphiQLOptions, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import {
+  createYoga,
+  isAsyncIterable,
+  processRegularResult,
+  type GraphiQLOptions,
+  type Plugin,
+  type YogaServerInstance,
+} from 'graphql-yoga';
 import { ApiError, ERROR_KINDS } from '../api/api-error.js';
 import { API_KEY_HEADER } from '../auth/api-keys.js';
 import type { ProjectDirectory } from '../db/project-directory.js';
@@ -10,6 +17,7 @@ import type { RateLimitMeter } from '../limits/rate-limiter.js';
 import type { KeyCheck } from '../live/series-updates.js';
 import { createSeriesLoaders } from '../series/series-loader.js';
 import type { GraphqlServices } from './graphql-services.js';
+import { useAnswerBudget } from './answer-size.js';
 import { useArgumentErrors } from './argument-errors.js';
 import { useGraphqlArmor } from './armor.js';
 import type { GraphqlContext } from './builder.js';
@@ -29,7 +37,7 @@ export interface GraphqlServerContext {
   caller: string;
   /** Whether the request's key still counts: an open subscription ends once it does not. */
   keyStillValid?: KeyCheck;
-  /** See GraphqlContext.reserveAnswer. */
+  /** See GraphqlContext.reserveAnswer; called once per query, before it runs (answer-size.ts). */
   reserveAnswer(bytes: number): Promise<void>;
   /** Splices the route puts in as bytes (see splice.ts); made here when Yoga is used alone. */
   splices?: Splices;
@@ -48,7 +56,9 @@ export interface ExecutionOutcome {
  * the client caused keep their message and `extensions.code`; anything else is masked to
  * a generic message and logged, so no stack, SQL text or parameter reaches a client.
  */
-export function createGraphqlServer(services: GraphqlServices): YogaServerInstance<GraphqlServerContext, GraphqlContext> {
+export function createGraphqlServer(
+  services: GraphqlServices,
+): YogaServerInstance<GraphqlServerContext, GraphqlContext> {
   return createYoga<GraphqlServerContext, GraphqlContext>({
     schema: createGraphqlSchema(services.catalog),
     graphqlEndpoint: '/graphql',
@@ -71,14 +81,29 @@ export function createGraphqlServer(services: GraphqlServices): YogaServerInstan
       useVariableCheck(),
       // Compiled execution: more GraphQL answers per second under load, in paired bench runs.
       // Only queries are compiled; anything else takes graphql's own path and its errors.
-      useGraphQlJit({}, {
-        enableIf: (args) => isCompiledQuery(args.document, args.operationName),
-        onError: () => {},
-      }),
+      useGraphQlJit(
+        {},
+        {
+          enableIf: (args) => isCompiledQuery(args.document, args.operationName),
+          onError: () => {},
+        },
+      ),
+      useAnswerBudget(services),
       useSplices(),
       useOutcome(),
     ],
-    context: ({ directory, signal, meter, caller, keyStillValid, reserveAnswer, splices }) => ({ services, directory, meter, caller, keyStillValid, signal, reserveAnswer, loaders: createSeriesLoaders(services.reads, directory, signal), splices: splices ?? createSplices(), pointReads: new Map() }),
+    context: ({ directory, signal, meter, caller, keyStillValid, reserveAnswer, splices }) => ({
+      services,
+      directory,
+      meter,
+      caller,
+      keyStillValid,
+      signal,
+      reserveAnswer,
+      loaders: createSeriesLoaders(services.reads, directory, signal),
+      splices: splices ?? createSplices(),
+      pointReads: new Map(),
+    }),
     graphiql: services.config.graphiql ? () => graphiqlOptions(services) : false,
     // The editor's files are served from the package (no CDN), by their own URLs (graphiql-assets.ts).
     renderGraphiQL: renderGraphiqlPage,
@@ -96,7 +121,7 @@ function useOutcome(): Plugin<object, GraphqlServerContext> {
     onResultProcess({ result, resultProcessor, serverContext }) {
       if (serverContext.outcome === undefined) return;
       const single = !Array.isArray(result) && !isAsyncIterable(result);
-      serverContext.outcome.complete = resultProcessor === processRegularResult && single && !(result.errors?.length);
+      serverContext.outcome.complete = resultProcessor === processRegularResult && single && !result.errors?.length;
     },
   };
 }
@@ -139,7 +164,8 @@ function maskGraphqlError(services: GraphqlServices, error: unknown): Error {
       },
     });
   }
-  if (original instanceof GraphQLError && error instanceof GraphQLError && error.path === undefined) return requestError(error);
+  if (original instanceof GraphQLError && error instanceof GraphQLError && error.path === undefined)
+    return requestError(error);
   if (original instanceof GraphQLError && typeof original.extensions.code === 'string') return original;
   // A CancelledError means the client has left (src/db/store.ts): nobody reads this answer, and nothing went wrong.
   const abandoned = original instanceof CancelledError;
@@ -155,27 +181,37 @@ function maskGraphqlError(services: GraphqlServices, error: unknown): Error {
  * A request error of graphql's (no root type for the operation, a variable it cannot coerce)
  * or Yoga's (a method, body or parameter it refuses, a document that does not parse) in the
  * documented codes: Yoga's BAD_REQUEST and OPERATION_RESOLUTION_FAILURE become
- * METHOD_NOT_ALLOWED for a 405 and BAD_USER_INPUT otherwise. Only a document that does not
- * parse keeps Yoga's `spec` mark, which answers it with 200 to `application/json` clients, as
- * GraphQL over HTTP asks; a request that is not well formed, and a document over a limit, are
- * refused with their status for every client. Yoga marks every error thrown while parsing,
- * so the token limit (armor stops the parser) lost its 400 without this. `originalError` (the
- * JSON parser's error) is dropped: nothing internal reaches a client.
+ * METHOD_NOT_ALLOWED for a 405 and BAD_USER_INPUT otherwise. A refusal of the document (it
+ * does not parse, is over a limit, would build too large an answer) keeps its `spec` mark,
+ * which answers it with 200 to `application/json` clients, as GraphQL over HTTP asks; a
+ * request that is not well formed is refused with its status for every client, though Yoga
+ * marks some of those too. `originalError` (the JSON parser's error) is dropped: nothing
+ * internal reaches a client.
  */
 function requestError(error: GraphQLError): GraphQLError {
-  const { originalError: _, code, http, ...rest } = error.extensions as { originalError?: unknown; code?: unknown; http?: YogaHttpExtension };
+  const {
+    originalError: _,
+    code,
+    http,
+    ...rest
+  } = error.extensions as { originalError?: unknown; code?: unknown; http?: YogaHttpExtension };
   const status = http?.status ?? 400;
   const malformed = code === undefined || code === 'BAD_REQUEST' || code === 'OPERATION_RESOLUTION_FAILURE';
-  const documented = !malformed ? code : status === 405 ? ERROR_KINDS['method-not-allowed'].graphqlCode : ERROR_KINDS['bad-request'].graphqlCode;
-  const spec = code === PARSE_ERROR_CODE && http?.spec === true;
+  const documented = !malformed
+    ? code
+    : status === 405
+      ? ERROR_KINDS['method-not-allowed'].graphqlCode
+      : ERROR_KINDS['bad-request'].graphqlCode;
+  const spec = !malformed && http?.spec === true;
   return new GraphQLError(error.message, {
     nodes: error.nodes,
-    extensions: { ...rest, code: documented, http: { status, ...(http?.headers === undefined ? {} : { headers: http.headers }), ...(spec ? { spec } : {}) } },
+    extensions: {
+      ...rest,
+      code: documented,
+      http: { status, ...(http?.headers === undefined ? {} : { headers: http.headers }), ...(spec ? { spec } : {}) },
+    },
   });
 }
-
-/** Yoga's `extensions.code` for a document that does not parse (graphql's syntax errors). */
-const PARSE_ERROR_CODE = 'GRAPHQL_PARSE_FAILED';
 
 /** Yoga's `extensions.http`: the answer's status and headers; `spec` lets an `application/json` answer be a 200. */
 interface YogaHttpExtension {

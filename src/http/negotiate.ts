@@ -23,7 +23,11 @@ export function chooseEncoding(header: string | undefined): Encoding | undefined
  * ETag, or, only when there is no `If-None-Match`, `If-Modified-Since` is not earlier
  * than `lastModified` (compared in whole seconds, the precision of HTTP dates).
  */
-export function isNotModified(headers: { 'if-none-match'?: string; 'if-modified-since'?: string }, etag: string, lastModified: number | undefined): boolean {
+export function isNotModified(
+  headers: { 'if-none-match'?: string; 'if-modified-since'?: string },
+  etag: string,
+  lastModified: number | undefined,
+): boolean {
   if (headers['if-none-match'] !== undefined) return matchesEtag(headers['if-none-match'], etag);
   if (headers['if-modified-since'] === undefined || lastModified === undefined) return false;
   const since = parseHttpDate(headers['if-modified-since']);
@@ -37,7 +41,12 @@ export function isNotModified(headers: { 'if-none-match'?: string; 'if-modified-
  */
 export function parseHttpDate(text: string): number | undefined {
   const asctime = ASCTIME.exec(text);
-  const ms = IMF_FIXDATE.test(text) || RFC850.test(text) ? Date.parse(text) : asctime ? Date.parse(`${asctime[1]} GMT`) : Number.NaN;
+  const ms =
+    IMF_FIXDATE.test(text) || RFC850.test(text)
+      ? Date.parse(text)
+      : asctime
+        ? Date.parse(`${asctime[1]} GMT`)
+        : Number.NaN;
   return Number.isNaN(ms) ? undefined : ms;
 }
 
@@ -54,7 +63,10 @@ export function matchesEtag(header: string | undefined, etag: string): boolean {
 /** Adds a token to a `Vary` header value without repeating it. */
 export function appendVary(current: number | string | string[] | undefined, value: string): string {
   if (current === undefined) return value; // the usual case, on every answer
-  const existing = String(current).split(',').map((v) => v.trim()).filter(Boolean);
+  const existing = String(current)
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
   return [...new Set([...existing, value])].join(', ');
 }
 
@@ -65,6 +77,8 @@ const TIME = '\\d{2}:\\d{2}:\\d{2}';
 /** `Sun, 06 Nov 1994 08:49:37 GMT` */
 const IMF_FIXDATE = new RegExp(`^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \\d{2} ${MONTH} \\d{4} ${TIME} GMT$`);
 /** `Sunday, 06-Nov-94 08:49:37 GMT` */
-const RFC850 = new RegExp(`^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), \\d{2}-${MONTH}-\\d{2} ${TIME} GMT$`);
+const RFC850 = new RegExp(
+  `^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), \\d{2}-${MONTH}-\\d{2} ${TIME} GMT$`,
+);
 /** `Sun Nov  6 08:49:37 1994`, a time in GMT without saying so. */
 const ASCTIME = new RegExp(`^((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ${MONTH} [ \\d]\\d ${TIME} \\d{4})$`);

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, ERROR_KINDS, type ErrorKind } from '../api/api-error.js';
+import { acceptsMediaType } from './media-type.js';
 
 /** Writes an ApiError as a complete answer in one API's error format. */
 export type ErrorRenderer = (req: IncomingMessage, res: ServerResponse, error: ApiError) => void;
@@ -38,13 +39,16 @@ export const renderGraphqlError: ErrorRenderer = (req, res, error) => {
 
 /** The body `renderGraphqlError` writes. */
 function toGraphqlErrorBody(error: ApiError): { errors: Record<string, unknown>[] } {
-  const extensions = { code: ERROR_KINDS[error.kind].graphqlCode, ...(error.errors.length > 0 ? { errors: error.errors } : {}) };
+  const extensions = {
+    code: ERROR_KINDS[error.kind].graphqlCode,
+    ...(error.errors.length > 0 ? { errors: error.errors } : {}),
+  };
   return { errors: [{ message: error.message, extensions }] };
 }
 
 /** The GraphQL response media type for an `Accept` header, with its charset. */
 function graphqlMediaType(accept: string | undefined): string {
-  return (accept ?? '').includes('application/graphql-response+json')
+  return acceptsMediaType(accept, 'application/graphql-response+json')
     ? 'application/graphql-response+json; charset=utf-8'
     : 'application/json; charset=utf-8';
 }
@@ -55,10 +59,19 @@ function graphqlMediaType(accept: string | undefined): string {
  * valid HTTP/1.1 (a byte a request line may not hold, a malformed header field). In the
  * error format of the path its request line names, and the connection closed.
  */
-export function rawRequestError(parserCode: string | undefined, requestStart: Buffer | undefined, limitBytes: number): string {
-  const error = parserCode === 'HPE_HEADER_OVERFLOW'
-    ? new ApiError('header-too-large', `the request line and header fields are limited to ${limitBytes} bytes`)
-    : new ApiError('bad-request', 'the request is not valid HTTP/1.1: its request line or a header field holds what HTTP does not allow (URLs are percent-encoded ASCII)');
+export function rawRequestError(
+  parserCode: string | undefined,
+  requestStart: Buffer | undefined,
+  limitBytes: number,
+): string {
+  const error =
+    parserCode === 'HPE_HEADER_OVERFLOW'
+      ? new ApiError('header-too-large', `the request line and header fields are limited to ${limitBytes} bytes`)
+      : new ApiError(
+          'bad-request',
+          'the request is not valid HTTP/1.1: its request line or a header field ' +
+            'holds what HTTP does not allow (URLs are percent-encoded ASCII)',
+        );
   const head = requestStart?.subarray(0, 64).toString('latin1') ?? '';
   const graphql = /^[A-Z]+ \/graphql[?\s/]/.test(head);
   const body = graphql ? JSON.stringify(toGraphqlErrorBody(error)) : JSON.stringify(toProblem(error));

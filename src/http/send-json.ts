@@ -43,7 +43,12 @@ export function wasGivenUp(res: ServerResponse): boolean {
 }
 
 /** A 200 JSON body with a weak ETag of its bytes, compressed when accepted; see {@link writeValidators}. */
-export async function sendJson(req: IncomingMessage, res: ServerResponse, body: string, options: { maxAgeSeconds?: number } = {}): Promise<void> {
+export async function sendJson(
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: string,
+  options: { maxAgeSeconds?: number } = {},
+): Promise<void> {
   const bytes = Buffer.from(body, 'utf8');
   if (!writeValidators(req, res, { etag: weakEtagOf(bytes), maxAgeSeconds: options.maxAgeSeconds })) return;
   await sendWhole(req, res, { headers: JSON_HEADERS, body: bytes, compress: true });
@@ -53,7 +58,11 @@ export async function sendJson(req: IncomingMessage, res: ServerResponse, body: 
  * ETag, Last-Modified and caching headers; false, after a bodiless 304, when the client's
  * copy is current (`If-None-Match`, or else `If-Modified-Since`).
  */
-export function writeValidators(req: IncomingMessage, res: ServerResponse, { etag, lastModified, maxAgeSeconds }: Validators): boolean {
+export function writeValidators(
+  req: IncomingMessage,
+  res: ServerResponse,
+  { etag, lastModified, maxAgeSeconds }: Validators,
+): boolean {
   res.setHeader('etag', etag);
   if (lastModified !== undefined) res.setHeader('last-modified', httpDate(lastModified));
   res.setHeader('cache-control', maxAgeSeconds === undefined ? 'no-store' : `private, max-age=${maxAgeSeconds}`);
@@ -72,7 +81,10 @@ export function writeValidators(req: IncomingMessage, res: ServerResponse, { eta
 export async function sendWhole(req: IncomingMessage, res: ServerResponse, answer: WholeAnswer): Promise<void> {
   const parts = Buffer.isBuffer(answer.body) ? [answer.body] : (answer.body as readonly Buffer[]);
   const length = parts.reduce((n, part) => n + part.length, 0);
-  const encoding = answer.compress && length >= COMPRESSION_THRESHOLD_BYTES ? chooseEncoding(req.headers['accept-encoding']) : undefined;
+  const encoding =
+    answer.compress && length >= COMPRESSION_THRESHOLD_BYTES
+      ? chooseEncoding(req.headers['accept-encoding'])
+      : undefined;
   const payload = encoding === undefined ? parts : [await compress(Buffer.concat(parts, length), encoding)];
   res.statusCode = answer.status ?? 200;
   for (const [name, value] of answer.headers) res.setHeader(name, value);
@@ -95,7 +107,13 @@ export async function sendWhole(req: IncomingMessage, res: ServerResponse, answe
  * `stalledAfterMs` (it is then given up: {@link wasGivenUp}), it stops reading `chunks`
  * (which closes their source, and gives back its database connection) and resolves quietly.
  */
-export async function streamBody(req: IncomingMessage, res: ServerResponse, contentType: string, chunks: AsyncIterable<BodyChunk>, stalledAfterMs: number): Promise<void> {
+export async function streamBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  contentType: string,
+  chunks: AsyncIterable<BodyChunk>,
+  stalledAfterMs: number,
+): Promise<void> {
   const encoding = chooseEncoding(req.headers['accept-encoding']);
   res.statusCode = 200;
   res.setHeader('content-type', contentType);
@@ -104,9 +122,12 @@ export async function streamBody(req: IncomingMessage, res: ServerResponse, cont
     res.end();
     return;
   }
-  const compressor = encoding === 'br'
-    ? createBrotliCompress({ params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } })
-    : encoding === 'gzip' ? createGzip({ level: 6 }) : undefined;
+  const compressor =
+    encoding === 'br'
+      ? createBrotliCompress({ params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } })
+      : encoding === 'gzip'
+        ? createGzip({ level: 6 })
+        : undefined;
   const sink: NodeJS.WritableStream = compressor ?? res;
   compressor?.pipe(res);
 
@@ -165,7 +186,9 @@ export function weakEtagOf(bytes: Buffer): string {
 export function compress(bytes: Buffer, encoding: Encoding, effort: keyof typeof LEVELS = 'answer'): Promise<Buffer> {
   const levels = LEVELS[effort];
   if (encoding === 'gzip') return gzipAsync(bytes, { level: levels.gzip });
-  return brotli(bytes, { params: { [zlib.BROTLI_PARAM_QUALITY]: levels.brotli, [zlib.BROTLI_PARAM_SIZE_HINT]: bytes.length } });
+  return brotli(bytes, {
+    params: { [zlib.BROTLI_PARAM_QUALITY]: levels.brotli, [zlib.BROTLI_PARAM_SIZE_HINT]: bytes.length },
+  });
 }
 
 // Private
@@ -187,7 +210,10 @@ function httpDate(ms: number): string {
 /** Responses whose clients were given up for not reading (see {@link wasGivenUp}). */
 const GIVEN_UP = new WeakSet<ServerResponse>();
 
-/** Waits for `sink` to drain; a client that takes nothing for `ms` has its connection closed, which ends the wait as its leaving does. */
+/**
+ * Waits for `sink` to drain; a client that takes nothing for `ms` has its connection closed, which ends the wait as
+ * its leaving does.
+ */
 async function drained(sink: NodeJS.WritableStream, res: ServerResponse, gone: AbortSignal, ms: number): Promise<void> {
   const stalled = setTimeout(() => {
     GIVEN_UP.add(res);

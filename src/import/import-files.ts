@@ -49,17 +49,31 @@ const BATCH_ROWS = 10_000;
  * file name in its message. A point already stored for the same project and day is
  * replaced, and within the file the last record for a project and day wins.
  */
-export async function importFile(store: Store, catalog: Catalog, file: string, options: ImportOptions = {}): Promise<ImportResult> {
+export async function importFile(
+  store: Store,
+  catalog: Catalog,
+  file: string,
+  options: ImportOptions = {},
+): Promise<ImportResult> {
   const started = performance.now();
   const progress = progressReporter(file, options.onProgress, options.signal);
   try {
     const check = await validateFile(catalog, file, progress);
-    if (check.errorCount > 0) return { file, ok: false, errors: check.errors, errorCount: check.errorCount, ...(check.badHeader ? { badHeader: true } : {}) };
+    if (check.errorCount > 0)
+      return {
+        file,
+        ok: false,
+        errors: check.errors,
+        errorCount: check.errorCount,
+        ...(check.badHeader ? { badHeader: true } : {}),
+      };
     const { rows, written } = await store.transaction((tx) => writeFile(tx, catalog, file, progress));
     return { file, ok: true, rows, seconds: (performance.now() - started) / 1000, written };
   } catch (cause) {
     if (options.signal?.aborted) throw new Error(`${file}: interrupted; nothing from this file was written`, { cause });
-    throw new Error(`${file}: import failed and nothing from this file was written: ${(cause as Error).message}`, { cause });
+    throw new Error(`${file}: import failed and nothing from this file was written: ${(cause as Error).message}`, {
+      cause,
+    });
   }
 }
 
@@ -68,7 +82,12 @@ export async function importFile(store: Store, catalog: Catalog, file: string, o
  * in the order given. A file with bad records does not stop the next one; a thrown error
  * (see importFile) does, leaving the files before it imported.
  */
-export async function importFiles(store: Store, catalog: Catalog, files: readonly string[], options: ImportOptions = {}): Promise<ImportResult[]> {
+export async function importFiles(
+  store: Store,
+  catalog: Catalog,
+  files: readonly string[],
+  options: ImportOptions = {},
+): Promise<ImportResult[]> {
   const results: ImportResult[] = [];
   for (const file of files) results.push(await importFile(store, catalog, file, options));
   return results;
@@ -80,7 +99,11 @@ const PROGRESS_EVERY = 100_000;
 
 type Report = (phase: ImportProgress['phase'], rows: number, final?: boolean) => void;
 
-function progressReporter(file: string, onProgress: ImportOptions['onProgress'], signal: AbortSignal | undefined): Report {
+function progressReporter(
+  file: string,
+  onProgress: ImportOptions['onProgress'],
+  signal: AbortSignal | undefined,
+): Report {
   return (phase, rows, final = false) => {
     if (rows % 1000 === 0) signal?.throwIfAborted();
     // The closing report is skipped when the last periodic one already gave the same count.
@@ -89,7 +112,11 @@ function progressReporter(file: string, onProgress: ImportOptions['onProgress'],
   };
 }
 
-async function validateFile(catalog: Catalog, file: string, report: Report): Promise<{ errors: RowError[]; errorCount: number; badHeader: boolean }> {
+async function validateFile(
+  catalog: Catalog,
+  file: string,
+  report: Report,
+): Promise<{ errors: RowError[]; errorCount: number; badHeader: boolean }> {
   const errors: RowError[] = [];
   let errorCount = 0;
   let rows = 0;
@@ -108,7 +135,12 @@ async function validateFile(catalog: Catalog, file: string, report: Report): Pro
   return { errors, errorCount, badHeader };
 }
 
-async function writeFile(tx: Queryable, catalog: Catalog, file: string, report: Report): Promise<{ rows: number; written: WriteCount }> {
+async function writeFile(
+  tx: Queryable,
+  catalog: Catalog,
+  file: string,
+  report: Report,
+): Promise<{ rows: number; written: WriteCount }> {
   await syncCatalog(tx, catalog);
   const ids = await loadProjectIds(tx);
   // Keyed by project and day so a later record replaces an earlier one in the same batch:
@@ -118,12 +150,28 @@ async function writeFile(tx: Queryable, catalog: Catalog, file: string, report: 
   const written: WriteCount = { added: 0, revised: 0, removed: 0 };
   const flush = async () => {
     const values = [...batch.values()];
-    add(written, await upsertPoints(tx, values.filter((r): r is PointRow => 'value' in r)));
-    add(written, await removePoints(tx, values.filter((r) => !('value' in r))));
+    add(
+      written,
+      await upsertPoints(
+        tx,
+        values.filter((r): r is PointRow => 'value' in r),
+      ),
+    );
+    add(
+      written,
+      await removePoints(
+        tx,
+        values.filter((r) => !('value' in r)),
+      ),
+    );
     batch = new Map();
   };
   for await (const parsed of readRows(file)) {
-    const row = toPoint(parsed.line, 'error' in parsed ? { ok: false, error: parsed.error } : validateRow(catalog, parsed.record), ids);
+    const row = toPoint(
+      parsed.line,
+      'error' in parsed ? { ok: false, error: parsed.error } : validateRow(catalog, parsed.record),
+      ids,
+    );
     batch.set(`${row.projectId}/${row.day}`, row);
     if (batch.size >= BATCH_ROWS) await flush();
     report('write', ++rows);
@@ -134,9 +182,14 @@ async function writeFile(tx: Queryable, catalog: Catalog, file: string, report: 
 }
 
 function toPoint(line: number, check: RowCheck, ids: ReadonlyMap<string, number>): PointRow | RemovedPoint {
-  if (!check.ok) throw new Error(`line ${line} passed validation but now reads as invalid (${check.error}); was the file changed during the import?`);
+  if (!check.ok)
+    throw new Error(
+      `line ${line} passed validation but now reads as invalid (${check.error}); ` +
+        `was the file changed during the import?`,
+    );
   const projectId = ids.get(projectKey(check.row.metric, check.row.slug));
-  if (projectId === undefined) throw new Error(`project ${check.row.metric}/${check.row.slug} is missing after the catalog sync`);
+  if (projectId === undefined)
+    throw new Error(`project ${check.row.metric}/${check.row.slug} is missing after the catalog sync`);
   const { day, value, extra } = check.row;
   return value === null ? { projectId, day } : { projectId, day, value, extra };
 }

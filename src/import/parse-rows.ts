@@ -63,7 +63,11 @@ export async function* readRows(path: string): AsyncGenerator<ParsedLine> {
 
 // Private
 
-const FORMATS = new Map<string, RowFormat>([['.csv', 'csv'], ['.ndjson', 'ndjson'], ['.jsonl', 'ndjson']]);
+const FORMATS = new Map<string, RowFormat>([
+  ['.csv', 'csv'],
+  ['.ndjson', 'ndjson'],
+  ['.jsonl', 'ndjson'],
+]);
 const NDJSON_KEYS = new Set(['metric', 'project', 'date', 'value', 'extra']);
 const REQUIRED = CSV_COLUMNS.length - 1;
 const HEADER = `"${CSV_COLUMNS.slice(0, REQUIRED).join(',')}" optionally followed by ",${CSV_COLUMNS[REQUIRED]}"`;
@@ -84,7 +88,8 @@ async function* csvRows(lines: AsyncIterable<string>): AsyncGenerator<ParsedLine
     if (text === '') continue;
     const fields = splitCsvLine(text);
     if (typeof fields === 'string') yield { line, error: fields };
-    else if (fields.length !== REQUIRED && fields.length !== width) yield { line, error: `expected ${expectedWidth(width)} columns, found ${fields.length}` };
+    else if (fields.length !== REQUIRED && fields.length !== width)
+      yield { line, error: `expected ${expectedWidth(width)} columns, found ${fields.length}` };
     else yield toRecord(line, fields);
   }
   if (line === 0) yield { line: 1, error: `expected the header ${HEADER}, found an empty file`, header: true };
@@ -102,7 +107,8 @@ function expectedWidth(width: number): string {
 }
 
 function toRecord(line: number, [metric, project, date, value, extraJson]: string[]): ParsedLine {
-  if (extraJson === undefined || extraJson === '') return { line, record: { metric, project, date, value, extra: undefined } };
+  if (extraJson === undefined || extraJson === '')
+    return { line, record: { metric, project, date, value, extra: undefined } };
   try {
     return { line, record: { metric, project, date, value, extra: JSON.parse(extraJson) } };
   } catch (cause) {
@@ -132,12 +138,17 @@ function splitCsvLine(text: string): string[] | string {
       }
       fields.push(field);
       if (i === text.length) return fields;
-      if (text[i] !== ',') return `expected a comma after the quoted field in column ${fields.length}, found "${text[i]}"`;
+      if (text[i] !== ',')
+        return `expected a comma after the quoted field in column ${fields.length}, found "${text[i]}"`;
       i += 1;
     } else {
       const comma = text.indexOf(',', i);
       const field = text.slice(i, comma === -1 ? undefined : comma);
-      if (field.includes('"')) return `a quote inside the unquoted field in column ${fields.length + 1}; quote the whole field and double the quote`;
+      if (field.includes('"'))
+        return (
+          `a quote inside the unquoted field in column ${fields.length + 1}; quote ` +
+          `the whole field and double the quote`
+        );
       fields.push(field);
       if (comma === -1) return fields;
       i = comma + 1;
@@ -158,16 +169,35 @@ async function* ndjsonRows(lines: AsyncIterable<string>): AsyncGenerator<ParsedL
       continue;
     }
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-      yield { line, error: `expected a JSON object, found ${parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : typeof parsed}` };
+      yield {
+        line,
+        error:
+          `expected a JSON object, ` +
+          `found ${parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : typeof parsed}`,
+      };
       continue;
     }
     const unknown = Object.keys(parsed).filter((key) => !NDJSON_KEYS.has(key));
     if (unknown.length > 0) {
-      yield { line, error: `unexpected field ${unknown.map((k) => `"${clipped(k)}"`).join(', ')}: expected only ${[...NDJSON_KEYS].join(', ')}` };
+      yield {
+        line,
+        error:
+          `unexpected field ${unknown.map((k) => `"${clipped(k)}"`).join(', ')}: ` +
+          `expected only ${[...NDJSON_KEYS].join(', ')}`,
+      };
       continue;
     }
     const o = parsed as Record<string, unknown>;
-    yield { line, record: { metric: o.metric, project: o.project, date: o.date, value: exactValue(text, o.value), extra: o.extra ?? undefined } };
+    yield {
+      line,
+      record: {
+        metric: o.metric,
+        project: o.project,
+        date: o.date,
+        value: exactValue(text, o.value),
+        extra: o.extra ?? undefined,
+      },
+    };
   }
 }
 

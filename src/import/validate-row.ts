@@ -39,13 +39,15 @@ export function validateRow(catalog: Catalog, raw: RawRow): RowCheck {
     return fail(`expected "date" to be a real calendar date as YYYY-MM-DD, found ${describe(raw.date)}`);
   }
   if (raw.value === null || raw.value === '') {
-    if (raw.extra !== undefined && raw.extra !== null) return fail('a row that removes a point (empty value) takes no extra fields');
+    if (raw.extra !== undefined && raw.extra !== null)
+      return fail('a row that removes a point (empty value) takes no extra fields');
     return { ok: true, row: { metric: metric.name, slug: raw.project, day: raw.date, value: null, extra: null } };
   }
   const tooLong = typeof raw.value === 'string' ? beyondNumeric(raw.value) : undefined;
   if (tooLong !== undefined) return fail(tooLong);
   const value = decimalText(raw.value);
-  if (value === undefined) return fail(`expected "value" to be a finite decimal number such as 42 or -0.5, found ${describe(raw.value)}`);
+  if (value === undefined)
+    return fail(`expected "value" to be a finite decimal number such as 42 or -0.5, found ${describe(raw.value)}`);
   if (metric.valueKind === 'integer' && !isWholeNumber(value)) {
     return fail(`expected a whole number for the integer metric "${metric.name}", found ${describe(raw.value)}`);
   }
@@ -85,7 +87,14 @@ function unknownSlug(metric: MetricDefinition, slug: string): string {
 
 /** The value as exact decimal text, or undefined when it is not a finite number PostgreSQL and float8 both accept. */
 function decimalText(value: unknown): string | undefined {
-  const text = typeof value === 'number' ? (Number.isFinite(value) ? String(value) : undefined) : typeof value === 'string' ? value : undefined;
+  const text =
+    typeof value === 'number'
+      ? Number.isFinite(value)
+        ? String(value)
+        : undefined
+      : typeof value === 'string'
+        ? value
+        : undefined;
   if (text === undefined) return undefined;
   const m = DECIMAL.exec(text);
   if (m === null || !Number.isFinite(Number(text))) return undefined;
@@ -122,14 +131,21 @@ function isWholeNumber(text: string): boolean {
   return /^0*$/.test(digits.slice(Math.max(point, 0)));
 }
 
-function extraText(metric: MetricDefinition, extra: unknown): { text: string | null; error?: undefined } | { error: string } {
+function extraText(
+  metric: MetricDefinition,
+  extra: unknown,
+): { text: string | null; error?: undefined } | { error: string } {
   if (extra === undefined || extra === null) return { text: null };
   if (metric.extraFields.length === 0) {
     return { error: `metric "${metric.name}" takes no extra fields, found ${describe(extra)}` };
   }
-  if (typeof extra !== 'object' || Array.isArray(extra)) return { error: `expected "extra" to be a JSON object, found ${describe(extra)}` };
+  if (typeof extra !== 'object' || Array.isArray(extra))
+    return { error: `expected "extra" to be a JSON object, found ${describe(extra)}` };
   const reserved = RESERVED_EXTRA_KEYS.filter((key) => Object.hasOwn(extra, key));
-  if (reserved.length > 0) return { error: `"extra" may not hold ${reserved.map((k) => `"${k}"`).join(' or ')}: every point has that field already` };
+  if (reserved.length > 0)
+    return {
+      error: `"extra" may not hold ${reserved.map((k) => `"${k}"`).join(' or ')}: every point has that field already`,
+    };
   // Only the catalog's fields are served: any other key (markup, `__proto__`, a megabyte of
   // them) would reach every reader of the day.
   const unknown = Object.keys(extra).filter((key) => !metric.extraFields.includes(key));
@@ -141,16 +157,32 @@ function extraText(metric: MetricDefinition, extra: unknown): { text: string | n
   // The catalog's fields are aggregated like the value (as numbers, in SQL): anything else
   // there would make every interval query over the day fail with a 500, for every reader.
   const record = extra as Record<string, unknown>;
-  const notNumbers = metric.extraFields.filter((field) => Object.hasOwn(record, field) && record[field] !== null && !(typeof record[field] === 'number' && Number.isFinite(record[field])));
+  const notNumbers = metric.extraFields.filter(
+    (field) =>
+      Object.hasOwn(record, field) &&
+      record[field] !== null &&
+      !(typeof record[field] === 'number' && Number.isFinite(record[field])),
+  );
   if (notNumbers.length > 0) {
     const field = notNumbers[0]!;
-    return { error: `extra field "${field}" of metric "${metric.name}" must be a number (or null), found ${describe(record[field])}` };
+    return {
+      error:
+        `extra field "${field}" of metric "${metric.name}" must be a number (or ` +
+        `null), found ${describe(record[field])}`,
+    };
   }
   // An integer metric's fields split what its value counts (etf-num-products: spot, futures, leveraged).
-  const fractions = metric.valueKind === 'integer' ? metric.extraFields.filter((field) => typeof record[field] === 'number' && !Number.isInteger(record[field])) : [];
+  const fractions =
+    metric.valueKind === 'integer'
+      ? metric.extraFields.filter((field) => typeof record[field] === 'number' && !Number.isInteger(record[field]))
+      : [];
   if (fractions.length > 0) {
     const field = fractions[0]!;
-    return { error: `extra field "${field}" of the integer metric "${metric.name}" must be a whole number (or null), found ${describe(record[field])}` };
+    return {
+      error:
+        `extra field "${field}" of the integer metric "${metric.name}" must be ` +
+        `a whole number (or null), found ${describe(record[field])}`,
+    };
   }
   return { text: JSON.stringify(extra) };
 }

@@ -57,7 +57,10 @@ export function createAddressLimit({ name, perMinute, store, now, refusal }: Add
         counted(address, outcome);
         return undefined;
       }
-      return outcome.then((known) => counted(address, known), () => {});
+      return outcome.then(
+        (known) => counted(address, known),
+        () => {},
+      );
     },
   };
 }

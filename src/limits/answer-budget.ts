@@ -4,9 +4,11 @@ import { CancelledError, type CancelSignal } from '../db/store.js';
  * The bytes of large answers being built at once in one process. GraphQL builds an answer
  * whole (the points' bytes as read, then the assembled answer: about twice the points),
  * so a few dozen clients asking for long histories at once could exhaust the process's
- * memory. A request that will build
- * a large answer reserves its estimated size first and waits, in arrival order, while the
- * budget is spent; one larger than the whole budget runs alone. Small answers never wait.
+ * memory. A request that will build a large answer reserves its estimated size once,
+ * before it builds anything, and waits, in arrival order, while the budget is spent: a
+ * request that waited while holding bytes could wait on itself, and hold the line for
+ * good. What is larger than the whole budget runs alone (callers refuse it first).
+ * Small answers never wait.
  */
 export interface AnswerBudget {
   /**
@@ -15,6 +17,8 @@ export interface AnswerBudget {
    * client has gone, and building its answer anyway would delay everyone queued behind it.
    */
   reserve(bytes: number, signal?: CancelSignal): Promise<() => void>;
+  /** The whole budget: a caller refuses what asks for more, since it could never fit beside anything. */
+  readonly totalBytes: number;
   /** Bytes reserved now. */
   readonly inUse: number;
   /** Reservations waiting for bytes now. */
@@ -68,6 +72,7 @@ export function createAnswerBudget(totalBytes: number): AnswerBudget {
         drain();
       });
     },
+    totalBytes,
     get inUse() {
       return inUse;
     },

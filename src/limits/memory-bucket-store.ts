@@ -1,4 +1,10 @@
-import { EPSILON, wholeSeconds, type RateLimitOutcome, type RateLimitPolicy, type RateLimitStore } from './rate-limiter.js';
+import {
+  EPSILON,
+  wholeSeconds,
+  type RateLimitOutcome,
+  type RateLimitPolicy,
+  type RateLimitStore,
+} from './rate-limiter.js';
 
 /** Bounds of the in-memory store. */
 export interface MemoryStoreOptions {
@@ -32,7 +38,10 @@ export function createMemoryRateLimitStore(options: MemoryStoreOptions = {}): Me
       const bucket = buckets.get(key);
       if (bucket === undefined) makeRoom(buckets, maxKeys, now);
       else buckets.delete(key);
-      const held = bucket === undefined ? policy.burst : Math.min(policy.burst, bucket.tokens + Math.max(0, now - bucket.updatedAt) * perMs);
+      const held =
+        bucket === undefined
+          ? policy.burst
+          : Math.min(policy.burst, bucket.tokens + Math.max(0, now - bucket.updatedAt) * perMs);
       const allowed = held + EPSILON >= cost;
       const tokens = allowed ? Math.max(0, held - cost) : held;
       const fullAt = now + (policy.burst - tokens) / perMs;

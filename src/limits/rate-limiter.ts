@@ -74,11 +74,18 @@ export interface RateLimiter {
  * A limiter applying `defaults` (RATE_LIMIT_PER_MINUTE, RATE_LIMIT_BURST) to every key
  * without its own `ratePerMinute` / `burst`.
  */
-export function createRateLimiter(defaults: RateLimitPolicy, options: { store: RateLimitStore; now?: () => number }): RateLimiter {
+export function createRateLimiter(
+  defaults: RateLimitPolicy,
+  options: { store: RateLimitStore; now?: () => number },
+): RateLimiter {
   const { store } = options;
   const now = options.now ?? Date.now;
 
-  const openMetered = async (caller: KeyIdentity, policy: RateLimitPolicy, onHeaders: RateLimitHeadersListener): Promise<RateLimitMeter> => {
+  const openMetered = async (
+    caller: KeyIdentity,
+    policy: RateLimitPolicy,
+    onHeaders: RateLimitHeadersListener,
+  ): Promise<RateLimitMeter> => {
     // A refused charge leaves the request's earlier charges spent (the unit paid at the
     // door, a GraphQL request's other fields), so a retry needs those units again too.
     const take = async (cost: number, spent: number): Promise<void> => {
@@ -138,19 +145,21 @@ export function wholeSeconds(ms: number): number {
 /** The policy name both fields carry. */
 const POLICY_NAME = 'default';
 
-
 /** `RateLimit-Policy` and `RateLimit` for one outcome (draft-ietf-httpapi-ratelimit-headers-10 §3, §4). */
 function rateLimitHeaders(outcome: RateLimitOutcome, policy: RateLimitPolicy): Record<string, string> {
   return {
-    'ratelimit-policy': `"${POLICY_NAME}";q=${policy.burst};w=${Math.max(1, wholeSeconds((policy.burst * 60_000) / policy.perMinute))}`,
+    'ratelimit-policy':
+      `"${POLICY_NAME}";q=${policy.burst}` +
+      `;w=${Math.max(1, wholeSeconds((policy.burst * 60_000) / policy.perMinute))}`,
     ratelimit: `"${POLICY_NAME}";r=${outcome.remaining};t=${outcome.resetSeconds}`,
   };
 }
 
 function rateLimited(outcome: RateLimitOutcome, policy: RateLimitPolicy, cost: number): ApiError {
   const retryAfter = String(outcome.retryAfterSeconds);
-  const detail = `this request costs ${counted(cost, 'unit')} and the key has ${outcome.remaining} left `
-    + `(at most ${policy.burst}, refilled at ${policy.perMinute} a minute); retry in ${retryAfter} s`;
+  const detail =
+    `this request costs ${counted(cost, 'unit')} and the key has ${outcome.remaining} left ` +
+    `(at most ${policy.burst}, refilled at ${policy.perMinute} a minute); retry in ${retryAfter} s`;
   return new ApiError('rate-limited', detail, {
     headers: {
       'retry-after': retryAfter,
@@ -158,4 +167,3 @@ function rateLimited(outcome: RateLimitOutcome, policy: RateLimitPolicy, cost: n
     },
   });
 }
-

@@ -1,7 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { EPSILON, wholeSeconds, type RateLimitOutcome, type RateLimitPolicy, type RateLimitStore } from './rate-limiter.js';
+import {
+  EPSILON,
+  wholeSeconds,
+  type RateLimitOutcome,
+  type RateLimitPolicy,
+  type RateLimitStore,
+} from './rate-limiter.js';
 
 export interface RedisRateLimitStore extends RateLimitStore {
   take(key: string, cost: number, now: number, policy: RateLimitPolicy): Promise<RateLimitOutcome>;
@@ -78,13 +84,31 @@ export function createRedisRateLimitStore(url: string, fallback: RateLimitStore,
   // a charge sent before the measurement answers waits for it, at most a timeout's length.
   let measured: Promise<void> | undefined;
   redis.on('ready', () => {
-    measured = redis.time().then(([seconds, micros]) => observe(Number(seconds) * 1000 + Math.floor(Number(micros) / 1000)), () => {});
+    measured = redis.time().then(
+      ([seconds, micros]) => observe(Number(seconds) * 1000 + Math.floor(Number(micros) / 1000)),
+      () => {},
+    );
   });
-  const send = async (key: string, cost: number, now: number, policy: RateLimitPolicy, perMs: number, again = false): Promise<[number, string]> => {
-    if (offset === undefined && measured !== undefined) await Promise.race([measured, sleep(COMMAND_TIMEOUT_MS, undefined, { ref: false })]);
+  const send = async (
+    key: string,
+    cost: number,
+    now: number,
+    policy: RateLimitPolicy,
+    perMs: number,
+    again = false,
+  ): Promise<[number, string]> => {
+    if (offset === undefined && measured !== undefined)
+      await Promise.race([measured, sleep(COMMAND_TIMEOUT_MS, undefined, { ref: false })]);
     const sent = Date.now();
     const deadline = offset === undefined ? 0 : sent + offset + COMMAND_TIMEOUT_MS;
-    const [allowed, tokensText, redisMs] = (await (redis as unknown as TakeTokens).takeTokens(`metrics:rate:${key}`, cost, now, policy.burst, perMs, deadline)) as [number, string, number];
+    const [allowed, tokensText, redisMs] = (await (redis as unknown as TakeTokens).takeTokens(
+      `metrics:rate:${key}`,
+      cost,
+      now,
+      policy.burst,
+      perMs,
+      deadline,
+    )) as [number, string, number];
     observe(redisMs);
     if (allowed !== LATE) return [allowed, tokensText];
     // Answered in time, yet late by Redis's clock (this clock went back, or the round trip
@@ -119,7 +143,11 @@ export function createRedisRateLimitStore(url: string, fallback: RateLimitStore,
         shared = true;
         return outcomeOf(allowed === 1, Number(tokensText), cost, policy.burst, perMs);
       } catch (error) {
-        if (shared) logger.warn({ err: redis.status === 'ready' ? error : (lastConnectionError ?? error) }, 'Redis is unreachable: rate limits are kept in this process until it is back');
+        if (shared)
+          logger.warn(
+            { err: redis.status === 'ready' ? error : (lastConnectionError ?? error) },
+            'Redis is unreachable: rate limits are kept in this process until it is back',
+          );
         shared = false;
         retryAt = Date.now() + RETRY_AFTER_FAILURE_MS;
         return fallback.take(key, cost, now, policy);

@@ -40,7 +40,12 @@ export function createRefusedKeyLimit(perMinute: number, store: RateLimitStore, 
 
 function tooManyRefused(perMinute: number, retryAfterSeconds: number): ApiError {
   const retryAfter = String(retryAfterSeconds);
-  return new ApiError('rate-limited', `too many refused keys from this address (at most ${perMinute} a minute); keys not seen accepted before are not looked up for ${retryAfter} s`, {
-    headers: { 'retry-after': retryAfter },
-  });
+  return new ApiError(
+    'rate-limited',
+    `too many refused keys from this address (at most ${perMinute} a minute); ` +
+      `keys not seen accepted before are not looked up for ${retryAfter} s`,
+    {
+      headers: { 'retry-after': retryAfter },
+    },
+  );
 }

@@ -62,7 +62,11 @@ export interface PricedRequest {
  * @param stored each slug's stored span, in the order of `request.slugs`; undefined for a series
  *   without points (or not known).
  */
-export function priceRequest(request: Pick<SeriesRequest, 'slugs' | 'from' | 'to' | 'options'>, today: number, stored: readonly (StoredSpan | undefined)[]): PricedRequest {
+export function priceRequest(
+  request: Pick<SeriesRequest, 'slugs' | 'from' | 'to' | 'options'>,
+  today: number,
+  stored: readonly (StoredSpan | undefined)[],
+): PricedRequest {
   const [first, last] = assumedRange(request, today);
   const assumed = spanBetween(first, last, request.options);
   const perProject = unitsPerProject(assumed);
@@ -73,7 +77,11 @@ export function priceRequest(request: Pick<SeriesRequest, 'slugs' | 'from' | 'to
     if (series === undefined || (series.first >= first && series.last <= last)) continue;
     const read = readSpan(request, series);
     beyondAssumed += Math.max(0, unitsPerProject(read) - perProject);
-    span = { days: Math.max(span.days, read.days), warmUpDays: Math.max(span.warmUpDays, read.warmUpDays), buckets: Math.max(span.buckets, read.buckets) };
+    span = {
+      days: Math.max(span.days, read.days),
+      warmUpDays: Math.max(span.warmUpDays, read.warmUpDays),
+      buckets: Math.max(span.buckets, read.buckets),
+    };
   }
   // Written so that without a series beyond the assumed span the cost is projects × units, to the last bit.
   return { cost: Math.max(1, Math.ceil(request.slugs.length * perProject + beyondAssumed)), span };
@@ -108,7 +116,12 @@ function spanBetween(first: number, last: number, options: SeriesRequest['option
   if (last < first) return { days: 0, warmUpDays: 0, buckets: 0 };
   const { interval, transform, window } = options;
   const firstBucket = bucketStart(first, interval);
-  const warmUpBuckets = transform === 'moving_average' ? (window ?? 1) - 1 : transform === 'change' || transform === 'percent_change' ? 1 : 0;
+  const warmUpBuckets =
+    transform === 'moving_average'
+      ? (window ?? 1) - 1
+      : transform === 'change' || transform === 'percent_change'
+        ? 1
+        : 0;
   return {
     days: last - first + 1,
     warmUpDays: firstBucket - shiftBucket(firstBucket, interval, -warmUpBuckets),

@@ -50,7 +50,9 @@ export function createStoredSpans(db: Queryable, logger: Logger): StoredSpans {
           const some = [...pending.values()];
           allPending = false;
           pending = new Map();
-          await readSpans(all ? undefined : some).catch((error: unknown) => logger.warn({ err: error }, 'could not read the series\' stored days; prices use the ones read before'));
+          await readSpans(all ? undefined : some).catch((error: unknown) =>
+            logger.warn({ err: error }, "could not read the series' stored days; prices use the ones read before"),
+          );
         }
       } finally {
         running = undefined;

@@ -52,7 +52,12 @@ export interface SeriesUpdates {
    * (asked every {@link KEY_RECHECK_MS}) says the caller's key no longer counts; refused
    * past the caps.
    */
-  subscribe(caller: string, filter: SeriesUpdateFilter, signal: CancelSignal, stillAllowed?: KeyCheck): AsyncIterable<SeriesUpdate>;
+  subscribe(
+    caller: string,
+    filter: SeriesUpdateFilter,
+    signal: CancelSignal,
+    stillAllowed?: KeyCheck,
+  ): AsyncIterable<SeriesUpdate>;
   publish(update: SeriesUpdate): void;
   /**
    * Calls `observer` for every write announced, whoever subscribes (with the update when
@@ -99,10 +104,18 @@ export function createSeriesUpdates(limits: SubscriptionLimits, logger: Logger):
   const refuseOverCaps = (caller: string) => {
     const mine = perKey.get(caller) ?? 0;
     if (mine >= limits.perKey) {
-      throw new ApiError('rate-limited', `this key already holds ${counted(mine, 'open subscription')}, the most it may; close one first`, { headers: { 'retry-after': '1' } });
+      throw new ApiError(
+        'rate-limited',
+        `this key already holds ${counted(mine, 'open subscription')}, the most it may; close one first`,
+        { headers: { 'retry-after': '1' } },
+      );
     }
     if (subscribers.size >= limits.total) {
-      throw new ApiError('unavailable', `the service holds ${subscribers.size} open subscriptions, the most it may; try again shortly`, { headers: { 'retry-after': '5' } });
+      throw new ApiError(
+        'unavailable',
+        `the service holds ${subscribers.size} open subscriptions, the most it may; try again shortly`,
+        { headers: { 'retry-after': '5' } },
+      );
     }
   };
 
@@ -114,23 +127,34 @@ export function createSeriesUpdates(limits: SubscriptionLimits, logger: Logger):
     async start(store, directory, beforeDelivery) {
       // Delivered in the order heard, each after the replicas caught up with it.
       let delivered = Promise.resolve();
-      stopListening = await store.listen('series_updated', (payload) => {
-        heard += 1;
-        const update = parseNotification(payload, directory);
-        tell(true, update);
-        if (update === undefined) logger.warn({ payload: payload.slice(0, 200) }, 'ignored a series_updated notification it could not read');
-        if (beforeDelivery === undefined) {
-          if (update !== undefined) publish(update);
-          return;
-        }
-        delivered = delivered.then(beforeDelivery).catch(() => {}).then(() => {
-          tell(true); // answers kept while a replica still showed the old data go too
-          if (update !== undefined) publish(update);
-        });
-      }, (listening) => tell(listening));
+      stopListening = await store.listen(
+        'series_updated',
+        (payload) => {
+          heard += 1;
+          const update = parseNotification(payload, directory);
+          tell(true, update);
+          if (update === undefined)
+            logger.warn({ payload: payload.slice(0, 200) }, 'ignored a series_updated notification it could not read');
+          if (beforeDelivery === undefined) {
+            if (update !== undefined) publish(update);
+            return;
+          }
+          delivered = delivered
+            .then(beforeDelivery)
+            .catch(() => {})
+            .then(() => {
+              tell(true); // answers kept while a replica still showed the old data go too
+              if (update !== undefined) publish(update);
+            });
+        },
+        (listening) => tell(listening),
+      );
     },
     subscribe(caller, filter, signal, stillAllowed) {
-      if (closed) throw new ApiError('unavailable', 'the service is shutting down; subscribe again shortly', { headers: { 'retry-after': '1' } });
+      if (closed)
+        throw new ApiError('unavailable', 'the service is shutting down; subscribe again shortly', {
+          headers: { 'retry-after': '1' },
+        });
       if (limits.perKey === 0) throw new ApiError('bad-request', 'live subscriptions are turned off on this service');
       refuseOverCaps(caller);
       // A slot is held from the first read of the stream to its end, not from this call:
@@ -148,11 +172,19 @@ export function createSeriesUpdates(limits: SubscriptionLimits, logger: Logger):
         const onAbort = () => stop();
         signal.addEventListener('abort', onAbort, { once: true });
         // A revoked key hears nothing more: its streams end as its requests are refused.
-        const recheck = stillAllowed === undefined ? undefined : setInterval(() => {
-          Promise.resolve().then(stillAllowed).then((allowed) => {
-            if (!allowed) stop();
-          }, () => {});
-        }, KEY_RECHECK_MS);
+        const recheck =
+          stillAllowed === undefined
+            ? undefined
+            : setInterval(() => {
+                Promise.resolve()
+                  .then(stillAllowed)
+                  .then(
+                    (allowed) => {
+                      if (!allowed) stop();
+                    },
+                    () => {},
+                  );
+              }, KEY_RECHECK_MS);
         recheck?.unref();
         if (signal.aborted || closed) stop();
         await stop;
@@ -192,7 +224,10 @@ interface Subscriber {
 }
 
 function matches(filter: SeriesUpdateFilter, update: SeriesUpdate): boolean {
-  return (filter.name === undefined || filter.name === update.name) && (filter.slugs === undefined || filter.slugs.includes(update.slug));
+  return (
+    (filter.name === undefined || filter.name === update.name) &&
+    (filter.slugs === undefined || filter.slugs.includes(update.slug))
+  );
 }
 
 /** The triggers' payload: `{"project": <row id>, "from": date, "to": date, "at": timestamptz}`. */
@@ -200,7 +235,13 @@ function parseNotification(payload: string, directory: ProjectDirectory): Series
   try {
     const note = JSON.parse(payload) as { project?: unknown; from?: unknown; to?: unknown; at?: unknown };
     const project = typeof note.project === 'number' ? directory.projectOf(note.project) : undefined;
-    if (project === undefined || typeof note.from !== 'string' || typeof note.to !== 'string' || typeof note.at !== 'string') return undefined;
+    if (
+      project === undefined ||
+      typeof note.from !== 'string' ||
+      typeof note.to !== 'string' ||
+      typeof note.at !== 'string'
+    )
+      return undefined;
     // To the microsecond, as the changes feed: a Date would cut it to a millisecond before the write.
     const updatedAt = canonicalInstant(note.at);
     if (updatedAt === undefined) return undefined;

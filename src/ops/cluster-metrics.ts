@@ -20,18 +20,27 @@ export function shareWithPrimary(registry: Registry): () => Promise<string> {
   process.on('message', (message: unknown) => {
     if (isMessage<GatherAnswer>(message, GATHERED)) waiting.get(message.id)?.(message);
   });
-  return () => new Promise<string>((resolve, reject) => {
-    const id = next++;
-    const timer = setTimeout(() => settle({ kind: GATHERED, id, error: 'the primary did not answer' }), GATHER_TIMEOUT_MS);
-    const settle = (answer: GatherAnswer) => {
-      clearTimeout(timer);
-      waiting.delete(id);
-      if (answer.body !== undefined) resolve(answer.body);
-      else reject(new ApiError('unavailable', 'the figures of the other workers could not be gathered; try again', { cause: new Error(answer.error) }));
-    };
-    waiting.set(id, settle);
-    process.send?.({ kind: GATHER, id } satisfies GatherRequest);
-  });
+  return () =>
+    new Promise<string>((resolve, reject) => {
+      const id = next++;
+      const timer = setTimeout(
+        () => settle({ kind: GATHERED, id, error: 'the primary did not answer' }),
+        GATHER_TIMEOUT_MS,
+      );
+      const settle = (answer: GatherAnswer) => {
+        clearTimeout(timer);
+        waiting.delete(id);
+        if (answer.body !== undefined) resolve(answer.body);
+        else
+          reject(
+            new ApiError('unavailable', 'the figures of the other workers could not be gathered; try again', {
+              cause: new Error(answer.error),
+            }),
+          );
+      };
+      waiting.set(id, settle);
+      process.send?.({ kind: GATHER, id } satisfies GatherRequest);
+    });
 }
 
 /** In the primary: answers each worker's request for the instance's text. */
@@ -42,7 +51,10 @@ export function gatherForWorkers(): void {
     const reply = (answer: Omit<GatherAnswer, 'kind' | 'id'>) => {
       if (worker.isConnected()) worker.send({ kind: GATHERED, id: message.id, ...answer } satisfies GatherAnswer);
     };
-    aggregator.clusterMetrics().then((body) => reply({ body }), (error: Error) => reply({ error: error.message }));
+    aggregator.clusterMetrics().then(
+      (body) => reply({ body }),
+      (error: Error) => reply({ error: error.message }),
+    );
   });
 }
 

@@ -10,11 +10,16 @@ export function handleHealth({ res }: OpsCall): void {
 /** `/readyz`: 200 only when the database answers and every migration is applied. */
 export async function handleReady({ res, services }: OpsCall): Promise<void> {
   if (services.state.stopping) return sendStatus(res, 503, { status: 'stopping' });
-  if (services.state.directory === undefined) return sendStatus(res, 503, { status: 'starting: database not prepared yet' });
+  if (services.state.directory === undefined)
+    return sendStatus(res, 503, { status: 'starting: database not prepared yet' });
   try {
     const pending = await pendingMigrations(services.store);
     if (pending.length > 0) return sendStatus(res, 503, { status: 'migrations pending', pending });
-    sendStatus(res, 200, { status: 'ready', store: services.store.kind, ...(services.replicas === undefined ? {} : { replicas: services.replicas.states() }) });
+    sendStatus(res, 200, {
+      status: 'ready',
+      store: services.store.kind,
+      ...(services.replicas === undefined ? {} : { replicas: services.replicas.states() }),
+    });
   } catch {
     sendStatus(res, 503, { status: 'database unavailable' });
   }

@@ -41,38 +41,74 @@ export interface MetricSources {
  */
 export function createServiceMetrics(sources: MetricSources): ServiceMetrics {
   const registry = new Registry();
-  const requests = new Counter({ name: 'metrics_http_requests_total', help: 'Requests answered, by route pattern, method and status.', labelNames: ['route', 'method', 'status'], registers: [registry] });
+  const requests = new Counter({
+    name: 'metrics_http_requests_total',
+    help: 'Requests answered, by route pattern, method and status.',
+    labelNames: ['route', 'method', 'status'],
+    registers: [registry],
+  });
   const latency = new Histogram({
     name: 'metrics_http_request_duration_seconds',
-    help: 'Time from a request\'s arrival to the end of its answer, by route pattern.',
+    help: "Time from a request's arrival to the end of its answer, by route pattern.",
     labelNames: ['route'],
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
   const cutShort = new Counter({
     name: 'metrics_http_requests_cut_short_total',
-    help: 'Requests whose answer did not reach its end (also counted by status), by route pattern and outcome: '
-      + 'aborted (the client left), given up (it stopped reading), failed (an error after the answer began).',
+    help:
+      'Requests whose answer did not reach its end (also counted by status), by route pattern and outcome: ' +
+      'aborted (the client left), given up (it stopped reading), failed (an error after the answer began).',
     labelNames: ['route', 'outcome'],
     registers: [registry],
   });
-  const refused = new Counter({ name: 'metrics_rate_limit_rejections_total', help: 'Requests refused with 429 by the rate limiter.', registers: [registry] });
+  const refused = new Counter({
+    name: 'metrics_rate_limit_rejections_total',
+    help: 'Requests refused with 429 by the rate limiter.',
+    registers: [registry],
+  });
   gauge(registry, 'metrics_http_requests_in_flight', 'Requests being answered now.', sources.inFlight);
 
   const cache = sources.responseCache;
-  total(registry, 'metrics_response_cache_hits_total', 'Answers served from the response cache.', () => cache.stats.hits);
-  total(registry, 'metrics_response_cache_misses_total', 'Cacheable answers read from the database.', () => cache.stats.misses);
-  total(registry, 'metrics_response_cache_invalidations_total', 'Times every kept answer was dropped because a write was announced.', () => cache.stats.invalidations);
+  total(
+    registry,
+    'metrics_response_cache_hits_total',
+    'Answers served from the response cache.',
+    () => cache.stats.hits,
+  );
+  total(
+    registry,
+    'metrics_response_cache_misses_total',
+    'Cacheable answers read from the database.',
+    () => cache.stats.misses,
+  );
+  total(
+    registry,
+    'metrics_response_cache_invalidations_total',
+    'Times every kept answer was dropped because a write was announced.',
+    () => cache.stats.invalidations,
+  );
   gauge(registry, 'metrics_response_cache_bytes', 'Bytes held by the response cache.', () => cache.stats.bytes);
   gauge(registry, 'metrics_live_subscriptions', 'Open seriesUpdated subscriptions.', () => sources.seriesUpdates.open);
-  total(registry, 'metrics_writes_announced_total', 'Write announcements (series_updated notifications) heard.', () => sources.seriesUpdates.heard);
+  total(
+    registry,
+    'metrics_writes_announced_total',
+    'Write announcements (series_updated notifications) heard.',
+    () => sources.seriesUpdates.heard,
+  );
 
   // With WORKERS > 1 an instance's figures are all its workers': the primary gathers them.
   const gather = cluster.isWorker ? shareWithPrimary(registry) : undefined;
 
   const shared = sources.rateLimitsShared;
   if (shared !== undefined) {
-    gauge(registry, 'metrics_rate_limits_shared', '1 while rate limits are shared through Redis, 0 while Redis is unreachable and each process counts alone.', () => (shared() ? 1 : 0), 'min');
+    gauge(
+      registry,
+      'metrics_rate_limits_shared',
+      '1 while rate limits are shared through Redis, 0 while Redis is unreachable and each process counts alone.',
+      () => (shared() ? 1 : 0),
+      'min',
+    );
   }
   const replicas = sources.replicas;
   if (replicas !== undefined) {
@@ -88,13 +124,14 @@ export function createServiceMetrics(sources: MetricSources): ServiceMetrics {
     });
     new Gauge({
       name: 'metrics_replica_lag_seconds',
-      help: 'How far a replica\'s replay trails the primary, at its last check; absent while it cannot be asked.',
+      help: "How far a replica's replay trails the primary, at its last check; absent while it cannot be asked.",
       labelNames: ['replica'],
       registers: [registry],
       aggregator: 'max',
       collect() {
         this.reset();
-        for (const state of replicas()) if (state.lagSeconds !== null) this.set({ replica: state.replica }, state.lagSeconds);
+        for (const state of replicas())
+          if (state.lagSeconds !== null) this.set({ replica: state.replica }, state.lagSeconds);
       },
     });
   }
@@ -117,7 +154,10 @@ export function createServiceMetrics(sources: MetricSources): ServiceMetrics {
       if (outcome !== undefined) cutShort.labels(route, outcome).inc();
     },
     async render() {
-      return { contentType: registry.contentType, body: gather === undefined ? await registry.metrics() : await gather() };
+      return {
+        contentType: registry.contentType,
+        body: gather === undefined ? await registry.metrics() : await gather(),
+      };
     },
   };
 }
@@ -125,11 +165,33 @@ export function createServiceMetrics(sources: MetricSources): ServiceMetrics {
 // Private
 
 /** A gauge read from `read` at each scrape; `aggregator` says how workers' values make the instance's. */
-function gauge(registry: Registry, name: string, help: string, read: () => number, aggregator: Aggregator = 'sum'): void {
-  new Gauge({ name, help, registers: [registry], aggregator, collect() { this.set(read()); } });
+function gauge(
+  registry: Registry,
+  name: string,
+  help: string,
+  read: () => number,
+  aggregator: Aggregator = 'sum',
+): void {
+  new Gauge({
+    name,
+    help,
+    registers: [registry],
+    aggregator,
+    collect() {
+      this.set(read());
+    },
+  });
 }
 
 /** A counter kept elsewhere (a running total since start), read at each scrape. */
 function total(registry: Registry, name: string, help: string, read: () => number): void {
-  new Counter({ name, help, registers: [registry], collect() { this.reset(); this.inc(read()); } });
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(read());
+    },
+  });
 }

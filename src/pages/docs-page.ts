@@ -18,150 +18,318 @@ export function handleDocsPage({ res, services }: PageCall): void {
 // Private
 
 /** The page is static HTML with one inline style sheet: no script runs in it, and no other site frames it. */
-const CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 function renderDocs({ catalog, config, store }: PageServices): string {
   const metrics = catalog.metrics
-    .map((m) => `<li><code>GET /v1/metrics/${m.name}</code> — ${m.valueKind}${m.projectRequired ? ', <code>project</code> required' : ''}; ${counted(m.projects.length, 'project')}</li>`)
+    .map(
+      (m) =>
+        `<li><code>GET /v1/metrics/${m.name}</code> — ${m.valueKind}` +
+        `${m.projectRequired ? ', <code>project</code> required' : ''}` +
+        `; ${counted(m.projects.length, 'project')}</li>`,
+    )
     .join('\n');
   const problems = Object.entries(ERROR_KINDS)
-    .map(([kind, k]) => `<li id="problem-${kind}"><code>${k.status}</code> <b>${k.title}</b> — type <code>/docs#problem-${kind}</code>, GraphQL code <code>${k.graphqlCode}</code></li>`)
+    .map(
+      ([kind, k]) =>
+        `<li id="problem-${kind}"><code>${k.status}</code> <b>${k.title}</b> — ` +
+        `type <code>/docs#problem-${kind}</code>, GraphQL code <code>${k.graphqlCode}` +
+        `</code></li>`,
+    )
     .join('\n');
-  return `<!doctype html>
+  return (
+    `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Metrics API</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem}code{background:#f3f3f3;padding:0 .2em}li{margin:.2em 0}</style>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem ` +
+    `auto;padding:0 1rem}code{background:#f3f3f3;padding:0 .2em}li{margin:.2em ` +
+    `0}</style>
 </head><body>
 <h1>Metrics API</h1>
-<p>Daily metric time series per project, over REST (<code>/v1</code>) and GraphQL (<a href="/graphql">/graphql</a>, with GraphiQL);
+<p>Daily metric time series per project, over REST (<code>/v1</code>) ` +
+    `and GraphQL (<a href="/graphql">/graphql</a>, with GraphiQL);
 charts of any series in the <a href="/explore">explorer</a>.
-The machine-readable REST contract is <code>GET /v1/openapi.json</code> (OpenAPI 3.1); the GraphQL schema is introspectable.</p>
+The machine-readable REST contract is <code>GET /v1/openapi.json</code> ` +
+    `(OpenAPI 3.1); the GraphQL schema is introspectable.</p>
 
 <h2 id="keys">Keys</h2>
 <ul>
-<li>Every <code>/v1</code> and <code>/graphql</code> request needs the <code>x-api-key</code> header; only the header counts (a key in the query string or a cookie is ignored).
-It is checked before anything else is parsed. Missing or unknown: 401 with <code>WWW-Authenticate: ApiKey header="x-api-key"</code>.</li>
-<li>This page, GraphiQL's page, <code>/healthz</code> and <code>/readyz</code> need no key. No answer to a request without a key ever contains one:
-GraphiQL's headers editor starts empty and keeps what you type in your browser.</li>
-<li>Keys are stored as SHA-256 digests and shown once at creation; a revoked key stops working within 5 s, and its open subscriptions end within a second after that.</li>
+<li>Every <code>/v1</code> and <code>/graphql</code> request needs the ` +
+    `<code>x-api-key</code> header; only the header counts (a key in the query ` +
+    `string or a cookie is ignored).
+It is checked before anything else is parsed. Missing or unknown: 401 ` +
+    `with <code>WWW-Authenticate: ApiKey header="x-api-key"</code>.</li>
+<li>This page, GraphiQL's page, <code>/healthz</code> and <code>/readyz</code> ` +
+    `need no key. No answer to a request without a key ever contains one:
+GraphiQL's headers editor starts empty and keeps what you type in your ` +
+    `browser.</li>
+<li>Keys are stored as SHA-256 digests and shown once at creation; a ` +
+    `revoked key stops working within 5 s, and its open subscriptions end within ` +
+    `a second after that.</li>
 ${config.metrics === 'off' ? '' : `<li><code>GET /metrics</code> gives the service's figures in Prometheus text format ${config.metrics === 'on' ? 'to a key holder (one unit of its budget)' : 'without a key'}.</li>`}
 </ul>
 
 <h2 id="rest">REST</h2>
-<p><code>GET /v1/metrics/&lt;name&gt;?project=a,b&amp;start_date=YYYY-MM-DD&amp;end_date=YYYY-MM-DD</code> returns one key per requested project,
-in request order, each an array of <code>{date, value}</code> ascending by date (<code>etf-num-products</code> points also carry their extra fields).
-<code>GET /v1/metrics</code> lists the catalog with each project's stored date coverage.</p>
+<p><code>GET /v1/metrics/&lt;name&gt;?project=a,b&amp;start_date=YYYY-MM-DD&amp;end_date=YYYY-MM-DD</code> ` +
+    `returns one key per requested project,
+in request order, each an array of <code>{date, value}</code> ascending ` +
+    `by date (<code>etf-num-products</code> points also carry their extra fields).
+<code>GET /v1/metrics</code> lists the catalog with each project's stored ` +
+    `date coverage.</p>
 <ul>${metrics}</ul>
 
 <h2 id="options">Time-series options (extensions)</h2>
-<p>Optional parameters of <code>/v1/metrics/&lt;name&gt;</code> and <code>/v1/export</code> (GraphQL: the <code>metric</code> field's arguments, in upper case).
-A request without them is answered exactly as the contract says; <code>interval=day</code> alone is the same stored series, byte for byte.</p>
+<p>Optional parameters of <code>/v1/metrics/&lt;name&gt;</code> and <code>/v1/export</code> ` +
+    `(GraphQL: the <code>metric</code> field's arguments, in upper case).
+A request without them is answered exactly as the contract says; <code>interval=day</code> ` +
+    `alone is the same stored series, byte for byte.</p>
 <ul>
-<li><code>interval=day|week|month|quarter|year</code>: days are UTC calendar dates; buckets are calendar aligned (ISO weeks from Monday, months, quarters from
-Jan/Apr/Jul/Oct 1, years from Jan 1) and labelled by their first day, even when the range starts inside one. Only days inside [start_date, end_date] are aggregated.
-GraphQL's <code>count</code> says how many daily values are behind a point (fewer than the bucket's days: a partial bucket; 0: a filled one).</li>
-<li><code>aggregation=sum|avg|min|max|first|last</code>: omitted, each metric's default applies (listed by <code>GET /v1/metrics</code>): flows and counts add up,
-stocks take the last day, prices, rates, yields and ratios average. Integer metrics stay whole under sum, min, max, first and last; avg gives decimals.
+<li><code>interval=day|week|month|quarter|year</code>: days are UTC calendar ` +
+    `dates; buckets are calendar aligned (ISO weeks from Monday, months, quarters ` +
+    `from
+Jan/Apr/Jul/Oct 1, years from Jan 1) and labelled by their first day, ` +
+    `even when the range starts inside one. Only days inside [start_date, end_date] ` +
+    `are aggregated.
+GraphQL's <code>count</code> says how many daily values are behind a ` +
+    `point (fewer than the bucket's days: a partial bucket; 0: a filled one).</li>
+<li><code>aggregation=sum|avg|min|max|first|last</code>: omitted, each ` +
+    `metric's default applies (listed by <code>GET /v1/metrics</code>): flows ` +
+    `and counts add up,
+stocks take the last day, prices, rates, yields and ratios average. Integer ` +
+    `metrics stay whole under sum, min, max, first and last; avg gives decimals.
 <code>etf-num-products</code>' extra fields are aggregated the same way.</li>
-<li><code>fill=none|null|zero|previous</code>: a bucket without data, between the series' first and last stored day (never outside), is left out (none, the default),
-given a null value, a 0, or the last known value (carried from before the range if need be).</li>
-<li><code>transform=moving_average|change|percent_change|cumulative_sum</code>, after buckets and fill: the mean of the last <code>window</code> calendar buckets
-(<code>window</code>, default 7, 1–3650; warmed up from data before the range, so the first point has a full window where history allows);
-the change against the calendar-previous bucket (not the previous stored one); the percent change against it, as (v − prev) / |prev| × 100, so 3 → 4 is 33.33…;
-a running sum from the range's first bucket. A percentage from a missing or zero previous bucket, and any transform of a bucket without a value, is <code>null</code>:
-never ∞, NaN, or a number made from a gap. With a transform, and on a filled bucket (whatever its value), extra fields are left out.</li>
-<li>Responses carry <code>Last-Modified</code> (the newest write to any series of the answer) besides the <code>ETag</code>; without <code>If-None-Match</code>,
+<li><code>fill=none|null|zero|previous</code>: a bucket without data, ` +
+    `between the series' first and last stored day (never outside), is left ` +
+    `out (none, the default),
+given a null value, a 0, or the last known value (carried from before ` +
+    `the range if need be).</li>
+<li><code>transform=moving_average|change|percent_change|cumulative_sum</code>, ` +
+    `after buckets and fill: the mean of the last <code>window</code> calendar ` +
+    `buckets
+(<code>window</code>, default 7, 1–3650; warmed up from data before the ` +
+    `range, so the first point has a full window where history allows);
+the change against the calendar-previous bucket (not the previous stored ` +
+    `one); the percent change against it, as (v − prev) / |prev| × 100, so ` +
+    `3 → 4 is 33.33…;
+a running sum from the range's first bucket. A percentage from a missing ` +
+    `or zero previous bucket, and any transform of a bucket without a value, ` +
+    `is <code>null</code>:
+never ∞, NaN, or a number made from a gap. With a transform, and on a ` +
+    `filled bucket (whatever its value), extra fields are left out.</li>
+<li>Responses carry <code>Last-Modified</code> (the newest write to any ` +
+    `series of the answer) besides the <code>ETag</code>; without <code>If-None-Match</code>,
 an <code>If-Modified-Since</code> not earlier than it gives 304.</li>
-<li><code>as_of=&lt;RFC 3339 instant&gt;</code> or <code>as_of=YYYY-MM-DD</code> (the end of that UTC day): the values as they were served at that instant,
-for backtests that must not see later corrections. A point first written later is absent; a value revised or removed later shows what was served then.
-Every option above applies to that view. GraphQL: <code>metric(asOf: DateTime)</code>, and each point's <code>revisedAt</code> tells when its served value was written; a series' <code>firstDate</code>, <code>lastDate</code> and <code>updatedAt</code> are as of that instant too.
+<li><code>as_of=&lt;RFC 3339 instant&gt;</code> or <code>as_of=YYYY-MM-DD</code> ` +
+    `(the end of that UTC day): the values as they were served at that instant,
+for backtests that must not see later corrections. A point first written ` +
+    `later is absent; a value revised or removed later shows what was served ` +
+    `then.
+Every option above applies to that view. GraphQL: <code>metric(asOf: ` +
+    `DateTime)</code>, and each point's <code>revisedAt</code> tells when its ` +
+    `served value was written; a series' <code>firstDate</code>, <code>lastDate</code> ` +
+    `and <code>updatedAt</code> are as of that instant too.
 Without <code>as_of</code> the answer is today's data.</li>
-<li>Cost: one unit per 365 points asked for per project, or per 3,650 days read (the range and any warm-up), whichever is more: a yearly view of ten years is cheap,
+<li>Cost: one unit per 365 points asked for per project, or per 3,650 ` +
+    `days read (the range and any warm-up), whichever is more: a yearly view ` +
+    `of ten years is cheap,
 a daily view of everything is not.</li>
 </ul>
 
 <h2 id="export">Bulk export</h2>
-<p><code>GET /v1/export?metric=a,b&amp;project=x,y&amp;start_date=…&amp;end_date=…&amp;format=csv|ndjson</code> plus the options above streams long rows
-<code>metric,project,date,value</code> (CSV with a header, the default; NDJSON one object per line) as a download, ordered by metric and project as requested
-(catalog order when <code>project</code> is omitted), then date. Omitted <code>project</code> means every project of each metric (a 400 where a metric requires projects);
-a project one of the metrics does not allow is a 400 naming the pair. Each metric's dates and values equal its <code>/v1/metrics/&lt;name&gt;</code> answer; a missing value is an empty
-CSV field or <code>null</code>. Extra fields (<code>etf-num-products</code>' spot, futures, leveraged) are left out unless <code>extra=include</code>, which adds them as
-<code>npm run import</code> reads them (a fifth CSV column <code>extra_json</code>, an NDJSON key <code>extra</code>): only such an export imports back whole, and importing
-one without them stores those points without their extra fields. Memory stays flat for any size; a client that leaves stops the export (its query is cancelled, or read no further than the next batch).</p>
+<p><code>GET /v1/export?metric=a,b&amp;project=x,y&amp;start_date=…&amp;end_date=…&amp;format=csv|ndjson</code> ` +
+    `plus the options above streams long rows
+<code>metric,project,date,value</code> (CSV with a header, the default; ` +
+    `NDJSON one object per line) as a download, ordered by metric and project ` +
+    `as requested
+(catalog order when <code>project</code> is omitted), then date. Omitted ` +
+    `<code>project</code> means every project of each metric (a 400 where a ` +
+    `metric requires projects);
+a project one of the metrics does not allow is a 400 naming the pair. ` +
+    `Each metric's dates and values equal its <code>/v1/metrics/&lt;name&gt;</code> ` +
+    `answer; a missing value is an empty
+CSV field or <code>null</code>. Extra fields (<code>etf-num-products</code>' ` +
+    `spot, futures, leveraged) are left out unless <code>extra=include</code>, ` +
+    `which adds them as
+<code>npm run import</code> reads them (a fifth CSV column <code>extra_json</code>, ` +
+    `an NDJSON key <code>extra</code>): only such an export imports back whole, ` +
+    `and importing
+one without them stores those points without their extra fields. Memory ` +
+    `stays flat for any size; a client that leaves stops the export (its query ` +
+    `is cancelled, or read no further than the next batch).</p>
 
 <h2 id="changes">Changes feed</h2>
-<p><code>GET /v1/changes?since=&lt;RFC 3339 instant&gt;&amp;limit=N</code> (limit 1–10,000, default 1,000) lists every write of a point since that instant
-(a date alone: the start of that UTC day) as <code>{"changes":[{"metric","project","date","value","extra"?,"updatedAt"}], "next"?, "cursor"}</code>:
-one entry per write, so a value written twice appears twice; a removed point has <code>value</code> null; <code>extra</code> holds the extra fields written with the value, when it has some
-(a revision of an extra field alone is an entry with the same value and the new <code>extra</code>); <code>updatedAt</code> is the write's time, UTC with microseconds.
-Entries are in commit order (writers take turns, so that is write order too). <code>next</code> is present while more entries wait; pass it as <code>?cursor=</code> for the next page.
-<code>cursor</code> is always present: keep it and ask again later to get only what landed since. Following cursors skips nothing and repeats nothing, even while writes land
-between pages: a write is numbered while its writer holds the turn, so one that commits later always comes later.
-Sample data loaded at first start is not a change. A cursor carries its <code>since</code>; given both, they must agree. Cost: one unit per 1,000 entries asked for.
-GraphQL: <code>changes(since, first, after)</code> returns the same entries as a plain list with <code>endCursor</code> and <code>hasNextPage</code>.</p>
+<p><code>GET /v1/changes?since=&lt;RFC 3339 instant&gt;&amp;limit=N</code> ` +
+    `(limit 1–10,000, default 1,000) lists every write of a point since that ` +
+    (`instant
+(a date alone: the start of that UTC ` +
+      `day) as <code>{"changes":[{"metric","project","date","value","extra"?,"updatedAt"}], `) +
+    `"next"?, "cursor"}</code>:
+one entry per write, so a value written twice appears twice; a removed ` +
+    `point has <code>value</code> null; <code>extra</code> holds the extra ` +
+    `fields written with the value, when it has some
+(a revision of an extra field alone is an entry with the same value and ` +
+    `the new <code>extra</code>); <code>updatedAt</code> is the write's time, ` +
+    `UTC with microseconds.
+Entries are in commit order (writers take turns, so that is write order ` +
+    `too). <code>next</code> is present while more entries wait; pass it as ` +
+    `<code>?cursor=</code> for the next page.
+<code>cursor</code> is always present: keep it and ask again later to ` +
+    `get only what landed since. Following cursors skips nothing and repeats ` +
+    `nothing, even while writes land
+between pages: a write is numbered while its writer holds the turn, so ` +
+    `one that commits later always comes later.
+Sample data loaded at first start is not a change. A cursor carries its ` +
+    `<code>since</code>; given both, they must agree. Cost: one unit per 1,000 ` +
+    `entries asked for.
+GraphQL: <code>changes(since, first, after)</code> returns the same entries ` +
+    `as a plain list with <code>endCursor</code> and <code>hasNextPage</code>.</p>
 
 <h2 id="live">Live updates</h2>
-<p>The GraphQL subscription <code>seriesUpdated(name, projects)</code> sends a <code>SeriesUpdate {name project slug from to updatedAt}</code>
-each time a matching series is written, by any writer (the import and sync commands in another process, a command handed to the server, the server itself),
-after the write has committed: an event never names data a query cannot read yet. It is served over Server-Sent Events: POST the subscription to
-<code>/graphql</code> with <code>Accept: text/event-stream</code> and the key; each event is <code>event: next</code> with the GraphQL result as <code>data</code>.
-Subscribing costs one unit of the key's rate limit. A key holds at most ${config.subscriptionsPerKey} open subscriptions (<code>RATE_LIMITED</code> past it),
-a process ${config.subscriptionsMax} (<code>SERVICE_UNAVAILABLE</code>). Events are hints, delivered while the subscriber is connected; what changed while it was not is in the changes feed.</p>
+<p>The GraphQL subscription <code>seriesUpdated(name, projects)</code> ` +
+    `sends a <code>SeriesUpdate {name project slug from to updatedAt}</code>
+each time a matching series is written, by any writer (the import and ` +
+    `sync commands in another process, a command handed to the server, the ` +
+    `server itself),
+after the write has committed: an event never names data a query cannot ` +
+    `read yet. It is served over Server-Sent Events: POST the subscription ` +
+    `to
+<code>/graphql</code> with <code>Accept: text/event-stream</code> and ` +
+    `the key; each event is <code>event: next</code> with the GraphQL result ` +
+    `as <code>data</code>.
+Subscribing costs one unit of the key's rate limit. A key holds at most ` +
+    `${config.subscriptionsPerKey} open subscriptions (<code>RATE_LIMITED</code> ` +
+    `past it),
+a process ${config.subscriptionsMax} (<code>SERVICE_UNAVAILABLE</code>). ` +
+    `Events are hints, delivered while the subscriber is connected; what changed ` +
+    `while it was not is in the changes feed.</p>
 
 <h2 id="cache">Response cache</h2>
-<p>Repeated identical requests (REST series answers, whole GraphQL results) are answered from memory, up to ${config.responseCacheMb} MB, until a write is announced:
-PostgreSQL notifies every instance after the writing transaction commits, and every kept answer is dropped then. A hit costs the same rate-limit units as the
+<p>Repeated identical requests (REST series answers, whole GraphQL results) ` +
+    `are answered from memory, up to ${config.responseCacheMb} MB, until a ` +
+    `write is announced:
+PostgreSQL notifies every instance after the writing transaction commits, ` +
+    `and every kept answer is dropped then. A hit costs the same rate-limit ` +
+    `units as the
 first answer; its bytes, ETag and Last-Modified are the same.</p>
 
 <h2 id="decisions">Decisions where the contract is silent</h2>
 <ul>
-<li><b>Dates</b> are ISO calendar dates, <code>YYYY-MM-DD</code>, real days only (<code>2024-02-30</code> is a 400). Both bounds are inclusive.
-An omitted <code>start_date</code> means the earliest stored day, an omitted <code>end_date</code> the latest. <code>start_date</code> after <code>end_date</code> is a 400.</li>
-<li><b>Points</b> are ascending by date, at most one per project and day. A project with no data in range gets an empty array.</li>
-<li><b>Values</b>: integer metrics are JSON integers; decimals are written exactly as stored, without trailing zeros.</li>
-<li><b>Projects</b>: several slugs are joined with commas and duplicates collapsed (first position kept). An empty segment (<code>a,,b</code>, a trailing comma),
-an unknown slug or a slug in the wrong case is a 400 naming it and listing the allowed ones; slugs are case-sensitive.
-<code>project</code> is required for the seven metrics the contract names; for the others an omitted <code>project</code> means every allowed slug.</li>
-<li><b>Parameters</b>: an unknown parameter (a <code>startDate</code> typo) is a 400 naming it; a repeated one (<code>?project=a&amp;project=b</code>) is a 400.</li>
-<li><b>Paths and methods</b>: an unknown metric is a 404 (after the key check); methods other than GET and HEAD get 405 with <code>Allow: GET, HEAD</code>.</li>
-<li><b>Caching</b>: series answers and the catalog carry <code>ETag</code> (known before the body, so large answers stream: for a series answer, the dataset's version and the request, so any write makes every series answer's ETag new) and <code>Cache-Control: private, max-age=${config.cacheMaxAgeSeconds}</code>
-(the OpenAPI document <code>max-age=300</code>; the changes feed an ETag and <code>no-store</code>; export <code>no-store</code>);
-<code>If-None-Match</code> gives 304. Bodies over 1 KB are compressed with brotli or gzip when asked.</li>
-<li><b>Size</b>: a request may name every slug of its metric over its whole history; such answers stream with bounded memory.
-URLs (with all header fields) over 16 KB get 431, a request HTTP cannot read (raw non-ASCII bytes in the URL) 400. REST reads no request body (one sent is ignored); GraphQL bodies over 1 MB get 413.</li>
+<li><b>Dates</b> are ISO calendar dates, <code>YYYY-MM-DD</code>, real ` +
+    `days only (<code>2024-02-30</code> is a 400). Both bounds are inclusive.
+An omitted <code>start_date</code> means the earliest stored day, an ` +
+    `omitted <code>end_date</code> the latest. <code>start_date</code> after ` +
+    `<code>end_date</code> is a 400.</li>
+<li><b>Points</b> are ascending by date, at most one per project and ` +
+    `day. A project with no data in range gets an empty array.</li>
+<li><b>Values</b>: integer metrics are JSON integers; decimals are written ` +
+    `exactly as stored, without trailing zeros.</li>
+<li><b>Projects</b>: several slugs are joined with commas and duplicates ` +
+    `collapsed (first position kept). An empty segment (<code>a,,b</code>, ` +
+    `a trailing comma),
+an unknown slug or a slug in the wrong case is a 400 naming it and listing ` +
+    `the allowed ones; slugs are case-sensitive.
+<code>project</code> is required for the seven metrics the contract names; ` +
+    `for the others an omitted <code>project</code> means every allowed slug.</li>
+<li><b>Parameters</b>: an unknown parameter (a <code>startDate</code> ` +
+    `typo) is a 400 naming it, also on <code>GET /v1/metrics</code>, which ` +
+    `takes none; a repeated one (<code>?project=a&amp;project=b</code>) is ` +
+    `a 400.</li>
+<li><b>Paths and methods</b>: an unknown metric is a 404 (after the key ` +
+    `check); methods other than GET and HEAD get 405 with <code>Allow: GET, ` +
+    `HEAD</code>.</li>
+<li><b>Caching</b>: series answers and the catalog carry <code>ETag</code> ` +
+    `(known before the body, so large answers stream: for a series answer, ` +
+    `the dataset's version and the request, so any write makes every series ` +
+    `answer's ETag new) and <code>Cache-Control: private, max-age=${config.cacheMaxAgeSeconds}` +
+    `</code>
+(the OpenAPI document <code>max-age=300</code>; the changes feed an ETag ` +
+    `and <code>no-store</code>; export <code>no-store</code>);
+<code>If-None-Match</code> gives 304. Bodies over 1 KB are compressed ` +
+    `with brotli or gzip when asked.</li>
+<li><b>Size</b>: a request may name every slug of its metric over its ` +
+    `whole history; such answers stream with bounded memory.
+URLs (with all header fields) over 16 KB get 431, a request HTTP cannot ` +
+    `read (raw non-ASCII bytes in the URL) 400. REST reads no request body ` +
+    `(one sent is ignored); GraphQL bodies over 1 MB get 413.</li>
 </ul>
 
 <h2 id="graphql">GraphQL</h2>
 <ul>
-<li><code>metric(name, projects, from, to)</code> follows the REST rules above, through the same validation code, and returns the same numbers;
-<code>metrics</code> is the catalog. Slugs are enum values with <code>-</code> replaced by <code>_</code>, case kept; each value's description gives the slug.</li>
-<li>Documents are bounded before they run: depth ${GRAPHQL_LIMITS.maxDepth}, ${GRAPHQL_LIMITS.maxAliases} aliases, ${GRAPHQL_LIMITS.maxTokens} tokens,
-${GRAPHQL_LIMITS.maxDirectives} directives, cost ${GRAPHQL_LIMITS.maxCost} (introspection stays open to key holders); a batched (array) body is a 400; no "did you mean" hints.</li>
-<li>Every answer is a GraphQL response, failures before execution included (401, 405, 406, 413, 415, 429, 431, 503): no <code>data</code>, one error with
-<code>extensions.code</code> (listed below), under the HTTP status of the failure; <code>application/graphql-response+json</code> when the <code>Accept</code> header names it
-(else <code>application/json</code>, also for <code>*/*</code> or no <code>Accept</code>; a 406, whose client accepts nothing the service can send, is <code>application/json</code>).</li>
-<li>A document that does not parse gets <code>GRAPHQL_PARSE_FAILED</code>, one that does not validate or is over a limit <code>GRAPHQL_VALIDATION_FAILED</code>
-(an argument written with the wrong type, <code>from: 123</code> or <code>name: "token_price_usd"</code>, is <code>BAD_USER_INPUT</code>: the message names the argument, what it expects and what it got, and for an enum the values closest to it),
-with 400 (with 200 when the answer is <code>application/json</code>, as GraphQL over HTTP asks, except for a limit). Here the answer's type is the first of the two the <code>Accept</code> header lists,
-in the order written: <code>application/json</code> for curl's <code>*/*</code>, for no <code>Accept</code>, and for <code>application/json, application/graphql-response+json</code>.</li>
+<li><code>metric(name, projects, from, to)</code> follows the REST rules ` +
+    `above, through the same validation code, and returns the same numbers;
+<code>metrics</code> is the catalog. Slugs are enum values with <code>-</code> ` +
+    `replaced by <code>_</code>, case kept; each value's description gives ` +
+    `the slug.</li>
+<li>Documents are bounded before they run: depth ${GRAPHQL_LIMITS.maxDepth}` +
+    `, ${GRAPHQL_LIMITS.maxAliases} aliases, ${GRAPHQL_LIMITS.maxTokens} tokens,
+${GRAPHQL_LIMITS.maxDirectives} directives, cost ${GRAPHQL_LIMITS.maxCost}` +
+    ` (introspection stays open to key holders); a batched (array) body is ` +
+    `a 400; no "did you mean" hints.</li>
+<li>Every answer is a GraphQL response, failures before execution included ` +
+    `(401, 405, 406, 413, 415, 429, 431, 503): no <code>data</code>, one error ` +
+    `with
+<code>extensions.code</code> (listed below), under the HTTP status of ` +
+    `the failure; <code>application/graphql-response+json</code> when the <code>Accept</code> ` +
+    `header names it
+(else <code>application/json</code>, also for <code>*/*</code> or no ` +
+    `<code>Accept</code>; a 406, whose client accepts nothing the service can ` +
+    `send, is <code>application/json</code>).</li>
+<li>A document that does not parse gets <code>GRAPHQL_PARSE_FAILED</code>, ` +
+    `one that does not validate or is over a limit <code>GRAPHQL_VALIDATION_FAILED</code>
+(an argument written with the wrong type, <code>from: 123</code> or <code>name: ` +
+    `"token_price_usd"</code>, is <code>BAD_USER_INPUT</code>: the message ` +
+    `names the argument, what it expects and what it got, and for an enum the ` +
+    `values closest to it),
+with 400 (with 200 when the answer is <code>application/json</code>, ` +
+    `as GraphQL over HTTP asks; so is every limit).
+A query whose points are sized, before it runs, over the 32 MB one GraphQL ` +
+    `answer may take is refused the same way with <code>PAYLOAD_TOO_LARGE</code> ` +
+    `(413; 200 to <code>application/json</code>). Here the answer's type is ` +
+    `the first of the two the <code>Accept</code> header lists,
+in the order written: <code>application/json</code> for curl's <code>*/*</code>, ` +
+    `for no <code>Accept</code>, and for <code>application/json, application/graphql-response+json</code>.</li>
 </ul>
 
 <h2 id="limits">Limits</h2>
-<p>Each key has a budget: a token bucket shared by REST and GraphQL, ${config.rateLimitBurst} units deep, refilled at ${config.rateLimitPerMinute} a minute unless the key has its own.
-A request costs one unit per started 365 project-days it asks for (at least one; an open end counts as today, an open start as ten years before the end;
-a series stored further back, or past today, costs what the request reads of it: the range asked, clipped to the days it holds),
-and every authenticated request pays one unit up front. Every answer carries <code>RateLimit</code> and <code>RateLimit-Policy</code>
-(draft-ietf-httpapi-ratelimit-headers-10); a request over the budget gets 429 with <code>Retry-After</code>.
-${config.refusedKeysPerMinute === 0 ? '' : `A client address that presents more than ${config.refusedKeysPerMinute} refused keys a minute gets 429 with <code>Retry-After</code>, instead of a lookup,
+<p>Each key has a budget: a token bucket shared by REST and GraphQL, ` +
+    `${config.rateLimitBurst} units deep, refilled at ${config.rateLimitPerMinute}` +
+    ` a minute unless the key has its own.
+A request costs one unit per started 365 project-days it asks for (at ` +
+    `least one; an open end counts as today, an open start as ten years before ` +
+    `the end;
+a series stored further back, or past today, costs what the request reads ` +
+    `of it: the range asked, clipped to the days it holds),
+and every authenticated request pays one unit up front. Every answer ` +
+    `carries <code>RateLimit</code> and <code>RateLimit-Policy</code>
+(draft-ietf-httpapi-ratelimit-headers-10); a request over the budget ` +
+    (`gets 429 with <code>Retry-After</code>.
+${
+  config.refusedKeysPerMinute === 0
+    ? ''
+    : `A client address that presents more than ${config.refusedKeysPerMinute} refused keys a minute gets 429 with <code>Retry-After</code>, instead of a lookup,
 for a key not seen accepted before, until its allowance refills; a key already in use keeps working.
-`}${config.redisUrl === undefined ? '' : `The budget is shared by every instance of the service (it is kept in Redis). While Redis cannot be reached, each instance counts
+`
+}${
+  config.redisUrl === undefined
+    ? ''
+    : `The budget is shared by every instance of the service (it is kept in Redis). While Redis cannot be reached, each instance counts
 on its own, so a key may get more than its budget for that time; requests are neither refused nor delayed because of it (a charge waits 250 ms for Redis at most).
-`}${store.kind === 'postgres'
+`
+}${
+  store.kind === 'postgres'
     ? `When the database is away or too slow (statement timeout ${config.statementTimeoutSeconds} s), requests get 503 with <code>Retry-After: 5</code>, never a hang or a trace.`
-    : 'This instance serves an embedded database in its own thread: each query runs to its end, without a statement timeout, and the others wait for it.'}</p>
+    : 'This instance serves an embedded database in its own thread: each query runs to its end, without a statement timeout, and the others wait for it.'
+}</p>
 
 <h2 id="problems">Errors</h2>
-<p>On <code>/v1</code> every error is <code>application/problem+json</code> (RFC 9457) with <code>type</code>, <code>title</code>, <code>status</code>, <code>detail</code>,
-and for 400s <code>errors: [{param, message}]</code>. On <code>/graphql</code> the same failures carry these <code>extensions.code</code> values:</p>
+<p>On <code>/v1</code> every ` +
+      `error ` +
+      `is <code>application/problem+json</code> `) +
+    `(RFC 9457) with <code>type</code>, <code>title</code>, <code>status</code>, ` +
+    `<code>detail</code>,
+and for 400s <code>errors: [{param, message}]</code>. On <code>/graphql</code> ` +
+    `the same failures carry these <code>extensions.code</code> values:</p>
 <ul>${problems}</ul>
-</body></html>`;
+</body></html>`
+  );
 }

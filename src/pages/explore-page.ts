@@ -40,12 +40,18 @@ const ASSETS: ReadonlyMap<string, Asset> = new Map([
   ['', { type: 'text/html; charset=utf-8', body: readFileSync(own('index.html')) }],
   ['explorer.js', { type: 'text/javascript; charset=utf-8', body: readFileSync(own('explorer.js')) }],
   ['explorer.css', { type: 'text/css; charset=utf-8', body: readFileSync(own('explorer.css')) }],
-  ['uplot.js', { type: 'text/javascript; charset=utf-8', body: readFileSync(require.resolve('uplot/dist/uPlot.iife.min.js')) }],
+  [
+    'uplot.js',
+    { type: 'text/javascript; charset=utf-8', body: readFileSync(require.resolve('uplot/dist/uPlot.iife.min.js')) },
+  ],
   ['uplot.css', { type: 'text/css; charset=utf-8', body: readFileSync(require.resolve('uplot/dist/uPlot.min.css')) }],
 ]);
 
 /** Scripts only from this origin; uPlot sets element styles, hence inline styles. */
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' blob: data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
+  "connect-src 'self'; img-src 'self' blob: data:; form-action 'self'; base-uri " +
+  "'none'; frame-ancestors 'none'";
 
 function send({ req, res }: PageCall, asset: Asset): void {
   res.statusCode = 200;

@@ -1,17 +1,22 @@
 import { readyDirectory } from '../api/unavailable.js';
 import type { RestCall } from './rest-services.js';
 import { sendJson } from '../http/send-json.js';
+import { readParameters } from './parse-query.js';
 import { createSeriesLoaders } from '../series/series-loader.js';
 
 /**
  * `GET /v1/metrics`: every metric with its value kind, whether `project` is required, its
  * default aggregation, its allowed slugs, and each slug's stored date coverage and last write.
+ * It takes no parameters: any is refused, naming it, as on every other `/v1` path.
  */
-export async function handleCatalog({ req, res, services, signal }: RestCall): Promise<void> {
+export async function handleCatalog({ req, res, services, query, signal }: RestCall): Promise<void> {
+  readParameters(query, []);
   const loaders = createSeriesLoaders(services.reads, readyDirectory(services.state), signal);
   const metrics = await Promise.all(
     services.catalog.metrics.map(async (metric) => {
-      const coverage = await Promise.all(metric.projects.map((slug) => loaders.coverage.load({ metric: metric.name, slug })));
+      const coverage = await Promise.all(
+        metric.projects.map((slug) => loaders.coverage.load({ metric: metric.name, slug })),
+      );
       return {
         name: metric.name,
         path: `/v1/metrics/${metric.name}`,

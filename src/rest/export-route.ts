@@ -16,7 +16,11 @@ import { clipped } from '../clipped.js';
 
 /** The formats of an export and how each is served. */
 const FORMATS = {
-  csv: { type: 'text/csv; charset=utf-8', header: 'metric,project,date,value\n', headerWithExtra: 'metric,project,date,value,extra_json\n' },
+  csv: {
+    type: 'text/csv; charset=utf-8',
+    header: 'metric,project,date,value\n',
+    headerWithExtra: 'metric,project,date,value,extra_json\n',
+  },
   ndjson: { type: 'application/x-ndjson', header: '', headerWithExtra: '' },
 } as const;
 
@@ -44,12 +48,26 @@ type Extra = (typeof EXTRA)[number];
  * round trip, so memory stays flat for any size, and a client that leaves cancels the query.
  */
 export async function handleExport({ req, res, services, query, signal, meter }: RestCall): Promise<void> {
-  const params = readParameters(query, ['metric', 'project', 'start_date', 'end_date', 'format', 'extra', ...EXTENSION_PARAMS]);
+  const params = readParameters(query, [
+    'metric',
+    'project',
+    'start_date',
+    'end_date',
+    'format',
+    'extra',
+    ...EXTENSION_PARAMS,
+  ]);
   const format = choice('format', params.get('format'), FORMAT_NAMES);
   const extra = choice('extra', params.get('extra'), EXTRA);
   const requests = exportRequests(services.catalog.byName, params);
   const today = todayEpochDay(services.clock());
-  const prices = requests.map((r) => priceRequest(r, today, r.slugs.map((slug) => services.storedSpans.of(r.metric.name, slug))));
+  const prices = requests.map((r) =>
+    priceRequest(
+      r,
+      today,
+      r.slugs.map((slug) => services.storedSpans.of(r.metric.name, slug)),
+    ),
+  );
   await meter.charge(prices.reduce((units, price) => units + price.cost, 0));
   const directory = readyDirectory(services.state);
   const plans = requests.map((r, i) => ({ plan: planSeries(r, directory), buckets: prices[i]!.span.buckets }));
@@ -73,34 +91,52 @@ export async function handleExport({ req, res, services, query, signal, meter }:
 function choice<const T extends readonly string[]>(param: string, value: string | undefined, allowed: T): T[number] {
   if (value === undefined) return allowed[0]!;
   if (allowed.includes(value)) return value;
-  throw badRequest([{ param, message: `expected one of ${allowed.join(', ')}, got ${JSON.stringify(clipped(value))}` }]);
+  throw badRequest([
+    { param, message: `expected one of ${allowed.join(', ')}, got ${JSON.stringify(clipped(value))}` },
+  ]);
 }
 
 /** One validated series request per listed metric; every problem with any of them in one 400. */
 function exportRequests(metrics: ReadonlyMap<string, MetricDefinition>, params: Map<string, string>): SeriesRequest[] {
   const names = params.get('metric');
-  if (names === undefined || names === '') throw badRequest([{ param: 'metric', message: `name one metric or several joined with commas; known: ${[...metrics.keys()].join(', ')}` }]);
+  if (names === undefined || names === '')
+    throw badRequest([
+      {
+        param: 'metric',
+        message: `name one metric or several joined with commas; known: ${[...metrics.keys()].join(', ')}`,
+      },
+    ]);
   const unknown = [...new Set(names.split(','))].filter((name) => !metrics.has(name));
   if (unknown.length > 0) {
-    throw badRequest(unknown.slice(0, 5).map((name) => ({ param: 'metric', message: `unknown metric ${JSON.stringify(clipped(name))}; GET /v1/metrics lists them` })));
+    throw badRequest(
+      unknown.slice(0, 5).map((name) => ({
+        param: 'metric',
+        message: `unknown metric ${JSON.stringify(clipped(name))}; GET /v1/metrics lists them`,
+      })),
+    );
   }
   const project = params.get('project');
   const requests: SeriesRequest[] = [];
   const errors: ParamError[] = [];
   for (const name of new Set(names.split(','))) {
     try {
-      requests.push(validateSeriesRequest({
-        metric: metrics.get(name)!,
-        projects: project?.split(','),
-        from: params.get('start_date'),
-        to: params.get('end_date'),
-        interval: params.get('interval'),
-        aggregation: params.get('aggregation'),
-        fill: params.get('fill'),
-        transform: params.get('transform'),
-        window: params.get('window'),
-        asOf: params.get('as_of'),
-      }, REST_PARAMS));
+      requests.push(
+        validateSeriesRequest(
+          {
+            metric: metrics.get(name)!,
+            projects: project?.split(','),
+            from: params.get('start_date'),
+            to: params.get('end_date'),
+            interval: params.get('interval'),
+            aggregation: params.get('aggregation'),
+            fill: params.get('fill'),
+            transform: params.get('transform'),
+            window: params.get('window'),
+            asOf: params.get('as_of'),
+          },
+          REST_PARAMS,
+        ),
+      );
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       // Parameter problems shared by every metric (a bad date, say) are reported once.
@@ -112,7 +148,13 @@ function exportRequests(metrics: ReadonlyMap<string, MetricDefinition>, params: 
 }
 
 /** The export's header, then its rows; the header comes with the first batch of rows (or their absence). */
-async function* rows(store: Store, plans: readonly { plan: SeriesPlan; buckets: number }[], format: Format, extra: Extra, signal: CancelSignal): AsyncGenerator<BodyChunk> {
+async function* rows(
+  store: Store,
+  plans: readonly { plan: SeriesPlan; buckets: number }[],
+  format: Format,
+  extra: Extra,
+  signal: CancelSignal,
+): AsyncGenerator<BodyChunk> {
   let header: string | undefined = extra === 'include' ? FORMATS[format].headerWithExtra : FORMATS[format].header;
   const layout: ExportLayout = extra === 'include' ? `${format}-extra` : format;
   for (const { plan, buckets } of plans) {
@@ -134,5 +176,7 @@ async function* after(first: BodyChunk | undefined, chunks: AsyncIterator<BodyCh
 }
 
 function badRequest(errors: readonly ParamError[]): ApiError {
-  return new ApiError('bad-request', errors.map((e) => `${e.param}: ${e.message}`).join('; '), { errors: errors.slice(0, 6) });
+  return new ApiError('bad-request', errors.map((e) => `${e.param}: ${e.message}`).join('; '), {
+    errors: errors.slice(0, 6),
+  });
 }

@@ -28,7 +28,8 @@ export function createMetricHandler(): (call: RestCall) => Promise<void> {
   const prepare = createRequestPreparer();
   return async ({ req, res, services, param, query, signal, meter }) => {
     const metric = services.catalog.byName.get(param);
-    if (metric === undefined) throw new ApiError('not-found', `unknown metric ${JSON.stringify(clipped(param))}; GET /v1/metrics lists them`);
+    if (metric === undefined)
+      throw new ApiError('not-found', `unknown metric ${JSON.stringify(clipped(param))}; GET /v1/metrics lists them`);
     const prepared = prepare(metric, query, todayEpochDay(services.clock()));
     const { cost, span } = prepared.price(services.storedSpans);
     const charged = meter.charge(cost);

@@ -14,7 +14,10 @@ export function createOpenApiDocument(catalog: Catalog): Record<string, unknown>
       title: 'Metrics time-series API',
       version: '1.0.0',
       description:
-        'Daily metric time series per project. Every request needs the `x-api-key` header. Dates are `YYYY-MM-DD`, both bounds inclusive; points are ascending by date. Parameters marked "Extension" are optional additions to the contract: a request without them is answered exactly as the contract says.',
+        'Daily metric time series per project. Every request needs the `x-api-key` ' +
+        'header. Dates are `YYYY-MM-DD`, both bounds inclusive; points are ascending ' +
+        'by date. Parameters marked "Extension" are optional additions to the contract: ' +
+        'a request without them is answered exactly as the contract says.',
     },
     servers: [{ url: '/' }],
     security: [{ apiKey: [] }],

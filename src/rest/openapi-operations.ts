@@ -7,9 +7,13 @@ import { problemType } from '../http/render-error.js';
 export function catalogOperation(): Record<string, unknown> {
   return {
     operationId: 'listMetrics',
-    summary: 'The catalog: metrics, value kinds, default aggregations, allowed projects, their date coverage and last write',
+    summary:
+      'The catalog: metrics, value kinds, default aggregations, allowed projects, their date coverage and last write',
     responses: {
-      '200': { description: 'The catalog', content: { 'application/json': { schema: { $ref: '#/components/schemas/Catalog' } } } },
+      '200': {
+        description: 'The catalog',
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Catalog' } } },
+      },
       ...errorResponses(['unauthorized', 'rate-limited', 'unavailable']),
     },
   };
@@ -17,7 +21,12 @@ export function catalogOperation(): Record<string, unknown> {
 
 /** `GET /v1/metrics/<name>`: the contract's parameters, then the extensions. */
 export function metricOperation(metric: MetricDefinition): Record<string, unknown> {
-  const point = metric.valueKind === 'decimal' ? 'DataPoint' : metric.extraFields.length > 0 ? 'ExtendedIntegerDataPoint' : 'IntegerDataPoint';
+  const point =
+    metric.valueKind === 'decimal'
+      ? 'DataPoint'
+      : metric.extraFields.length > 0
+        ? 'ExtendedIntegerDataPoint'
+        : 'IntegerDataPoint';
   return {
     operationId: `get_${metric.name.replaceAll('-', '_')}`,
     summary: `Daily ${metric.name} (${metric.valueKind}) per project; default aggregation ${metric.defaultAggregation}`,
@@ -26,7 +35,11 @@ export function metricOperation(metric: MetricDefinition): Record<string, unknow
         name: 'project',
         in: 'query',
         required: metric.projectRequired,
-        description: `One slug or several joined with commas (duplicates collapsed, case-sensitive). ${metric.projectRequired ? 'Required.' : 'Omitted means every project.'} Allowed: ${metric.projects.join(', ')}.`,
+        description:
+          `One slug or several joined with commas (duplicates ` +
+          `collapsed, case-sensitive). ${metric.projectRequired ? 'Required.' : 'Omitted means every project.'}` +
+          ` ` +
+          `Allowed: ${metric.projects.join(', ')}.`,
         style: 'form',
         explode: false,
         schema: { type: 'array', minItems: 1, items: { enum: [...metric.projects] } },
@@ -52,8 +65,19 @@ export function metricOperation(metric: MetricDefinition): Record<string, unknow
           },
         },
       },
-      '304': { description: 'Not modified: If-None-Match names the ETag, or (without If-None-Match) If-Modified-Since is not earlier than Last-Modified.' },
-      ...errorResponses(['bad-request', 'unauthorized', 'not-found', 'method-not-allowed', 'rate-limited', 'unavailable']),
+      '304': {
+        description:
+          'Not modified: If-None-Match names the ETag, or (without If-None-Match) ' +
+          'If-Modified-Since is not earlier than Last-Modified.',
+      },
+      ...errorResponses([
+        'bad-request',
+        'unauthorized',
+        'not-found',
+        'method-not-allowed',
+        'rate-limited',
+        'unavailable',
+      ]),
     },
   };
 }
@@ -62,23 +86,52 @@ export function metricOperation(metric: MetricDefinition): Record<string, unknow
 export function exportOperation(catalog: Catalog): Record<string, unknown> {
   return {
     operationId: 'exportSeries',
-    summary: 'Several metrics\' series as long rows metric,project,date,value, streamed as a download (extension)',
-    description: 'Rows are ordered by metric and project as requested (catalog order when project is omitted), then date; each metric\'s dates and values equal its /v1/metrics/<name> answer for the same parameters. Extra fields (etf-num-products\' spot, futures, leveraged) are left out unless extra=include, so only such an export imports back whole (`npm run import`). A value the series has none for is an empty CSV field, a JSON null.',
+    summary: "Several metrics' series as long rows metric,project,date,value, streamed as a download (extension)",
+    description:
+      'Rows are ordered by metric and project as requested (catalog order when ' +
+      "project is omitted), then date; each metric's dates and values equal its " +
+      "/v1/metrics/<name> answer for the same parameters. Extra fields (etf-num-products' " +
+      'spot, futures, leveraged) are left out unless extra=include, so only such ' +
+      'an export imports back whole (`npm run import`). A value the series has ' +
+      'none for is an empty CSV field, a JSON null.',
     parameters: [
       {
-        name: 'metric', in: 'query', required: true, style: 'form', explode: false,
+        name: 'metric',
+        in: 'query',
+        required: true,
+        style: 'form',
+        explode: false,
         description: 'One metric or several joined with commas.',
         schema: { type: 'array', minItems: 1, items: { enum: catalog.metrics.map((m) => m.name) } },
       },
       {
-        name: 'project', in: 'query', required: false, style: 'form', explode: false,
-        description: 'Projects, joined with commas; each must be allowed for every listed metric. Omitted means every project of each metric (a 400 where a metric requires projects).',
+        name: 'project',
+        in: 'query',
+        required: false,
+        style: 'form',
+        explode: false,
+        description:
+          'Projects, joined with commas; each must be allowed for every listed metric. ' +
+          'Omitted means every project of each metric (a 400 where a metric requires ' +
+          'projects).',
         schema: { type: 'array', minItems: 1, items: { type: 'string' } },
       },
-      { name: 'format', in: 'query', required: false, description: 'csv (with a header line; the default) or ndjson (one object per line).', schema: { enum: ['csv', 'ndjson'] } },
       {
-        name: 'extra', in: 'query', required: false,
-        description: 'include adds each point\'s extra fields as the import reads them: a fifth CSV column extra_json (a JSON object, empty where the point has none) or an NDJSON key extra (absent where the point has none); omit (the default) leaves them out.',
+        name: 'format',
+        in: 'query',
+        required: false,
+        description: 'csv (with a header line; the default) or ndjson (one object per line).',
+        schema: { enum: ['csv', 'ndjson'] },
+      },
+      {
+        name: 'extra',
+        in: 'query',
+        required: false,
+        description:
+          "include adds each point's extra fields as the import reads them: a fifth " +
+          'CSV column extra_json (a JSON object, empty where the point has none) ' +
+          'or an NDJSON key extra (absent where the point has none); omit (the default) ' +
+          'leaves them out.',
         schema: { enum: ['omit', 'include'], default: 'omit' },
       },
       ...SERIES_PARAMETERS,
@@ -102,15 +155,37 @@ export function changesOperation(catalog: Catalog): Record<string, unknown> {
   return {
     operationId: 'listChanges',
     summary: 'Every write of a point since an instant, a page at a time (extension)',
-    description: `One entry per write, in commit order: a value written twice appears twice, a removed point has value null. Follow \`next\` while it is present; \`cursor\` resumes later from where this page ended. Following cursors skips and repeats nothing, even while new writes land. Costs one rate-limit unit per ${DEFAULT_CHANGES_LIMIT} entries asked for.`,
+    description:
+      `One entry per write, in commit order: a value written twice appears twice, ` +
+      `a removed point has value null. Follow \`next\` while it is present; \`cursor\` ` +
+      `resumes later from where this page ended. Following cursors skips and ` +
+      `repeats nothing, even while new writes land. Costs one rate-limit unit ` +
+      `per ${DEFAULT_CHANGES_LIMIT} entries asked for.`,
     parameters: [
       {
-        name: 'since', in: 'query', required: false,
-        description: 'Writes at or after this RFC 3339 instant (a date alone: the start of that UTC day). Required unless cursor is given; with a cursor, it must be the cursor\'s own.',
+        name: 'since',
+        in: 'query',
+        required: false,
+        description:
+          'Writes at or after this RFC 3339 instant (a date alone: the start of ' +
+          'that UTC day). Required unless cursor is given; with a cursor, it must ' +
+          "be the cursor's own.",
         schema: { type: 'string', examples: ['2026-06-30T00:00:00Z'] },
       },
-      { name: 'limit', in: 'query', required: false, description: 'Entries per page.', schema: { type: 'integer', minimum: 1, maximum: MAX_CHANGES_LIMIT, default: DEFAULT_CHANGES_LIMIT } },
-      { name: 'cursor', in: 'query', required: false, description: 'The next or cursor of an earlier page, unchanged.', schema: { type: 'string' } },
+      {
+        name: 'limit',
+        in: 'query',
+        required: false,
+        description: 'Entries per page.',
+        schema: { type: 'integer', minimum: 1, maximum: MAX_CHANGES_LIMIT, default: DEFAULT_CHANGES_LIMIT },
+      },
+      {
+        name: 'cursor',
+        in: 'query',
+        required: false,
+        description: 'The next or cursor of an earlier page, unchanged.',
+        schema: { type: 'string' },
+      },
     ],
     responses: {
       '200': {
@@ -133,9 +208,21 @@ export function changesOperation(catalog: Catalog): Record<string, unknown> {
                       metric: { enum: catalog.metrics.map((m) => m.name) },
                       project: { enum: catalog.allProjects },
                       date: { $ref: '#/components/schemas/Date' },
-                      value: { type: ['number', 'null'], description: 'The value written; null: the point was removed.' },
-                      extra: { type: 'object', description: 'The extra fields written with the value, for metrics that have them; absent when it has none, and for a removal.' },
-                      updatedAt: { type: 'string', format: 'date-time', description: 'When it was written, UTC with microseconds.' },
+                      value: {
+                        type: ['number', 'null'],
+                        description: 'The value written; null: the point was removed.',
+                      },
+                      extra: {
+                        type: 'object',
+                        description:
+                          'The extra fields written with the value, for metrics that have them; ' +
+                          'absent when it has none, and for a removal.',
+                      },
+                      updatedAt: {
+                        type: 'string',
+                        format: 'date-time',
+                        description: 'When it was written, UTC with microseconds.',
+                      },
                     },
                   },
                 },
@@ -153,19 +240,37 @@ export function changesOperation(catalog: Catalog): Record<string, unknown> {
 
 // Private
 
-const SERIES_PARAMETERS = ['StartDate', 'EndDate', 'Interval', 'Aggregation', 'Fill', 'Transform', 'Window', 'AsOf'].map((name) => ({ $ref: `#/components/parameters/${name}` }));
+const SERIES_PARAMETERS = [
+  'StartDate',
+  'EndDate',
+  'Interval',
+  'Aggregation',
+  'Fill',
+  'Transform',
+  'Window',
+  'AsOf',
+].map((name) => ({ $ref: `#/components/parameters/${name}` }));
 
 /** IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers-10) sent on every authenticated answer. */
 const RATE_LIMIT_HEADERS = {
-  RateLimit: { description: 'Remaining budget and seconds until it is full, e.g. "default";r=1190;t=2', schema: { type: 'string' } },
-  'RateLimit-Policy': { description: 'The key\'s budget: burst q over refill window w seconds', schema: { type: 'string' } },
+  RateLimit: {
+    description: 'Remaining budget and seconds until it is full, e.g. "default";r=1190;t=2',
+    schema: { type: 'string' },
+  },
+  'RateLimit-Policy': {
+    description: "The key's budget: burst q over refill window w seconds",
+    schema: { type: 'string' },
+  },
 };
 
 /** Headers that come with particular errors. */
 const ERROR_HEADERS: Partial<Record<ErrorKind, Record<string, unknown>>> = {
   unauthorized: { 'WWW-Authenticate': { schema: { type: 'string', const: 'ApiKey header="x-api-key"' } } },
   'method-not-allowed': { Allow: { schema: { type: 'string', const: 'GET, HEAD' } } },
-  'rate-limited': { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } }, ...RATE_LIMIT_HEADERS },
+  'rate-limited': {
+    'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } },
+    ...RATE_LIMIT_HEADERS,
+  },
   unavailable: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } },
 };
 

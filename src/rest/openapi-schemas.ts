@@ -4,36 +4,80 @@ import { AGGREGATIONS, FILLS, INTERVALS, MAX_WINDOW, TRANSFORMS } from '../serie
 export const OPENAPI_COMPONENTS = {
   securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
   parameters: {
-    StartDate: { name: 'start_date', in: 'query', required: false, description: 'First day, inclusive; omitted means the earliest stored day.', schema: { $ref: '#/components/schemas/Date' } },
-    EndDate: { name: 'end_date', in: 'query', required: false, description: 'Last day, inclusive; omitted means the latest stored day.', schema: { $ref: '#/components/schemas/Date' } },
+    StartDate: {
+      name: 'start_date',
+      in: 'query',
+      required: false,
+      description: 'First day, inclusive; omitted means the earliest stored day.',
+      schema: { $ref: '#/components/schemas/Date' },
+    },
+    EndDate: {
+      name: 'end_date',
+      in: 'query',
+      required: false,
+      description: 'Last day, inclusive; omitted means the latest stored day.',
+      schema: { $ref: '#/components/schemas/Date' },
+    },
     Interval: {
-      name: 'interval', in: 'query', required: false,
-      description: 'Extension. Calendar buckets (UTC days): `day` (the stored series, the default), `week` (ISO, from Monday), `month`, `quarter`, `year`. A bucket is labelled by its first day, even when the range starts inside it; only days inside the range are aggregated.',
+      name: 'interval',
+      in: 'query',
+      required: false,
+      description:
+        'Extension. Calendar buckets (UTC days): `day` (the stored series, the ' +
+        'default), `week` (ISO, from Monday), `month`, `quarter`, `year`. A bucket ' +
+        'is labelled by its first day, even when the range starts inside it; only ' +
+        'days inside the range are aggregated.',
       schema: { enum: [...INTERVALS] },
     },
     Aggregation: {
-      name: 'aggregation', in: 'query', required: false,
-      description: 'Extension. How a bucket\'s days become one value; omitted means the metric\'s default (`GET /v1/metrics`). Integer metrics stay whole under sum, min, max, first and last; avg gives decimals.',
+      name: 'aggregation',
+      in: 'query',
+      required: false,
+      description:
+        "Extension. How a bucket's days become one value; omitted means the metric's " +
+        'default (`GET /v1/metrics`). Integer metrics stay whole under sum, min, ' +
+        'max, first and last; avg gives decimals.',
       schema: { enum: [...AGGREGATIONS] },
     },
     Fill: {
-      name: 'fill', in: 'query', required: false,
-      description: 'Extension. A bucket without data, between the series\' first and last stored day: `none` leaves it out (the default), `null` gives it a null value, `zero` a 0, `previous` the last known value.',
+      name: 'fill',
+      in: 'query',
+      required: false,
+      description:
+        "Extension. A bucket without data, between the series' first and last " +
+        'stored day: `none` leaves it out (the default), `null` gives it a null ' +
+        'value, `zero` a 0, `previous` the last known value.',
       schema: { enum: [...FILLS] },
     },
     Transform: {
-      name: 'transform', in: 'query', required: false,
-      description: 'Extension, applied after buckets and fill. `moving_average`: the mean of the last `window` calendar buckets, warmed up from data before the range; `change` and `percent_change` (in percent, against the absolute previous value): against the calendar-previous bucket, null when it is missing or (for a percentage) zero; `cumulative_sum`: from the range\'s first bucket. A bucket without a value keeps none.',
+      name: 'transform',
+      in: 'query',
+      required: false,
+      description:
+        'Extension, applied after buckets and fill. `moving_average`: the mean ' +
+        'of the last `window` calendar buckets, warmed up from data before the ' +
+        'range; `change` and `percent_change` (in percent, against the absolute ' +
+        'previous value): against the calendar-previous bucket, null when it is ' +
+        "missing or (for a percentage) zero; `cumulative_sum`: from the range's " +
+        'first bucket. A bucket without a value keeps none.',
       schema: { enum: [...TRANSFORMS] },
     },
     Window: {
-      name: 'window', in: 'query', required: false,
-      description: `Extension, with transform=moving_average only: the buckets it spans, this one included (default 7).`,
+      name: 'window',
+      in: 'query',
+      required: false,
+      description:
+        `Extension, with transform=moving_average only: the buckets it spans, ` + `this one included (default 7).`,
       schema: { type: 'integer', minimum: 1, maximum: MAX_WINDOW },
     },
     AsOf: {
-      name: 'as_of', in: 'query', required: false,
-      description: 'Extension: answer with the values as they were served at this instant (RFC 3339, or YYYY-MM-DD meaning the end of that UTC day). A point first written later is absent; a value revised later shows its earlier value.',
+      name: 'as_of',
+      in: 'query',
+      required: false,
+      description:
+        'Extension: answer with the values as they were served at this instant ' +
+        '(RFC 3339, or YYYY-MM-DD meaning the end of that UTC day). A point first ' +
+        'written later is absent; a value revised later shows its earlier value.',
       schema: { type: 'string', examples: ['2026-03-01', '2026-03-01T12:00:00Z'] },
     },
   },
@@ -42,21 +86,31 @@ export const OPENAPI_COMPONENTS = {
     DataPoint: {
       type: 'object',
       required: ['date', 'value'],
-      description: 'A stored day, or with interval a bucket labelled by its first day. The value is null only for fill=null and for a transform that cannot be known (at a gap, a percentage from a zero bucket).',
+      description:
+        'A stored day, or with interval a bucket labelled by its first day. The ' +
+        'value is null only for fill=null and for a transform that cannot be known ' +
+        '(at a gap, a percentage from a zero bucket).',
       properties: { date: { $ref: '#/components/schemas/Date' }, value: { type: ['number', 'null'] } },
       additionalProperties: false,
     },
     IntegerDataPoint: {
       type: 'object',
       required: ['date', 'value'],
-      description: 'A point of an integer metric: a JSON integer, except with aggregation=avg, moving_average or percent_change (decimals) and fill=null or a transform that cannot be known (null). Typed as a number, so the decimals validate too.',
+      description:
+        'A point of an integer metric: a JSON integer, except with aggregation=avg, ' +
+        'moving_average or percent_change (decimals) and fill=null or a transform ' +
+        'that cannot be known (null). Typed as a number, so the decimals validate ' +
+        'too.',
       properties: { date: { $ref: '#/components/schemas/Date' }, value: { type: ['number', 'null'] } },
       additionalProperties: false,
     },
     ExtendedIntegerDataPoint: {
       type: 'object',
       required: ['date', 'value'],
-      description: 'An integer point with named extra fields (aggregated like the value; absent on filled buckets and with a transform). A JSON integer under the same conditions as IntegerDataPoint, typed as a number for the same reason.',
+      description:
+        'An integer point with named extra fields (aggregated like the value; ' +
+        'absent on filled buckets and with a transform). A JSON integer under the ' +
+        'same conditions as IntegerDataPoint, typed as a number for the same reason.',
       properties: { date: { $ref: '#/components/schemas/Date' }, value: { type: ['number', 'null'] } },
       additionalProperties: true,
     },
@@ -70,7 +124,11 @@ export const OPENAPI_COMPONENTS = {
         detail: { type: 'string' },
         errors: {
           type: 'array',
-          items: { type: 'object', required: ['param', 'message'], properties: { param: { type: 'string' }, message: { type: 'string' } } },
+          items: {
+            type: 'object',
+            required: ['param', 'message'],
+            properties: { param: { type: 'string' }, message: { type: 'string' } },
+          },
         },
       },
     },
@@ -98,7 +156,12 @@ export const OPENAPI_COMPONENTS = {
                     slug: { type: 'string' },
                     firstDate: { type: ['string', 'null'] },
                     lastDate: { type: ['string', 'null'] },
-                    updatedAt: { type: ['string', 'null'], format: 'date-time', description: 'When any point of the series was last written, UTC with microseconds (as the changes feed).' },
+                    updatedAt: {
+                      type: ['string', 'null'],
+                      format: 'date-time',
+                      description:
+                        'When any point of the series was last written, UTC with microseconds (as the changes feed).',
+                    },
                   },
                 },
               },

@@ -51,9 +51,16 @@ export function readParameters(rawQuery: string, known: readonly string[]): Map<
   const seen = new Map<string, string>();
   for (const [name, value] of new URLSearchParams(rawQuery)) {
     if (!known.includes(name)) {
-      errors.push({ param: clipped(name), message: `unknown parameter ${JSON.stringify(clipped(name))}; expected ${known.join(', ')}` });
+      const expected = known.length > 0 ? known.join(', ') : 'none';
+      const message = `unknown parameter ${JSON.stringify(clipped(name))}; expected ${expected}`;
+      errors.push({ param: clipped(name), message });
     } else if (seen.has(name)) {
-      errors.push({ param: name, message: `${name} may be given once${name === 'project' || name === 'metric' ? '; join several with commas' : ''}` });
+      errors.push({
+        param: name,
+        message:
+          `${name} may be given once` +
+          `${name === 'project' || name === 'metric' ? '; join several with commas' : ''}`,
+      });
     } else {
       seen.set(name, value);
     }
@@ -78,5 +85,8 @@ const MAX_REPORTED_ERRORS = 5;
 function capped(errors: ParamError[]): ParamError[] {
   if (errors.length <= MAX_REPORTED_ERRORS) return errors;
   const rest = errors.length - MAX_REPORTED_ERRORS;
-  return [...errors.slice(0, MAX_REPORTED_ERRORS), { param: 'query', message: `and ${counted(rest, 'more problem')} with the parameters` }];
+  return [
+    ...errors.slice(0, MAX_REPORTED_ERRORS),
+    { param: 'query', message: `and ${counted(rest, 'more problem')} with the parameters` },
+  ];
 }

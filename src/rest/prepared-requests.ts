@@ -11,7 +11,10 @@ export interface PreparedRequest {
   /** `<metric>?<raw query>`: what the request is kept under here and in the response cache. */
   key: string;
   request: SeriesRequest;
-  /** What it costs against the caller's rate limit and the span it is sized by, given what its series hold (the same while their stored days are). */
+  /**
+   * What it costs against the caller's rate limit and the span it is sized by, given what its series hold (the same
+   * while their stored days are).
+   */
   price(spans: StoredSpans): PricedRequest;
   /** The request's plan with the given directory's project ids (the same plan while the directory is). */
   plan(directory: ProjectDirectory): SeriesPlan;
@@ -67,7 +70,11 @@ function prepare(key: string, metric: MetricDefinition, query: string, today: nu
     request,
     price: (spans) => {
       if (priced?.spans !== spans || priced.generation !== spans.generation) {
-        const price = priceRequest(request, today, request.slugs.map((slug) => spans.of(metric.name, slug)));
+        const price = priceRequest(
+          request,
+          today,
+          request.slugs.map((slug) => spans.of(metric.name, slug)),
+        );
         priced = { spans, generation: spans.generation, price };
       }
       return priced.price;

@@ -5,7 +5,14 @@ import type { CachedAnswer } from '../cache/response-cache.js';
 import { columnBytes } from '../db/store.js';
 import type { RawSeriesRow, SeriesRows } from '../series/read-series.js';
 import type { SeriesPlan } from '../series/series-plan.js';
-import { JSON_HEADERS, sendWhole, streamBody, writeValidators, type BodyChunk, type Validators } from '../http/send-json.js';
+import {
+  JSON_HEADERS,
+  sendWhole,
+  streamBody,
+  writeValidators,
+  type BodyChunk,
+  type Validators,
+} from '../http/send-json.js';
 
 /**
  * Writes the REST body `{"slug":[points],…}`. The ETag joins the dataset version (bumped
@@ -16,7 +23,15 @@ import { JSON_HEADERS, sendWhole, streamBody, writeValidators, type BodyChunk, t
  * accepted), so memory stays bounded however large the answer is, and a client that takes
  * none of them for `stalledAfterMs` is given up.
  */
-export async function sendSeriesBody(req: IncomingMessage, res: ServerResponse, plan: SeriesPlan, answer: SeriesRows, maxAgeSeconds: number, keeper: AnswerKeeper, stalledAfterMs: number): Promise<void> {
+export async function sendSeriesBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  plan: SeriesPlan,
+  answer: SeriesRows,
+  maxAgeSeconds: number,
+  keeper: AnswerKeeper,
+  stalledAfterMs: number,
+): Promise<void> {
   if ('whole' in answer) {
     const validators = validatorsOf(plan, answer.whole[0]);
     if (!writeValidators(req, res, { ...validators, maxAgeSeconds })) return;
@@ -25,7 +40,8 @@ export async function sendSeriesBody(req: IncomingMessage, res: ServerResponse, 
     body.push(body.length === 0 ? EMPTY_OBJECT : CLOSING_BRACE);
     // Joined into one buffer only for the cache, and only when it keeps an answer of this size.
     const length = body.reduce((n, part) => n + part.length, 0);
-    if (keeper.keeps(length)) keeper.keep({ body: Buffer.concat(body, length), contentType: 'application/json', ...validators, cost: 0 });
+    if (keeper.keeps(length))
+      keeper.keep({ body: Buffer.concat(body, length), contentType: 'application/json', ...validators, cost: 0 });
     await sendWhole(req, res, { headers: JSON_HEADERS, body, compress: true });
     return;
   }
@@ -40,8 +56,15 @@ export async function sendSeriesBody(req: IncomingMessage, res: ServerResponse, 
   }
 }
 
-/** Sends a kept answer as it was first sent: the same bytes and validators (a 304 when the client's copy is current). */
-export async function sendKeptAnswer(req: IncomingMessage, res: ServerResponse, answer: CachedAnswer, maxAgeSeconds: number): Promise<void> {
+/**
+ * Sends a kept answer as it was first sent: the same bytes and validators (a 304 when the client's copy is current).
+ */
+export async function sendKeptAnswer(
+  req: IncomingMessage,
+  res: ServerResponse,
+  answer: CachedAnswer,
+  maxAgeSeconds: number,
+): Promise<void> {
   if (!writeValidators(req, res, { etag: answer.etag!, lastModified: answer.lastModified, maxAgeSeconds })) return;
   await sendWhole(req, res, { headers: JSON_HEADERS, body: answer.body, compress: true });
 }
@@ -96,16 +119,25 @@ function key(row: RawSeriesRow): string {
 function planHash(plan: SeriesPlan): string {
   let hash = PLAN_HASHES.get(plan);
   if (hash === undefined) {
-    hash = createHash('sha1').update(`${plan.batchKey}\u0000${plan.projects.map((p) => p.slug).join(',')}`).digest('base64url').slice(0, 22);
+    hash = createHash('sha1')
+      .update(`${plan.batchKey}\u0000${plan.projects.map((p) => p.slug).join(',')}`)
+      .digest('base64url')
+      .slice(0, 22);
     PLAN_HASHES.set(plan, hash);
   }
   return hash;
 }
 
-/** Repeated requests bring the same plan (prepared-requests.ts): a digest costs about 10 µs in a busy server, a lookup nothing. */
+/**
+ * Repeated requests bring the same plan (prepared-requests.ts): a digest costs about 10 µs in a busy server, a lookup
+ * nothing.
+ */
 const PLAN_HASHES = new WeakMap<SeriesPlan, string>();
 
-/** `{"slug":` (0) and `,"slug":` (1) as bytes for a row, made once per slug (the catalog's; a safety cap all the same). */
+/**
+ * `{"slug":` (0) and `,"slug":` (1) as bytes for a row, made once per slug (the catalog's; a safety cap all the
+ * same).
+ */
 function keyBytes(row: RawSeriesRow, separator: 0 | 1): Buffer {
   const slug = String(row.slug);
   let both = KEY_BYTES.get(slug);

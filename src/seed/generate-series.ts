@@ -26,7 +26,7 @@ const MISSING_DAY_RATE = 0.004;
 export function generateSeries(metric: MetricDefinition, slug: string, window: SampleWindow): SamplePoint[] {
   const random = createRandom(seedFrom(window.seed, metric.name, slug));
   const span = window.lastDay - window.firstDay;
-  const start = random.next() < 0.4 ? window.firstDay : window.firstDay + Math.floor(random.next() * span / 3);
+  const start = random.next() < 0.4 ? window.firstDay : window.firstDay + Math.floor((random.next() * span) / 3);
   const nextValue = createModel(metric.sampleSeries, random);
   const points: SamplePoint[] = [];
   for (let day = start; day <= window.lastDay; day += 1) {

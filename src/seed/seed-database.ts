@@ -29,7 +29,11 @@ const DEFAULT_SEED = 20_240_101;
  */
 export async function seedDatabase(store: Store, catalog: Catalog, options: SeedOptions): Promise<SeedResult> {
   const lastDay = options.lastDay ?? todayEpochDay();
-  const window = { firstDay: lastDay - Math.round(options.years * 365.25) + 1, lastDay, seed: options.seed ?? DEFAULT_SEED };
+  const window = {
+    firstDay: lastDay - Math.round(options.years * 365.25) + 1,
+    lastDay,
+    seed: options.seed ?? DEFAULT_SEED,
+  };
   return store.transaction(async (tx) => {
     await syncCatalog(tx, catalog);
     const ids = await loadProjectIds(tx);
@@ -38,8 +42,11 @@ export async function seedDatabase(store: Store, catalog: Catalog, options: Seed
       for (const metric of catalog.metrics) {
         for (const slug of metric.projects) {
           const projectId = ids.get(projectKey(metric.name, slug));
-          if (projectId === undefined) throw new Error(`project ${metric.name}/${slug} is missing after the catalog sync`);
-          const lines = generateSeries(metric, slug, window).map((p) => `${projectId},${p.day},${p.value},${p.extra === null ? '' : csvField(JSON.stringify(p.extra))}\n`);
+          if (projectId === undefined)
+            throw new Error(`project ${metric.name}/${slug} is missing after the catalog sync`);
+          const lines = generateSeries(metric, slug, window).map(
+            (p) => `${projectId},${p.day},${p.value},${p.extra === null ? '' : csvField(JSON.stringify(p.extra))}\n`,
+          );
           result.series += 1;
           result.points += lines.length;
           yield lines.join('');
@@ -58,4 +65,3 @@ export async function seedDatabase(store: Store, catalog: Catalog, options: Seed
 function csvField(text: string): string {
   return `"${text.replaceAll('"', '""')}"`;
 }
-

@@ -4,7 +4,10 @@ import { seriesStatement, type PointLayout, type SeriesStatement } from './serie
 import type { CancelSignal, ColumnText, Store } from '../db/store.js';
 import type { PlannedProject, SeriesPlan } from './series-plan.js';
 
-/** One project of an answer, undecoded: its id and slug, the dataset version, the batch's last write, its points' text. */
+/**
+ * One project of an answer, undecoded: its id and slug, the dataset version, the batch's last write, its points'
+ * text.
+ */
 export interface RawSeriesRow {
   projectId: ColumnText;
   slug: ColumnText;
@@ -30,14 +33,30 @@ export type SeriesRows = { whole: RawSeriesRow[] } | { batches: AsyncIterable<Ra
  * huge answer stays small in memory. A store failure becomes the 503 ApiError; a batch
  * cut short by a cancelled statement is refused rather than served as data.
  */
-export async function readSeriesRows(store: Store, plan: SeriesPlan, layout: PointLayout, batchRows: number, signal?: CancelSignal): Promise<SeriesRows> {
+export async function readSeriesRows(
+  store: Store,
+  plan: SeriesPlan,
+  layout: PointLayout,
+  batchRows: number,
+  signal?: CancelSignal,
+): Promise<SeriesRows> {
   if (plan.projects.length > batchRows) return { batches: streamSeries(store, plan, layout, batchRows, signal) };
   const { text, parameters, reused } = wholePlanStatement(plan, layout);
-  return { whole: await guardUnavailable(async () => toRows(await store.queryRaw(text, parameters, signal, { reusedParameters: reused }))) };
+  return {
+    whole: await guardUnavailable(async () =>
+      toRows(await store.queryRaw(text, parameters, signal, { reusedParameters: reused })),
+    ),
+  };
 }
 
 /** A plan's rows, `batchRows` projects per round trip, whatever their number. */
-export async function* streamSeries(store: Store, plan: SeriesPlan, layout: PointLayout, batchRows: number, signal?: CancelSignal): AsyncGenerator<RawSeriesRow[]> {
+export async function* streamSeries(
+  store: Store,
+  plan: SeriesPlan,
+  layout: PointLayout,
+  batchRows: number,
+  signal?: CancelSignal,
+): AsyncGenerator<RawSeriesRow[]> {
   const batch = plan.projects.length <= batchRows ? Infinity : batchRows;
   const { text, parameters, reused } = wholePlanStatement(plan, layout);
   // Rows are checked inside the guard, so a batch cut short is a 503 like any store failure.
@@ -48,10 +67,21 @@ export async function* streamSeries(store: Store, plan: SeriesPlan, layout: Poin
  * The rows of some projects of a plan (a loader's batch), in one statement. The points
  * stay bytes: GraphQL writes them into its answer as they came (see splice.ts).
  */
-export async function readSeries(db: Pick<Store, 'queryRaw'>, plan: SeriesPlan, projects: readonly PlannedProject[], layout: PointLayout, signal?: CancelSignal): Promise<SeriesText[]> {
+export async function readSeries(
+  db: Pick<Store, 'queryRaw'>,
+  plan: SeriesPlan,
+  projects: readonly PlannedProject[],
+  layout: PointLayout,
+  signal?: CancelSignal,
+): Promise<SeriesText[]> {
   const { text, parameters } = statementFor(plan, layout);
   // String(): the id is bytes from PostgreSQL, but PGlite gives integer columns already parsed.
-  return guardUnavailable(async () => toRows(await db.queryRaw(text, parameters(query(plan, projects)), signal)).map((r) => ({ projectId: Number(String(r.projectId)), points: r.points })));
+  return guardUnavailable(async () =>
+    toRows(await db.queryRaw(text, parameters(query(plan, projects)), signal)).map((r) => ({
+      projectId: Number(String(r.projectId)),
+      points: r.points,
+    })),
+  );
 }
 
 // Private
@@ -74,7 +104,13 @@ function toRows(rows: ColumnText[][]): RawSeriesRow[] {
     const row = rows[i];
     if (!Array.isArray(row)) throw new IncompleteResultError();
     const [projectId, slug, version, updatedAt, points] = row as (ColumnText | null)[];
-    result.push({ projectId: projectId!, slug: slug!, version: version!, updatedAt: updatedAt ?? null, points: points! });
+    result.push({
+      projectId: projectId!,
+      slug: slug!,
+      version: version!,
+      updatedAt: updatedAt ?? null,
+      points: points!,
+    });
     row.length = 0;
   }
   rows.length = 0;
@@ -116,9 +152,22 @@ interface WholePlanStatement {
 const WHOLE_PLAN_STATEMENTS = new WeakMap<SeriesPlan, Map<string, WholePlanStatement>>();
 
 function statementFor(plan: SeriesPlan, layout: PointLayout): SeriesStatement {
-  return seriesStatement({ layout, options: plan.options, extraFields: plan.metric.extraFields, asOf: plan.asOf !== null });
+  return seriesStatement({
+    layout,
+    options: plan.options,
+    extraFields: plan.metric.extraFields,
+    asOf: plan.asOf !== null,
+  });
 }
 
 function query(plan: SeriesPlan, projects: readonly PlannedProject[]) {
-  return { projectIds: projects.map((p) => p.id), slugs: projects.map((p) => p.slug), from: plan.from, to: plan.to, metric: plan.metric.name, options: plan.options, asOf: plan.asOf };
+  return {
+    projectIds: projects.map((p) => p.id),
+    slugs: projects.map((p) => p.slug),
+    from: plan.from,
+    to: plan.to,
+    metric: plan.metric.name,
+    options: plan.options,
+    asOf: plan.asOf,
+  };
 }

@@ -55,10 +55,18 @@ export interface CoverageKey {
  * share a batch key (metric, range, options) and fields become one SQL statement, however
  * many projects or aliases ask for them; all coverage keys of a request become one statement.
  */
-export function createSeriesLoaders(db: Queryable & Pick<Store, 'queryRaw'>, directory: ProjectDirectory, signal?: CancelSignal): SeriesLoaders {
+export function createSeriesLoaders(
+  db: Queryable & Pick<Store, 'queryRaw'>,
+  directory: ProjectDirectory,
+  signal?: CancelSignal,
+): SeriesLoaders {
   return {
-    points: new DataLoader((keys) => loadPointsBatch(db, keys, signal), { cacheKeyFn: (k) => `${statementKey(k)}\u0000${k.project.id}` }),
-    coverage: new DataLoader((keys) => loadCoverageBatch(db, directory, keys, signal), { cacheKeyFn: (k) => `${k.metric}\u0000${k.slug}\u0000${k.asOf ?? ''}` }),
+    points: new DataLoader((keys) => loadPointsBatch(db, keys, signal), {
+      cacheKeyFn: (k) => `${statementKey(k)}\u0000${k.project.id}`,
+    }),
+    coverage: new DataLoader((keys) => loadCoverageBatch(db, directory, keys, signal), {
+      cacheKeyFn: (k) => `${k.metric}\u0000${k.slug}\u0000${k.asOf ?? ''}`,
+    }),
   };
 }
 
@@ -69,7 +77,11 @@ function statementKey(k: PointsKey): string {
   return `${k.plan.batchKey}\u0000${k.fields.join(',')}`;
 }
 
-async function loadPointsBatch(db: Pick<Store, 'queryRaw'>, keys: readonly PointsKey[], signal?: CancelSignal): Promise<ColumnText[]> {
+async function loadPointsBatch(
+  db: Pick<Store, 'queryRaw'>,
+  keys: readonly PointsKey[],
+  signal?: CancelSignal,
+): Promise<ColumnText[]> {
   const batches = new Map<string, { key: PointsKey; projects: Map<number, PlannedProject> }>();
   for (const key of keys) {
     const batch = batches.get(statementKey(key)) ?? { key, projects: new Map() };
@@ -77,23 +89,42 @@ async function loadPointsBatch(db: Pick<Store, 'queryRaw'>, keys: readonly Point
     batches.set(statementKey(key), batch);
   }
   const points = new Map<string, ColumnText>();
-  await Promise.all([...batches].map(async ([statement, { key, projects }]) => {
-    for (const row of await readSeries(db, key.plan, [...projects.values()], { graphql: key.fields }, signal)) {
-      points.set(`${statement}\u0000${row.projectId}`, row.points);
-    }
-  }));
+  await Promise.all(
+    [...batches].map(async ([statement, { key, projects }]) => {
+      for (const row of await readSeries(db, key.plan, [...projects.values()], { graphql: key.fields }, signal)) {
+        points.set(`${statement}\u0000${row.projectId}`, row.points);
+      }
+    }),
+  );
   return keys.map((k) => points.get(`${statementKey(k)}\u0000${k.project.id}`) ?? '[]');
 }
 
-async function loadCoverageBatch(db: Queryable, directory: ProjectDirectory, keys: readonly CoverageKey[], signal?: CancelSignal): Promise<Coverage[]> {
+async function loadCoverageBatch(
+  db: Queryable,
+  directory: ProjectDirectory,
+  keys: readonly CoverageKey[],
+  signal?: CancelSignal,
+): Promise<Coverage[]> {
   const ids = keys.map((k) => directory.idOf(k.metric, k.slug));
   const instants = keys.map((k) => k.asOf ?? null);
   // One statement per instant asked for (nearly always one: now, or a request's asOf).
   const byInstant = new Map<string | null, Map<number, Coverage>>();
-  await Promise.all([...new Set(instants)].map(async (asOf) => {
-    const known = [...new Set(ids.filter((id, i): id is number => id !== undefined && instants[i] === asOf))];
-    const rows = known.length === 0 ? [] : await guardUnavailable(() => readCoverage(db, known, signal, asOf));
-    byInstant.set(asOf, new Map(rows.map((r) => [r.projectId, { first: r.first, last: r.last, updatedAt: r.updatedAt }])));
-  }));
-  return ids.map((id, i) => (id === undefined ? undefined : byInstant.get(instants[i] ?? null)?.get(id)) ?? { first: null, last: null, updatedAt: null });
+  await Promise.all(
+    [...new Set(instants)].map(async (asOf) => {
+      const known = [...new Set(ids.filter((id, i): id is number => id !== undefined && instants[i] === asOf))];
+      const rows = known.length === 0 ? [] : await guardUnavailable(() => readCoverage(db, known, signal, asOf));
+      byInstant.set(
+        asOf,
+        new Map(rows.map((r) => [r.projectId, { first: r.first, last: r.last, updatedAt: r.updatedAt }])),
+      );
+    }),
+  );
+  return ids.map(
+    (id, i) =>
+      (id === undefined ? undefined : byInstant.get(instants[i] ?? null)?.get(id)) ?? {
+        first: null,
+        last: null,
+        updatedAt: null,
+      },
+  );
 }

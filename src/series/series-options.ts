@@ -42,7 +42,10 @@ export function isDailyReplay(options: SeriesOptions): boolean {
   return options.interval === 'day' && options.fill === 'none' && options.transform === null;
 }
 
-/** The start of the bucket holding a day (days since 1970-01-01): ISO weeks from Monday, months, quarters and years from their first day. */
+/**
+ * The start of the bucket holding a day (days since 1970-01-01): ISO weeks from Monday, months, quarters and years
+ * from their first day.
+ */
 export function bucketStart(day: number, interval: Interval): number {
   if (interval === 'day') return day;
   if (interval === 'week') return day - ((weekday(day) + 6) % 7);

@@ -41,7 +41,11 @@ export function planSeries(request: SeriesRequest, directory: ProjectDirectory):
 
 /** Everything but the projects: requests with the same key can share one statement. */
 function batchKey({ metric, from, to, options: o, asOf }: SeriesRequest): string {
-  return `${metric.name}|${from ?? ''}|${to ?? ''}|${o.interval}|${o.aggregation}|${o.fill}|${o.transform}|${o.window}|${asOf ?? ''}`;
+  return (
+    `${metric.name}|${from ?? ''}|${to ?? ''}|${o.interval}` +
+    `|${o.aggregation}|${o.fill}|${o.transform}|${o.window}` +
+    `|${asOf ?? ''}`
+  );
 }
 
 /** The stored daily points of a metric's projects over their whole history: no options. */

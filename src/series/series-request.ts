@@ -2,7 +2,15 @@ import { z } from 'zod';
 import type { MetricDefinition } from '../catalog/load-catalog.js';
 import { issuesError } from '../api/api-error.js';
 import { canonicalInstant, INSTANT_EXPECTED, isIsoDate } from '../dates.js';
-import { AGGREGATIONS, DEFAULT_WINDOW, FILLS, INTERVALS, MAX_WINDOW, TRANSFORMS, type SeriesOptions } from './series-options.js';
+import {
+  AGGREGATIONS,
+  DEFAULT_WINDOW,
+  FILLS,
+  INTERVALS,
+  MAX_WINDOW,
+  TRANSFORMS,
+  type SeriesOptions,
+} from './series-options.js';
 import { clipped } from '../clipped.js';
 
 /**
@@ -44,7 +52,16 @@ export interface SeriesRequest {
 }
 
 /** The fields a caller can get wrong; each adapter names them in its own vocabulary. */
-export type SeriesRequestField = 'projects' | 'from' | 'to' | 'interval' | 'aggregation' | 'fill' | 'transform' | 'window' | 'asOf';
+export type SeriesRequestField =
+  | 'projects'
+  | 'from'
+  | 'to'
+  | 'interval'
+  | 'aggregation'
+  | 'fill'
+  | 'transform'
+  | 'window'
+  | 'asOf';
 
 /** `YYYY-MM-DD` naming a real calendar day. */
 const isoDateSchema = z.string().refine(isIsoDate, {
@@ -61,7 +78,10 @@ function oneOf<const T extends readonly string[]>(names: T) {
 const windowSchema = z.union([z.number(), z.string()]).transform((v, ctx) => {
   const n = typeof v === 'number' ? v : /^\d{1,5}$/.test(v) ? Number(v) : Number.NaN;
   if (Number.isInteger(n) && n >= 1 && n <= MAX_WINDOW) return n;
-  ctx.addIssue({ code: 'custom', message: `expected a whole number of buckets from 1 to ${MAX_WINDOW}, got ${JSON.stringify(clipped(String(v)))}` });
+  ctx.addIssue({
+    code: 'custom',
+    message: `expected a whole number of buckets from 1 to ${MAX_WINDOW}, got ${JSON.stringify(clipped(String(v)))}`,
+  });
   return z.NEVER;
 });
 
@@ -97,7 +117,11 @@ export const SERIES_REQUEST_SCHEMA = z
   .transform((input, ctx): SeriesRequest => {
     const slugs = resolveSlugs(input.metric, input.projects, ctx);
     if (input.from !== undefined && input.to !== undefined && input.from > input.to) {
-      ctx.addIssue({ code: 'custom', path: ['from'], message: `start date ${input.from} is after end date ${input.to}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['from'],
+        message: `start date ${input.from} is after end date ${input.to}`,
+      });
     }
     const transform = input.transform ?? null;
     if (input.window !== undefined && transform !== 'moving_average') {
@@ -108,9 +132,16 @@ export const SERIES_REQUEST_SCHEMA = z
       aggregation: input.aggregation ?? input.metric.defaultAggregation,
       fill: input.fill ?? 'none',
       transform,
-      window: transform === 'moving_average' ? input.window ?? DEFAULT_WINDOW : null,
+      window: transform === 'moving_average' ? (input.window ?? DEFAULT_WINDOW) : null,
     };
-    return { metric: input.metric, slugs, from: input.from ?? null, to: input.to ?? null, options, asOf: input.asOf ?? null };
+    return {
+      metric: input.metric,
+      slugs,
+      from: input.from ?? null,
+      to: input.to ?? null,
+      options,
+      asOf: input.asOf ?? null,
+    };
   });
 
 /**
@@ -131,12 +162,20 @@ export function validateSeriesRequest(
 /** Offending projects named one by one in an error; any more are only counted. */
 const MAX_NAMED_PROJECTS = 5;
 
-function resolveSlugs(metric: MetricDefinition, projects: readonly string[] | undefined, ctx: z.RefinementCtx): string[] {
+function resolveSlugs(
+  metric: MetricDefinition,
+  projects: readonly string[] | undefined,
+  ctx: z.RefinementCtx,
+): string[] {
   // Built only for an error: joining a long list on every request costs more than the check.
   const allowed = () => `allowed: ${metric.projects.join(', ')}`;
   if (projects === undefined) {
     if (metric.projectRequired) {
-      ctx.addIssue({ code: 'custom', path: ['projects'], message: `a project is required for ${metric.name}; ${allowed()}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['projects'],
+        message: `a project is required for ${metric.name}; ${allowed()}`,
+      });
     }
     return [...metric.projects];
   }
@@ -152,7 +191,8 @@ function resolveSlugs(metric: MetricDefinition, projects: readonly string[] | un
       ctx.addIssue({ code: 'custom', path: ['projects'], message: `empty project name in the list; ${allowed()}` });
     } else {
       const sameLetters = metric.projects.find((p) => p.toLowerCase() === slug.toLowerCase());
-      const hint = sameLetters === undefined ? '' : ` (slugs are case-sensitive: did you mean ${JSON.stringify(sameLetters)}?)`;
+      const hint =
+        sameLetters === undefined ? '' : ` (slugs are case-sensitive: did you mean ${JSON.stringify(sameLetters)}?)`;
       ctx.addIssue({
         code: 'custom',
         path: ['projects'],
@@ -161,7 +201,11 @@ function resolveSlugs(metric: MetricDefinition, projects: readonly string[] | un
     }
   }
   if (offending.length > MAX_NAMED_PROJECTS) {
-    ctx.addIssue({ code: 'custom', path: ['projects'], message: `and ${offending.length - MAX_NAMED_PROJECTS} more that are not projects of ${metric.name}` });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['projects'],
+      message: `and ${offending.length - MAX_NAMED_PROJECTS} more that are not projects of ${metric.name}`,
+    });
   }
   return distinct;
 }

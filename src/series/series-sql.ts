@@ -37,7 +37,10 @@ export interface SeriesShape {
   options: SeriesOptions;
   /** The metric's extra fields (catalog identifiers), aggregated like the value. */
   extraFields: readonly string[];
-  /** Whether the points are read as of an instant (from the current values and their history) rather than as they are now. */
+  /**
+   * Whether the points are read as of an instant (from the current values and their history) rather than as they are
+   * now.
+   */
   asOf: boolean;
 }
 
@@ -60,11 +63,16 @@ export interface SeriesQuery {
   asOf: string | null;
 }
 
-/** The statement for a shape; built once per shape (there are at most a few hundred), so the driver prepares each once per connection. */
+/**
+ * The statement for a shape; built once per shape (there are at most a few hundred), so the driver prepares each once
+ * per connection.
+ */
 export function seriesStatement(shape: SeriesShape): SeriesStatement {
   const { interval, aggregation, fill, transform, window } = shape.options;
   const layout = typeof shape.layout === 'string' ? shape.layout : shape.layout.graphql.join(',');
-  const key = `${layout}|${interval}|${aggregation}|${fill}|${transform}|${window}|${shape.extraFields.join(',')}|${shape.asOf}`;
+  const key =
+    `${layout}|${interval}|${aggregation}|${fill}|${transform}` +
+    `|${window}|${shape.extraFields.join(',')}|${shape.asOf}`;
   let built = STATEMENTS.get(key);
   if (built === undefined) {
     built = numberParameters(statement(shape));
@@ -131,7 +139,14 @@ function statement(shape: SeriesShape): string {
  */
 function storedPoints(shape: SeriesShape): string {
   // Stored values are canonical already (every write path trims them), so they are written as they are.
-  const point: PointColumns = { day: 'pt.day', value: 'pt.value::text', always: true, count: '1', extra: 'pt.extra', revised: 'pt.written_at' };
+  const point: PointColumns = {
+    day: 'pt.day',
+    value: 'pt.value::text',
+    always: true,
+    count: '1',
+    extra: 'pt.extra',
+    revised: 'pt.written_at',
+  };
   return `select ${aggregateText(shape.layout, pointText(shape.layout, point), 'pt.day')}
     from ${pointSource(shape)} pt
     where pt.project_id = r.project_id
@@ -157,53 +172,85 @@ function storedPoints(shape: SeriesShape): string {
 function bucketedPoints(shape: SeriesShape): string {
   const { options } = shape;
   // The earliest bucket the transform looks at: `window - 1` buckets back, or the previous one.
-  const needed = options.transform === 'moving_average' ? `(b.out_lo::timestamp - ({{window}}::integer - 1) * {{step}}::interval)::date`
-    : options.transform === 'change' || options.transform === 'percent_change' ? `(b.out_lo::timestamp - {{step}}::interval)::date`
-    : 'b.out_lo';
+  const needed =
+    options.transform === 'moving_average'
+      ? `(b.out_lo::timestamp - ({{window}}::integer - 1) * {{step}}::interval)::date`
+      : options.transform === 'change' || options.transform === 'percent_change'
+        ? `(b.out_lo::timestamp - {{step}}::interval)::date`
+        : 'b.out_lo';
   // Fill `previous` reads back to the last bucket with data before that one, so every bucket
   // the transform looks at has its carried value, not only the range's first.
-  const carriedFrom = `coalesce((select date_trunc({{unit}}, max(pt.day)::timestamp)::date from ${pointSource(shape)} pt where pt.project_id = r.project_id and pt.day < ${needed}), ${needed})`;
-  const warmLo = options.fill === 'previous' ? `greatest(b.first_bucket, ${carriedFrom})`
-    : needed === 'b.out_lo' ? 'b.out_lo' : `greatest(b.first_bucket, ${needed})`;
-  const extra = shape.extraFields.length === 0 ? 'null::jsonb'
-    : `jsonb_build_object(${shape.extraFields.map((f) => `'${identifier(f)}', trim_scale(${aggregate(options.aggregation, extraNumber(f))})`).join(', ')})`;
-  const point: PointColumns = { day: 'o.bucket', value: 'trim_scale(o.value)::text', always: false, count: 'o.n', extra: 'o.extra', revised: 'o.revised' };
+  const carriedFrom =
+    `coalesce((select date_trunc({{unit}}, max(pt.day)::timestamp)::date from ${pointSource(shape)} ` +
+    `pt where pt.project_id = r.project_id and pt.day < ${needed}), ${needed})`;
+  const warmLo =
+    options.fill === 'previous'
+      ? `greatest(b.first_bucket, ${carriedFrom})`
+      : needed === 'b.out_lo'
+        ? 'b.out_lo'
+        : `greatest(b.first_bucket, ${needed})`;
+  const extra =
+    shape.extraFields.length === 0
+      ? 'null::jsonb'
+      : `jsonb_build_object(${shape.extraFields.map((f) => `'${identifier(f)}', trim_scale(${aggregate(options.aggregation, extraNumber(f))})`).join(', ')}` +
+        `)`;
+  const point: PointColumns = {
+    day: 'o.bucket',
+    value: 'trim_scale(o.value)::text',
+    always: false,
+    count: 'o.n',
+    extra: 'o.extra',
+    revised: 'o.revised',
+  };
   const revised = selects(shape.layout, 'revisedAt') ? 'max(d.written_at)' : 'null::timestamptz';
-  return `select ${aggregateText(shape.layout, pointText(shape.layout, point), 'o.bucket')}
+  return (
+    `select ${aggregateText(shape.layout, pointText(shape.layout, point), 'o.bucket')}
     from (
       with bounds as (
-        select b.*, date_trunc({{unit}}, b.lo::timestamp)::date as out_lo, date_trunc({{unit}}, b.hi::timestamp)::date as out_hi,
+        select b.*, date_trunc({{unit}}, b.lo::timestamp)::date as out_lo, ` +
+    `date_trunc({{unit}}, b.hi::timestamp)::date as out_hi,
           date_trunc({{unit}}, b.first_day::timestamp)::date as first_bucket
         from (
-          select f.first_day, greatest(coalesce({{from}}::date, f.first_day), f.first_day) as lo, least(coalesce({{to}}::date, f.last_day), f.last_day) as hi
-          from (select min(pt.day) as first_day, max(pt.day) as last_day from ${pointSource(shape)} pt where pt.project_id = r.project_id) f
+          select f.first_day, greatest(coalesce({{from}}::date, f.first_day), ` +
+    `f.first_day) as lo, least(coalesce({{to}}::date, f.last_day), f.last_day) ` +
+    `as hi
+          from (select min(pt.day) as first_day, max(pt.day) as last_day ` +
+    `from ${pointSource(shape)} pt where pt.project_id = r.project_id) f
         ) b
         where b.lo <= b.hi
       ),
       warm as (select b.*, ${warmLo} as warm_lo from bounds b),
       days as (
-        select pt.day, pt.value, pt.extra, pt.written_at, date_trunc({{unit}}, pt.day::timestamp)::date as bucket
-        from warm w join ${pointSource(shape)} pt on pt.project_id = r.project_id and pt.day between w.warm_lo and w.hi
+        select pt.day, pt.value, pt.extra, pt.written_at, date_trunc({{unit}}, ` +
+    `pt.day::timestamp)::date as bucket
+        from warm w join ${pointSource(shape)} pt on pt.project_id = ` +
+    `r.project_id and pt.day between w.warm_lo and w.hi
         where pt.day >= w.lo or pt.day < w.out_lo
       ),
       buckets as (
-        select d.bucket, ${aggregate(options.aggregation, 'd.value')} as value, count(*)::integer as n, ${extra} as extra, ${revised} as revised
+        select d.bucket, ${aggregate(options.aggregation, 'd.value')} ` +
+    `as value, count(*)::integer as n, ${extra} as extra, ${revised} as revised
         from days d group by d.bucket
       ),
       grid as (
-        select g::date as bucket, w.out_lo, b.n, b.value, b.extra, b.revised, count(b.value) over (order by g) as carried
-        from warm w cross join generate_series(w.warm_lo::timestamp, w.out_hi::timestamp, {{step}}::interval) g
+        select g::date as bucket, w.out_lo, b.n, b.value, b.extra, b.revised, ` +
+    `count(b.value) over (order by g) as carried
+        from warm w cross join generate_series(w.warm_lo::timestamp, ` +
+    `w.out_hi::timestamp, {{step}}::interval) g
         left join buckets b on b.bucket = g::date
       ),
-      filled as (select bucket, out_lo, coalesce(n, 0) as n, ${FILLED[options.fill]} as value, extra, revised from grid),
+      filled as (select bucket, out_lo, coalesce(n, 0) as n, ${FILLED[options.fill]} ` +
+    `as value, extra, revised from grid),
       shaped as (
         select bucket, n, ${transformed(options)} as value,
-          ${options.transform === null ? 'case when n > 0 then extra end' : 'null::jsonb'} as extra, revised
+          ${options.transform === null ? 'case when n > 0 then extra end' : 'null::jsonb'} ` +
+    `as extra, revised
         from filled
       )
       select s.* from shaped s cross join warm w
       where s.bucket between w.out_lo and w.out_hi${options.fill === 'none' ? ' and s.n > 0' : ''}
-    ) o`;
+    ) o`
+  );
 }
 
 /**
@@ -232,7 +279,10 @@ function transformed(options: SeriesOptions): string {
     case null:
       return 'value';
     case 'moving_average':
-      return `case when value is not null then avg(value) over (order by bucket rows between {{window}}::integer - 1 preceding and current row) end`;
+      return (
+        `case when value is not null then avg(value) over (order by bucket rows ` +
+        `between {{window}}::integer - 1 preceding and current row) end`
+      );
     case 'change':
       return `value - ${previous}`;
     case 'percent_change':
@@ -240,7 +290,10 @@ function transformed(options: SeriesOptions): string {
       return `case when ${previous} <> 0 then (value - ${previous}) / abs(${previous}) * 100 end`;
     case 'cumulative_sum':
       // From the range's first bucket: buckets read before it (to carry a value in) add nothing.
-      return `case when value is not null then sum(case when bucket >= out_lo then value end) over (order by bucket rows unbounded preceding) end`;
+      return (
+        `case when value is not null then sum(case when bucket >= out_lo then ` +
+        `value end) over (order by bucket rows unbounded preceding) end`
+      );
   }
 }
 
@@ -288,12 +341,19 @@ function pointText(layout: PointLayout, p: PointColumns): string {
         || coalesce(',' || nullif(substr(${p.extra}::text, 2, length(${p.extra}::text) - 2), ''), '') || '}'`;
     case 'csv':
     case 'csv-extra':
-      return `{{metric}}::text || ',' || r.slug || ',' || ${p.day}::text || ',' || ${p.always ? p.value : `coalesce(${p.value}, '')`}
-        || ${layout === 'csv' ? '' : `',' || coalesce('"' || replace(${p.extra}::text, '"', '""') || '"', '') || `}E'\\n'`;
+      return (
+        `{{metric}}::text || ',' || r.slug || ',' || ${p.day}` +
+        `::text || ',' || ${p.always ? p.value : `coalesce(${p.value}, '')`}
+        || ${layout === 'csv' ? '' : `',' || coalesce('"' || replace(${p.extra}::text, '"', '""') || '"', '') || `}` +
+        `E'\\n'`
+      );
     case 'ndjson':
     case 'ndjson-extra':
-      return `'{"metric":' || to_json({{metric}}::text)::text || ',"project":' || to_json(r.slug)::text || ',"date":"' || ${p.day}::text || '","value":' || ${value}
-        || ${layout === 'ndjson' ? '' : `coalesce(',"extra":' || ${p.extra}::text, '') || `}E'}\\n'`;
+      return (
+        `'{"metric":' || to_json({{metric}}::text)::text || ',"project":' || to_json(r.slug)::text ` +
+        `|| ',"date":"' || ${p.day}::text || '","value":' || ${value}
+        || ${layout === 'ndjson' ? '' : `coalesce(',"extra":' || ${p.extra}::text, '') || `}E'}\\n'`
+      );
   }
 }
 
@@ -313,10 +373,15 @@ function aggregateText(layout: PointLayout, point: string, order: string): strin
  */
 function pointSource(shape: SeriesShape): string {
   if (!shape.asOf) return 'point';
-  return `(select c.project_id, c.day, c.value, c.extra, c.written_at from point c where c.written_at <= {{asof}}::text::timestamptz
+  return (
+    `(select c.project_id, c.day, c.value, c.extra, c.written_at from point ` +
+    `c where c.written_at <= {{asof}}::text::timestamptz
     union all
-    select h.project_id, h.day, h.value, h.extra, h.valid_from from point_history h
-    where h.valid_from <= {{asof}}::text::timestamptz and h.valid_to > {{asof}}::text::timestamptz)`;
+    select h.project_id, h.day, h.value, h.extra, h.valid_from from point_history ` +
+    `h
+    where h.valid_from <= {{asof}}::text::timestamptz and h.valid_to ` +
+    `> {{asof}}::text::timestamptz)`
+  );
 }
 
 /** Whether a layout writes a GraphQL field. */
@@ -333,8 +398,12 @@ function isoInstant(value: string): string {
   return `to_char(${value} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 }
 
-/** Extra field names come from the catalog, which admits lower-case identifiers only; checked again before they enter SQL text. */
+/**
+ * Extra field names come from the catalog, which admits lower-case identifiers only; checked again before they enter
+ * SQL text.
+ */
 function identifier(name: string): string {
-  if (!/^[a-z][a-z0-9_]*$/.test(name)) throw new Error(`extra field ${JSON.stringify(name)} is not a lower-case identifier`);
+  if (!/^[a-z][a-z0-9_]*$/.test(name))
+    throw new Error(`extra field ${JSON.stringify(name)} is not a lower-case identifier`);
   return name;
 }

@@ -27,7 +27,11 @@ export interface ControlServer {
  * streams its output back as NDJSON; a client that goes away aborts it, and so does the
  * server's shutdown (see {@link ControlServer.close}).
  */
-export async function startControlServer(services: Services, ready: Promise<void>, secret: string): Promise<ControlServer> {
+export async function startControlServer(
+  services: Services,
+  ready: Promise<void>,
+  secret: string,
+): Promise<ControlServer> {
   const expected = Buffer.from(secret);
   const running = new Set<RunningCommand>();
   const server: Server = createServer((req, res) => {
@@ -100,17 +104,32 @@ async function runHandedOff(
   const onShutdown = () => gone.abort();
   shutdown.addEventListener('abort', onShutdown, { once: true });
   const send = (event: ControlEvent) => res.write(`${JSON.stringify(event)}\n`);
-  const output: CommandOutput = { out: (out) => send({ out }), err: (err) => send({ err }), progress: (progress) => send({ progress }) };
+  const output: CommandOutput = {
+    out: (out) => send({ out }),
+    err: (err) => send({ err }),
+    progress: (progress) => send({ progress }),
+  };
   res.writeHead(200, { 'content-type': 'application/x-ndjson' });
   let code = 1;
   try {
     if (services.state.stopping) throw new Error('the server is shutting down; run this again when it has stopped');
     const args: unknown = JSON.parse((await readBody(req)).toString('utf8'));
-    if (services.state.directory === undefined) output.progress('waiting for the server to finish preparing the database…');
+    if (services.state.directory === undefined)
+      output.progress('waiting for the server to finish preparing the database…');
     await ready;
     services.logger.info({ command: command.name }, 'running a command handed over by a CLI process');
     const keysChanged = () => services.keys.forget();
-    code = await command.run({ store: services.store, catalog: services.catalog, config: services.config, output, signal: gone.signal, keysChanged }, args);
+    code = await command.run(
+      {
+        store: services.store,
+        catalog: services.catalog,
+        config: services.config,
+        output,
+        signal: gone.signal,
+        keysChanged,
+      },
+      args,
+    );
   } catch (error) {
     services.logger.warn({ command: command.name, err: error }, 'a handed-over command failed');
     output.progress('');

@@ -28,7 +28,12 @@ export interface PreparedDatabase {
  * `keyless` says so), the slug → project id
  * directory, and a month of stored data for examples. Safe to run again after a failure.
  */
-export async function prepareDatabase(store: Store, catalog: Catalog, config: Config, logger: Logger): Promise<PreparedDatabase> {
+export async function prepareDatabase(
+  store: Store,
+  catalog: Catalog,
+  config: Config,
+  logger: Logger,
+): Promise<PreparedDatabase> {
   const { applied } = await migrate(store);
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
   await syncCatalog(store, catalog);
@@ -45,7 +50,12 @@ async function seedEmbedded(store: Store, catalog: Catalog, config: Config, logg
   const started = Date.now();
   progress.update('seeding sample data…');
   const result = await seedDatabase(store, catalog, { years: config.seedYears });
-  progress.done(`seeded ${result.points} sample points for ${result.series} series in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  progress.done(
+    `seeded ${result.points} sample points for ${result.series}` +
+      ` series in ${((Date.now() - started) / 1000).toFixed(1)}` +
+      ` ` +
+      `s`,
+  );
   logger.info({ points: result.points }, 'embedded database seeded with sample data');
 }
 

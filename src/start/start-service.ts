@@ -47,7 +47,11 @@ export interface StartOptions {
  * names the holder) and a loopback command port is opened, so CLI commands run while the
  * server holds the folder are handed to it instead of writing to a copy of their own.
  */
-export async function startService(config: Config, logger: Logger, options: StartOptions = {}): Promise<RunningService> {
+export async function startService(
+  config: Config,
+  logger: Logger,
+  options: StartOptions = {},
+): Promise<RunningService> {
   const claim = options.store === undefined ? claimFolder(config) : undefined;
   let store: Store;
   try {
@@ -57,7 +61,14 @@ export async function startService(config: Config, logger: Logger, options: Star
     throw error;
   }
   logger.info({ store: store.kind }, `store: ${store.description}`);
-  const services = createServices({ config, catalog: CATALOG, store, logger, clock: options.clock, openRedisStore: await loadRedisStoreOpener(config) });
+  const services = createServices({
+    config,
+    catalog: CATALOG,
+    store,
+    logger,
+    clock: options.clock,
+    openRedisStore: await loadRedisStoreOpener(config),
+  });
   const app = createApp(services);
 
   const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app.listener);
@@ -116,7 +127,11 @@ export async function startService(config: Config, logger: Logger, options: Star
 /** The embedded folder for this server, unless the store is a PostgreSQL server or in memory. */
 function claimFolder(config: Config): StoreClaim | undefined {
   if (config.databaseUrl !== undefined || config.pgliteDir.startsWith('memory://')) return undefined;
-  return claimEmbeddedStore(config.pgliteDir, 'server', process.env.npm_lifecycle_event === 'start' ? 'npm start' : 'a metrics server');
+  return claimEmbeddedStore(
+    config.pgliteDir,
+    'server',
+    process.env.npm_lifecycle_event === 'start' ? 'npm start' : 'a metrics server',
+  );
 }
 
 async function keepPreparing(services: Services, signal: AbortSignal): Promise<void> {

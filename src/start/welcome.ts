@@ -9,7 +9,12 @@ export type WelcomeFacts = Pick<ServiceState, 'example' | 'keyless'>;
  * page turned off), a request that returns data, and, on a PostgreSQL server with no key
  * yet, how to make one. Printed once, by the primary when there are workers.
  */
-export function printWelcome(url: string, ms: number, { example, keyless }: WelcomeFacts, config: Pick<Config, 'workers' | 'graphiql' | 'explorer'>): void {
+export function printWelcome(
+  url: string,
+  ms: number,
+  { example, keyless }: WelcomeFacts,
+  config: Pick<Config, 'workers' | 'graphiql' | 'explorer'>,
+): void {
   const { workers } = config;
   const range = example === undefined ? '' : `&start_date=${example.from}&end_date=${example.to}`;
   process.stderr.write(
@@ -21,7 +26,9 @@ export function printWelcome(url: string, ms: number, { example, keyless }: Welc
       `  REST:      curl -H "x-api-key: $KEY" "${url}/v1/metrics/token-price-usd?project=ethereum${range}"`,
       `  API docs:  ${url}/docs`,
       `  Readiness: ${url}/readyz`,
-      ...(keyless ? ['', 'No API key exists yet: make one with  npm run keys -- create --name NAME  (it prints the key once).'] : []),
+      ...(keyless
+        ? ['', 'No API key exists yet: make one with  npm run keys -- create --name NAME  (it prints the key once).']
+        : []),
       '',
     ].join('\n'),
   );

@@ -49,15 +49,24 @@ const FIRST_LOOK_BACK_MS = 24 * 3600 * 1000;
  * The first run applies nothing: it walks to the feed's end and keeps that position, and
  * the range copy that follows brings everything before it.
  */
-export async function followChanges(store: Store, catalog: Catalog, client: UpstreamClient, scope: SyncScope, signal: AbortSignal, progress: (entries: number) => void): Promise<FeedOutcome> {
-  const names = (list: readonly string[] | undefined) => (list === undefined ? '*' : [...new Set(list)].sort().join(','));
+export async function followChanges(
+  store: Store,
+  catalog: Catalog,
+  client: UpstreamClient,
+  scope: SyncScope,
+  signal: AbortSignal,
+  progress: (entries: number) => void,
+): Promise<FeedOutcome> {
+  const names = (list: readonly string[] | undefined) =>
+    list === undefined ? '*' : [...new Set(list)].sort().join(',');
   const key = `${client.baseUrl} metrics=${names(scope.metrics)} projects=${names(scope.projects)}`;
   const saved = await readSyncCursor(store, key);
   const get = async (query: string) => {
     try {
       return readPage(await client.get(`/v1/changes?${query}&limit=${PAGE_SIZE}`, signal), client.baseUrl);
     } catch (error) {
-      if (error instanceof UpstreamError && (error.status === 404 || (error.status === 400 && saved !== undefined))) return error;
+      if (error instanceof UpstreamError && (error.status === 404 || (error.status === 400 && saved !== undefined)))
+        return error;
       throw error;
     }
   };
@@ -69,7 +78,12 @@ export async function followChanges(store: Store, catalog: Catalog, client: Upst
   }
   await syncCatalog(store, catalog);
   const ids = await loadProjectIds(store);
-  const outcome = { entries: 0, written: { added: 0, revised: 0, removed: 0 }, series: new Set<number>(), refused: [] as string[] };
+  const outcome = {
+    entries: 0,
+    written: { added: 0, revised: 0, removed: 0 },
+    series: new Set<number>(),
+    refused: [] as string[],
+  };
   let query = `cursor=${saved}`;
   for (;;) {
     const page = await get(query);
@@ -91,7 +105,8 @@ export async function followChanges(store: Store, catalog: Catalog, client: Upst
     outcome.written.added += written.added;
     outcome.written.revised += written.revised;
     outcome.written.removed += written.removed;
-    if (written.added + written.revised + written.removed > 0) for (const row of [...upserts, ...removals]) outcome.series.add(row.projectId);
+    if (written.added + written.revised + written.removed > 0)
+      for (const row of [...upserts, ...removals]) outcome.series.add(row.projectId);
     progress(outcome.entries);
     if (page.next === undefined) return { kind: 'followed', ...outcome };
     query = `cursor=${page.next}`;
@@ -111,13 +126,15 @@ async function walkToEnd(get: (query: string) => Promise<FeedPage | UpstreamErro
 }
 
 const FEED_PAGE = z.object({
-  changes: z.array(z.object({
-    metric: z.string(),
-    project: z.string(),
-    date: z.string(),
-    value: z.string().nullable(),
-    extra: z.record(z.string(), z.unknown()).optional(),
-  })),
+  changes: z.array(
+    z.object({
+      metric: z.string(),
+      project: z.string(),
+      date: z.string(),
+      value: z.string().nullable(),
+      extra: z.record(z.string(), z.unknown()).optional(),
+    }),
+  ),
   next: z.string().optional(),
   cursor: z.string(),
 });
@@ -134,22 +151,42 @@ function readPage(body: string, baseUrl: string): FeedPage {
   try {
     json = JSON.parse(body.replace(/"value":(-?[0-9][0-9.eE+-]*)/g, '"value":"$1"'));
   } catch {
-    throw new UpstreamError(`${baseUrl}/v1/changes did not answer JSON (it began ${JSON.stringify(body.slice(0, 40))})`);
+    throw new UpstreamError(
+      `${baseUrl}/v1/changes did not answer JSON (it began ${JSON.stringify(body.slice(0, 40))})`,
+    );
   }
   const parsed = FEED_PAGE.safeParse(json);
-  if (!parsed.success) throw new UpstreamError(`${baseUrl}/v1/changes is not a changes feed page (${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message})`);
+  if (!parsed.success)
+    throw new UpstreamError(
+      `${baseUrl}/v1/changes is not a changes feed page ` +
+        `(${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}` +
+        `)`,
+    );
   return parsed.data;
 }
 
 /** The writes of a page in scope, the last entry of each day only; refusals are added to `refused`. */
-function pageWrites(page: FeedPage, catalog: Catalog, scope: SyncScope, ids: ReadonlyMap<string, number>, refused: string[]): { upserts: PointRow[]; removals: RemovedPoint[] } {
+function pageWrites(
+  page: FeedPage,
+  catalog: Catalog,
+  scope: SyncScope,
+  ids: ReadonlyMap<string, number>,
+  refused: string[],
+): { upserts: PointRow[]; removals: RemovedPoint[] } {
   const last = new Map<string, PointRow | RemovedPoint>();
   for (const entry of page.changes) {
     if (scope.metrics !== undefined && !scope.metrics.includes(entry.metric)) continue;
     if (scope.projects !== undefined && !scope.projects.includes(entry.project)) continue;
     const projectId = ids.get(projectKey(entry.metric, entry.project));
-    if (projectId === undefined || catalog.byName.get(entry.metric)?.projects.includes(entry.project) !== true) continue;
-    const check = validateRow(catalog, { metric: entry.metric, project: entry.project, date: entry.date, value: entry.value, extra: entry.extra });
+    if (projectId === undefined || catalog.byName.get(entry.metric)?.projects.includes(entry.project) !== true)
+      continue;
+    const check = validateRow(catalog, {
+      metric: entry.metric,
+      project: entry.project,
+      date: entry.date,
+      value: entry.value,
+      extra: entry.extra,
+    });
     if (!check.ok) {
       refused.push(`${entry.metric}/${entry.project} ${entry.date.slice(0, 10)}: ${check.error}`);
       continue;
@@ -158,5 +195,8 @@ function pageWrites(page: FeedPage, catalog: Catalog, scope: SyncScope, ids: Rea
     last.set(`${projectId} ${day}`, value === null ? { projectId, day } : { projectId, day, value, extra });
   }
   const writes = [...last.values()];
-  return { upserts: writes.filter((w): w is PointRow => 'value' in w), removals: writes.filter((w) => !('value' in w)) };
+  return {
+    upserts: writes.filter((w): w is PointRow => 'value' in w),
+    removals: writes.filter((w) => !('value' in w)),
+  };
 }

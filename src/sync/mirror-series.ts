@@ -54,7 +54,13 @@ export interface MirrorPlan {
  * too, however many. Metrics and slugs only the upstream knows are
  * reported and left out.
  */
-export async function planMirror(db: Queryable, catalog: Catalog, client: UpstreamClient, options: MirrorOptions, signal: AbortSignal): Promise<MirrorPlan> {
+export async function planMirror(
+  db: Queryable,
+  catalog: Catalog,
+  client: UpstreamClient,
+  options: MirrorOptions,
+  signal: AbortSignal,
+): Promise<MirrorPlan> {
   const upstream = readUpstreamCatalog(await client.get('/v1/metrics', signal), client.baseUrl);
   await syncCatalog(db, catalog); // a store no server has prepared yet gets its project rows
   const notices: string[] = [];
@@ -78,7 +84,10 @@ export async function planMirror(db: Queryable, catalog: Catalog, client: Upstre
       if (mine.last === null && (project.firstDate === null || project.lastDate === null)) continue;
       // Up to the later of the two last days: days stored here after the upstream's last
       // day are days the upstream removed, and the write removes what it was not sent.
-      const to = project.lastDate === null || (mine.last !== null && mine.last > project.lastDate) ? mine.last! : project.lastDate;
+      const to =
+        project.lastDate === null || (mine.last !== null && mine.last > project.lastDate)
+          ? mine.last!
+          : project.lastDate;
       const from = options.since ?? resumeDay(mine, project, options.overlapDays);
       if (from > to) continue;
       tasks.push({ metric: metric.name, slug: project.slug, projectId: mine.id, from, to });
@@ -94,25 +103,56 @@ export async function planMirror(db: Queryable, catalog: Catalog, client: Upstre
  * history, the changes feed and subscribers hear of it). A point stored here in the range
  * that the upstream no longer has is removed. One bad value writes nothing of the series.
  */
-export async function mirrorSeries(store: Store, catalog: Catalog, client: UpstreamClient, task: SeriesTask, signal: AbortSignal): Promise<SeriesOutcome> {
+export async function mirrorSeries(
+  store: Store,
+  catalog: Catalog,
+  client: UpstreamClient,
+  task: SeriesTask,
+  signal: AbortSignal,
+): Promise<SeriesOutcome> {
   const query = `project=${encodeURIComponent(task.slug)}&start_date=${task.from}&end_date=${task.to}`;
   const body = await client.get(`/v1/metrics/${encodeURIComponent(task.metric)}?${query}`, signal);
   const points = parseSeries(body, task.slug);
-  if (points === undefined) return { ok: false, task, error: `the upstream's answer is not the contract's {"${task.slug}":[{date, value}]}` };
+  if (points === undefined)
+    return { ok: false, task, error: `the upstream's answer is not the contract's {"${task.slug}":[{date, value}]}` };
   const rows: PointRow[] = [];
   for (const point of points) {
     const { date, value, ...extra } = point;
-    const check = validateRow(catalog, { metric: task.metric, project: task.slug, date, value, extra: Object.keys(extra).length > 0 ? extra : undefined });
-    if (!check.ok) return { ok: false, task, error: `${task.metric}/${task.slug} ${typeof date === 'string' ? date.slice(0, 10) : '?'}: ${check.error}` };
+    const check = validateRow(catalog, {
+      metric: task.metric,
+      project: task.slug,
+      date,
+      value,
+      extra: Object.keys(extra).length > 0 ? extra : undefined,
+    });
+    if (!check.ok)
+      return {
+        ok: false,
+        task,
+        error: `${task.metric}/${task.slug} ${typeof date === 'string' ? date.slice(0, 10) : '?'}: ${check.error}`,
+      };
     if (check.row.value === null || check.row.day < task.from || check.row.day > task.to) {
-      return { ok: false, task, error: `${task.metric}/${task.slug} ${check.row.day}: a point the upstream cannot have sent for ${task.from}..${task.to}` };
+      return {
+        ok: false,
+        task,
+        error:
+          `${task.metric}/${task.slug} ${check.row.day}: a point the upstream cannot ` +
+          `have sent for ${task.from}..${task.to}`,
+      };
     }
     rows.push({ projectId: task.projectId, day: check.row.day, value: check.row.value, extra: check.row.extra });
   }
-  if (new Set(rows.map((r) => r.day)).size !== rows.length) return { ok: false, task, error: `${task.metric}/${task.slug}: the upstream sent a day twice` };
+  if (new Set(rows.map((r) => r.day)).size !== rows.length)
+    return { ok: false, task, error: `${task.metric}/${task.slug}: the upstream sent a day twice` };
   const written = await store.transaction(async (tx) => {
     const upserted = await upsertPoints(tx, rows);
-    const removed = await removePointsExcept(tx, task.projectId, task.from, task.to, rows.map((r) => r.day));
+    const removed = await removePointsExcept(
+      tx,
+      task.projectId,
+      task.from,
+      task.to,
+      rows.map((r) => r.day),
+    );
     return { added: upserted.added, revised: upserted.revised, removed: removed.removed };
   });
   return { ok: true, task, fetched: rows.length, written };
@@ -129,7 +169,11 @@ export async function mirrorSeries(store: Store, catalog: Catalog, client: Upstr
  * are fetched from the upstream's first day: a range from the last day never reached them,
  * on any run. Never before the upstream's first day.
  */
-function resumeDay(mine: LocalSeries, project: { firstDate: string | null; lastDate: string | null }, overlapDays: number): string {
+function resumeDay(
+  mine: LocalSeries,
+  project: { firstDate: string | null; lastDate: string | null },
+  overlapDays: number,
+): string {
   if (mine.last === null) return project.firstDate!;
   if (project.lastDate === null) return mine.first!;
   if (project.firstDate !== null && project.firstDate < mine.first!) return project.firstDate;
@@ -141,22 +185,34 @@ function resumeDay(mine: LocalSeries, project: { firstDate: string | null; lastD
 function unmatchedNames(upstream: UpstreamCatalog, options: MirrorOptions): string[] {
   const metrics = upstream.metrics.filter((m) => options.metrics === undefined || options.metrics.includes(m.name));
   return [
-    ...(options.metrics ?? []).filter((name) => !metrics.some((m) => m.name === name)).map((name) => `upstream has no metric ${name}`),
-    ...(options.projects ?? []).filter((slug) => !metrics.some((m) => m.projects.some((p) => p.slug === slug)))
-      .map((slug) => `upstream has no project ${slug}${options.metrics === undefined ? '' : ` in ${options.metrics.join(', ')}`}`),
+    ...(options.metrics ?? [])
+      .filter((name) => !metrics.some((m) => m.name === name))
+      .map((name) => `upstream has no metric ${name}`),
+    ...(options.projects ?? [])
+      .filter((slug) => !metrics.some((m) => m.projects.some((p) => p.slug === slug)))
+      .map(
+        (slug) =>
+          `upstream has no project ${slug}${options.metrics === undefined ? '' : ` in ${options.metrics.join(', ')}`}`,
+      ),
   ];
 }
 
 /** The part of a `/v1/metrics` answer a sync reads; anything else in it is ignored. */
 const UPSTREAM_CATALOG = z.object({
-  metrics: z.array(z.object({
-    name: z.string(),
-    projects: z.array(z.object({
-      slug: z.string(),
-      firstDate: z.string().refine(isIsoDate).nullable(),
-      lastDate: z.string().refine(isIsoDate).nullable(),
-    })),
-  })).min(1),
+  metrics: z
+    .array(
+      z.object({
+        name: z.string(),
+        projects: z.array(
+          z.object({
+            slug: z.string(),
+            firstDate: z.string().refine(isIsoDate).nullable(),
+            lastDate: z.string().refine(isIsoDate).nullable(),
+          }),
+        ),
+      }),
+    )
+    .min(1),
 });
 
 type UpstreamCatalog = z.infer<typeof UPSTREAM_CATALOG>;
@@ -172,7 +228,10 @@ function readUpstreamCatalog(body: string, baseUrl: string): UpstreamCatalog {
   try {
     json = JSON.parse(body);
   } catch {
-    throw new UpstreamError(`${where} did not answer JSON (it began ${JSON.stringify(body.slice(0, 40))}); is it the /v1 API of a metrics service?`);
+    throw new UpstreamError(
+      `${where} did not answer JSON (it began ${JSON.stringify(body.slice(0, 40))}); ` +
+        `is it the /v1 API of a metrics service?`,
+    );
   }
   const parsed = UPSTREAM_CATALOG.safeParse(json);
   if (parsed.success) return parsed.data;
@@ -205,7 +264,12 @@ function parseSeries(body: string, slug: string): Record<string, unknown>[] | un
   try {
     const parsed = JSON.parse(body.replace(/"value":(-?[0-9][0-9.eE+-]*)/g, '"value":"$1"')) as Record<string, unknown>;
     const points = parsed[slug];
-    if (Object.keys(parsed).length !== 1 || !Array.isArray(points) || !points.every((p) => typeof p === 'object' && p !== null && !Array.isArray(p))) return undefined;
+    if (
+      Object.keys(parsed).length !== 1 ||
+      !Array.isArray(points) ||
+      !points.every((p) => typeof p === 'object' && p !== null && !Array.isArray(p))
+    )
+      return undefined;
     return points as Record<string, unknown>[];
   } catch {
     return undefined;

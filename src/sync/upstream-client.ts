@@ -12,12 +12,20 @@ export interface RetryPolicy {
   timeoutMs: number;
 }
 
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { attempts: 6, firstDelayMs: 500, maxRetryAfterSeconds: 120, timeoutMs: 60_000 };
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  attempts: 6,
+  firstDelayMs: 500,
+  maxRetryAfterSeconds: 120,
+  timeoutMs: 60_000,
+};
 
 /** The upstream refused or failed for good: the message says what it answered. */
 export class UpstreamError extends Error {
   override name = 'UpstreamError';
-  constructor(message: string, readonly status?: number) {
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
     super(message);
   }
 }
@@ -37,7 +45,12 @@ export interface UpstreamClient {
  * retried up to the policy's attempts. Any other status fails at once with the problem's
  * `detail`, so a wrong key or an unknown path says so instead of being retried.
  */
-export function createUpstreamClient(baseUrl: string, key: string, onRetry: (why: string, waitMs: number, answered: boolean) => void, policy = DEFAULT_RETRY_POLICY): UpstreamClient {
+export function createUpstreamClient(
+  baseUrl: string,
+  key: string,
+  onRetry: (why: string, waitMs: number, answered: boolean) => void,
+  policy = DEFAULT_RETRY_POLICY,
+): UpstreamClient {
   const base = baseUrl.replace(/\/+$/, '');
   let retries = 0;
   return {
@@ -61,19 +74,26 @@ export function createUpstreamClient(baseUrl: string, key: string, onRetry: (why
           const body = await res.text().catch(() => '');
           if (res.status === 429) {
             const after = Number(res.headers.get('retry-after') ?? 1);
-            if (!(after <= policy.maxRetryAfterSeconds)) throw new UpstreamError(`${base} asks to wait ${after} s (429); try again later`, 429);
+            if (!(after <= policy.maxRetryAfterSeconds))
+              throw new UpstreamError(`${base} asks to wait ${after} s (429); try again later`, 429);
             why = `429, Retry-After ${after} s`;
             waitMs = Math.max(0, after) * 1000;
           } else if (res.status >= 500) {
             why = `${res.status}`;
             delay *= 2;
           } else {
-            throw new UpstreamError(`${base}${path.split('?')[0]} answered ${res.status}: ${detailOf(body)}`, res.status);
+            throw new UpstreamError(
+              `${base}${path.split('?')[0]} answered ${res.status}: ${detailOf(body)}`,
+              res.status,
+            );
           }
         } catch (error) {
           if (error instanceof UpstreamError || signal.aborted) throw error;
           answered = false;
-          why = (error as Error).name === 'TimeoutError' ? `no answer within ${policy.timeoutMs / 1000} s` : networkFailure(error as Error);
+          why =
+            (error as Error).name === 'TimeoutError'
+              ? `no answer within ${policy.timeoutMs / 1000} s`
+              : networkFailure(error as Error);
           delay *= 2;
         }
         if (attempt >= policy.attempts) throw new UpstreamError(`${base} failed ${attempt} times, last: ${why}`);
@@ -90,7 +110,8 @@ export function createUpstreamClient(baseUrl: string, key: string, onRetry: (why
 /** `fetch failed` says nothing; its cause says what: the connection refused, the name unknown. */
 function networkFailure(error: Error): string {
   const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
-  const what = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : error.message;
+  const what =
+    typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : error.message;
   return `network: ${what === 'ECONNREFUSED' ? 'connection refused' : what}`;
 }
 

@@ -23,16 +23,35 @@ const floor = await startFloor(env, false);
 const service = await startChild('src/main.ts', env, servicePort);
 try {
   const shape = SHAPES.find((s) => s.name === (process.env.SHAPE ?? '3x365'))!;
-  const targets = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: service.port }, BENCH_KEY).filter((t) => WANTED.includes(t.name));
+  const targets = targetsFor(
+    shape,
+    db.lastDay,
+    db.projectIds,
+    { floor: floor.port, service: service.port },
+    BENCH_KEY,
+  ).filter((t) => WANTED.includes(t.name));
   console.log(`${shape.name}, ${CONNECTIONS} connections, ${N} requests per row; CPU µs per request`);
   console.log('target    main  helpers  postgres  loadgen   total  non-2xx');
   for (let round = 0; round < Number(process.env.ROUNDS ?? 2); round += 1) {
     for (const target of targets) {
       const child: Child = target.name === 'floor' ? floor : service;
       const pid = child.process.pid!;
-      const load = (amount: number) => autocannon({ url: target.url, method: target.method, headers: target.headers, body: target.body, connections: CONNECTIONS, amount });
+      const load = (amount: number) =>
+        autocannon({
+          url: target.url,
+          method: target.method,
+          headers: target.headers,
+          body: target.body,
+          connections: CONNECTIONS,
+          amount,
+        });
       await load(300); // warm
-      const before = { main: cpuUs(`/proc/${pid}/task/${pid}/stat`), all: cpuUs(`/proc/${pid}/stat`), pg: postgresCpuUs(), gen: process.cpuUsage() };
+      const before = {
+        main: cpuUs(`/proc/${pid}/task/${pid}/stat`),
+        all: cpuUs(`/proc/${pid}/stat`),
+        pg: postgresCpuUs(),
+        gen: process.cpuUsage(),
+      };
       const result = await load(N);
       const gen = process.cpuUsage(before.gen);
       const main = (cpuUs(`/proc/${pid}/task/${pid}/stat`) - before.main) / N;

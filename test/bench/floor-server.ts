@@ -26,11 +26,21 @@ const POINTS_PER_BATCH = 30_000;
 
 // The service's heap setting: the floor's own collections are as rare as the service's.
 tuneHeap();
-const sql = postgres(process.env.DATABASE_URL!, { max: POOL_SIZE, prepare: true, fetch_types: false, onnotice: () => {} });
+const sql = postgres(process.env.DATABASE_URL!, {
+  max: POOL_SIZE,
+  prepare: true,
+  fetch_types: false,
+  onnotice: () => {},
+});
 const OPTIONS = { interval: 'day', aggregation: 'avg', fill: 'none', transform: null, window: null } as const;
 const { text: SQL, parameters } = seriesStatement({ layout: 'rest', options: OPTIONS, extraFields: [], asOf: false });
 /** The statement behind the bench's GraphQL query (`points { date value }`). */
-const GRAPHQL = seriesStatement({ layout: { graphql: ['date', 'value'] }, options: OPTIONS, extraFields: [], asOf: false });
+const GRAPHQL = seriesStatement({
+  layout: { graphql: ['date', 'value'] },
+  options: OPTIONS,
+  extraFields: [],
+  asOf: false,
+});
 let history: Promise<void> | undefined;
 let historyDone = process.env.FLOOR_GRAPHQL_HISTORY !== '1';
 
@@ -39,9 +49,9 @@ const server = createServer((req, res) => {
   const answer = historyDone
     ? respond(res, prepared)
     : (history ??= runGraphqlStatementOnEveryConnection(prepared.graphqlParams)).then(() => {
-      historyDone = true;
-      return respond(res, prepared);
-    });
+        historyDone = true;
+        return respond(res, prepared);
+      });
   answer.catch((error: unknown) => {
     if (!res.headersSent) res.writeHead(500).end(String(error));
     else res.destroy();
@@ -64,9 +74,22 @@ function prepare(url: string): Prepared {
     const q = new URL(url, 'http://floor').searchParams;
     const slugs = q.get('slugs')!.split(',');
     const days = (Date.parse(q.get('to')!) - Date.parse(q.get('from')!)) / 86_400_000 + 1;
-    const query = { projectIds: q.get('ids')!.split(',').map(Number), slugs, from: q.get('from'), to: q.get('to'), metric: '', options: OPTIONS, asOf: null };
+    const query = {
+      projectIds: q.get('ids')!.split(',').map(Number),
+      slugs,
+      from: q.get('from'),
+      to: q.get('to'),
+      metric: '',
+      options: OPTIONS,
+      asOf: null,
+    };
     const literals = (values: unknown[]) => values.map((p) => (Array.isArray(p) ? `{${p.join(',')}}` : p));
-    found = { params: literals(parameters(query)), graphqlParams: literals(GRAPHQL.parameters(query)), slugCount: slugs.length, perBatch: Math.max(1, Math.floor(POINTS_PER_BATCH / days)) };
+    found = {
+      params: literals(parameters(query)),
+      graphqlParams: literals(GRAPHQL.parameters(query)),
+      slugCount: slugs.length,
+      perBatch: Math.max(1, Math.floor(POINTS_PER_BATCH / days)),
+    };
     if (PREPARED.size >= 1000) PREPARED.clear();
     PREPARED.set(url, found);
   }
@@ -96,9 +119,11 @@ const PREPARED = new Map<string, Prepared>();
  */
 async function runGraphqlStatementOnEveryConnection(params: unknown[]): Promise<void> {
   // As many at once as the pool has connections, so the driver opens and uses every one.
-  await Promise.all(Array.from({ length: POOL_SIZE }, async () => {
-    for (let i = 0; i < 10; i += 1) await sql.unsafe(GRAPHQL.text, params as never[], { prepare: true }).raw();
-  }));
+  await Promise.all(
+    Array.from({ length: POOL_SIZE }, async () => {
+      for (let i = 0; i < 10; i += 1) await sql.unsafe(GRAPHQL.text, params as never[], { prepare: true }).raw();
+    }),
+  );
 }
 
 /**

@@ -29,7 +29,12 @@ const db = await ensureBenchDatabase(BENCH_SERVER_URL, (line) => process.stderr.
 const BUFFER_LOG = join(tmpdir(), `metrics-buffers-${process.pid}.log`);
 const sampling = process.env.BUFFERS === '1';
 const withGraphql = process.env.GRAPHQL === '1';
-const env = { ...benchServiceEnv(db), ...(sampling ? { NODE_OPTIONS: `--expose-gc --import ${new URL('buffer-sampler.mjs', import.meta.url).pathname}`, BUFFER_LOG } : {}) };
+const env = {
+  ...benchServiceEnv(db),
+  ...(sampling
+    ? { NODE_OPTIONS: `--expose-gc --import ${new URL('buffer-sampler.mjs', import.meta.url).pathname}`, BUFFER_LOG }
+    : {}),
+};
 const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
 for (const build of builds) {
   const isFloor = build === 'floor';
@@ -39,8 +44,12 @@ for (const build of builds) {
     const started = service.rss();
     const ports = { floor: service.port, service: service.port };
     const pick = isFloor ? 0 : 1;
-    const largest = targetsFor(SHAPES.find((s) => s.name === '76x3650')!, db.lastDay, db.projectIds, ports, BENCH_KEY)[pick]!;
-    const small = targetsFor(SHAPES.find((s) => s.name === '3x365')!, db.lastDay, db.projectIds, ports, BENCH_KEY)[pick]!;
+    const largest = targetsFor(SHAPES.find((s) => s.name === '76x3650')!, db.lastDay, db.projectIds, ports, BENCH_KEY)[
+      pick
+    ]!;
+    const small = targetsFor(SHAPES.find((s) => s.name === '3x365')!, db.lastDay, db.projectIds, ports, BENCH_KEY)[
+      pick
+    ]!;
     await autocannon({ url: small.url, headers: small.headers, connections: 8, duration: 3 });
     const warmed = service.rss();
     await autocannon({ url: largest.url, headers: largest.headers, connections: 1, duration: 8 });
@@ -49,18 +58,40 @@ for (const build of builds) {
     const from = Date.now();
     const result = await autocannon({ url: largest.url, headers: largest.headers, connections: 8, duration: 8 });
     const peak = sampler.stop();
-    console.log(`${build}: RSS ${mb(started)} MB after start, ${mb(warmed)} after the 3x365 warm-up, ${mb(before)} after 1 connection, peak ${mb(peak)} at 8 connections (growth ${mb(peak - before)} MB; ${result.requests.total} answers, non-2xx ${result.non2xx})${sampling ? buffersSince(from) : ''}`);
+    console.log(
+      `${build}: RSS ${mb(started)} MB after start, ${mb(warmed)} after the ` +
+        `3x365 warm-up, ${mb(before)} after 1 connection, peak ${mb(peak)} at 8 ` +
+        `connections (growth ${mb(peak - before)} MB; ${result.requests.total} ` +
+        `answers, non-2xx ${result.non2xx})${sampling ? buffersSince(from) : ''}`,
+    );
     if (withGraphql && !isFloor) {
       // GraphQL's steps follow REST's on the same process, as in `npm run bench`.
-      const graphql = targetsFor(SHAPES.find((s) => s.name === '76x3650')!, db.lastDay, db.projectIds, ports, BENCH_KEY)[2]!;
-      const request = { url: graphql.url, method: graphql.method, headers: graphql.headers, body: graphql.body, duration: 8 };
+      const graphql = targetsFor(
+        SHAPES.find((s) => s.name === '76x3650')!,
+        db.lastDay,
+        db.projectIds,
+        ports,
+        BENCH_KEY,
+      )[2]!;
+      const request = {
+        url: graphql.url,
+        method: graphql.method,
+        headers: graphql.headers,
+        body: graphql.body,
+        duration: 8,
+      };
       await autocannon({ ...request, connections: 1 });
       const graphqlBefore = service.rss();
       const graphqlSampler = sampleRss(service);
       const graphqlFrom = Date.now();
       const answered = await autocannon({ ...request, connections: 8 });
       const graphqlPeak = graphqlSampler.stop();
-      console.log(`${build}, graphql after it: RSS ${mb(graphqlBefore)} MB after 1 connection, peak ${mb(graphqlPeak)} at 8 connections (growth ${mb(graphqlPeak - graphqlBefore)} MB; ${answered.requests.total} answers, non-2xx ${answered.non2xx})${sampling ? buffersSince(graphqlFrom) : ''}`);
+      console.log(
+        `${build}, graphql after it: RSS ${mb(graphqlBefore)} MB after 1 connection, ` +
+          `peak ${mb(graphqlPeak)} at 8 connections (growth ${mb(graphqlPeak - graphqlBefore)} ` +
+          (`MB; ${answered.requests.total} answers, non-2xx ${answered.non2xx}` +
+            `)${sampling ? buffersSince(graphqlFrom) : ''}`),
+      );
     }
   } finally {
     await service.stop();
@@ -68,9 +99,19 @@ for (const build of builds) {
 }
 rmSync(BUFFER_LOG, { force: true });
 
-/** `; ArrayBuffers at most X MB before a forced full collection, Y MB after`, from buffer-sampler.mjs' lines since `from`. */
+/**
+ * `; ArrayBuffers at most X MB before a forced full collection, Y MB after`, from buffer-sampler.mjs' lines since
+ * `from`.
+ */
 function buffersSince(from: number): string {
-  const samples = readFileSync(BUFFER_LOG, 'utf8').trim().split('\n').map((line) => line.split(' ').map(Number)).filter(([at]) => at! >= from);
+  const samples = readFileSync(BUFFER_LOG, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => line.split(' ').map(Number))
+    .filter(([at]) => at! >= from);
   const most = (i: number) => Math.max(...samples.map((s) => s[i]!));
-  return `; ArrayBuffers at most ${mb(most(1))} MB before a forced full collection, ${mb(most(2))} MB after (${samples.length} collections)`;
+  return (
+    `; ArrayBuffers at most ${mb(most(1))} MB before a forced full collection, ${mb(most(2))} ` +
+    `MB after (${samples.length} collections)`
+  );
 }

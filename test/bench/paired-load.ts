@@ -35,7 +35,11 @@ export interface PairedResult {
  * a b, b a, a b, … (so a steady drift favours neither), with `connections` sockets per
  * target. Rejects on any answer other than 200.
  */
-export async function pairedLoad(a: Target, b: Target, options: { connections: number; pairs: number; sliceMs: number; pids?: [number, number] }): Promise<PairedResult> {
+export async function pairedLoad(
+  a: Target,
+  b: Target,
+  options: { connections: number; pairs: number; sliceMs: number; pids?: [number, number] },
+): Promise<PairedResult> {
   const pools = await Promise.all([a, b].map((t) => openPool(t, options.connections)));
   try {
     const totals = [0, 1].map(() => ({ requests: 0, ms: 0, process: 0, postgres: 0, busy: 0, idle: 0 }));
@@ -45,7 +49,11 @@ export async function pairedLoad(a: Target, b: Target, options: { connections: n
       const order = pair % 2 === 0 ? [0, 1] : [1, 0];
       const rates: number[] = [0, 0];
       for (const which of order) {
-        const before = pids && { process: cpuUs(`/proc/${pids[which]}/stat`), postgres: postgresCpuUs(), machine: machineCpuUs() };
+        const before = pids && {
+          process: cpuUs(`/proc/${pids[which]}/stat`),
+          postgres: postgresCpuUs(),
+          machine: machineCpuUs(),
+        };
         const { requests, ms } = await loadSlice(pools[which]!, options.sliceMs);
         if (pids && before) {
           totals[which]!.process += cpuUs(`/proc/${pids[which]}/stat`) - before.process;
@@ -61,7 +69,8 @@ export async function pairedLoad(a: Target, b: Target, options: { connections: n
       pairRatios.push(rates[1]! / rates[0]!);
     }
     const rps = totals.map((t) => (t.requests / t.ms) * 1000) as [number, number];
-    const perRequest = (pick: (t: (typeof totals)[number]) => number) => totals.map((t) => pick(t) / t.requests) as [number, number];
+    const perRequest = (pick: (t: (typeof totals)[number]) => number) =>
+      totals.map((t) => pick(t) / t.requests) as [number, number];
     const requests = totals.map((t) => t.requests) as [number, number];
     const cpu = {
       process: perRequest((t) => t.process),
@@ -77,24 +86,36 @@ export async function pairedLoad(a: Target, b: Target, options: { connections: n
 
 // Private
 
-/** Every socket asks again as soon as its answer is in, until the slice's time is up; the slice ends with its last answer. */
+/**
+ * Every socket asks again as soon as its answer is in, until the slice's time is up; the slice ends with its last
+ * answer.
+ */
 async function loadSlice(pool: Connection[], sliceMs: number): Promise<{ requests: number; ms: number }> {
   const started = performance.now();
   const deadline = started + sliceMs;
   let requests = 0;
-  await Promise.all(pool.map(async (connection) => {
-    while (performance.now() < deadline) {
-      await connection.request();
-      requests += 1;
-    }
-  }));
+  await Promise.all(
+    pool.map(async (connection) => {
+      while (performance.now() < deadline) {
+        await connection.request();
+        requests += 1;
+      }
+    }),
+  );
   return { requests, ms: performance.now() - started };
 }
 
 async function openPool(target: Target, connections: number): Promise<Connection[]> {
   const url = new URL(target.url);
-  const headers = Object.entries({ host: url.host, ...target.headers, ...(target.body ? { 'content-length': String(Buffer.byteLength(target.body)) } : {}) });
-  const head = `${target.method} ${url.pathname}${url.search} HTTP/1.1\r\n${headers.map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`;
+  const headers = Object.entries({
+    host: url.host,
+    ...target.headers,
+    ...(target.body ? { 'content-length': String(Buffer.byteLength(target.body)) } : {}),
+  });
+  const head =
+    `${target.method} ${url.pathname}${url.search} HTTP/1.1\r\n` +
+    `${headers.map(([k, v]) => `${k}: ${v}\r\n`).join('')}` +
+    `\r\n`;
   const bytes = Buffer.from(head + (target.body ?? ''));
   return Promise.all(Array.from({ length: connections }, () => Connection.open(Number(url.port), bytes, target.name)));
 }
@@ -107,7 +128,11 @@ class Connection {
   private remaining = -1;
   private done: ((error?: Error) => void) | undefined;
 
-  private constructor(private readonly socket: Socket, private readonly bytes: Buffer, private readonly name: string) {
+  private constructor(
+    private readonly socket: Socket,
+    private readonly bytes: Buffer,
+    private readonly name: string,
+  ) {
     socket.on('data', (chunk: Buffer) => this.read(chunk));
     socket.on('error', (error) => this.finish(error));
     socket.on('close', () => this.finish(new Error(`${name} closed the connection`)));

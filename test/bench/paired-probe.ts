@@ -34,8 +34,19 @@ const FRESH = process.env.FRESH !== '0';
 
 const db = await ensureBenchDatabase(BENCH_SERVER_URL, (line) => process.stderr.write(`${line}\n`));
 const env = benchServiceEnv(db);
-console.log(`3x365 at ${CONNECTIONS} connections: ${BLOCKS} blocks of ${FRESH ? 'fresh processes' : 'the same processes'}, ${PAIRS} pairs of ${SLICE_MS} ms slices per comparison`);
-await measureBlocks(startProcesses, { blocks: BLOCKS, connections: CONNECTIONS, pairs: PAIRS, sliceMs: SLICE_MS, fresh: FRESH });
+console.log(
+  `3x365 at ${CONNECTIONS} connections: ${BLOCKS} blocks ` +
+    `of ${FRESH ? 'fresh processes' : 'the same processes'}` +
+    `, ${PAIRS} ` +
+    `pairs of ${SLICE_MS} ms slices per comparison`,
+);
+await measureBlocks(startProcesses, {
+  blocks: BLOCKS,
+  connections: CONNECTIONS,
+  pairs: PAIRS,
+  sliceMs: SLICE_MS,
+  fresh: FRESH,
+});
 
 /** The floor, each build, and (CONTROL) a second floor. */
 async function startProcesses(children: Child[]): Promise<Block> {
@@ -59,5 +70,10 @@ function buildEnv(i: number): Record<string, string> {
 
 /** `NAME=value;NAME=value` as an environment. */
 function envFrom(spec = ''): Record<string, string> {
-  return Object.fromEntries(spec.split(';').filter((pair) => pair.includes('=')).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+  return Object.fromEntries(
+    spec
+      .split(';')
+      .filter((pair) => pair.includes('='))
+      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  );
 }

@@ -17,7 +17,11 @@ export interface Child {
  * output (the service's JSON logs) goes nowhere, so reading it costs the measuring
  * process nothing.
  */
-export async function startChild(entry: string, env: Record<string, string>, ready: (line: string) => number | undefined): Promise<Child> {
+export async function startChild(
+  entry: string,
+  env: Record<string, string>,
+  ready: (line: string) => number | undefined,
+): Promise<Child> {
   const args = entry.startsWith('src/') ? ['scripts/run.mjs', entry] : ['--import', 'tsx', entry];
   const child = spawn(process.execPath, args, {
     env: { ...process.env, ...env },
@@ -60,7 +64,11 @@ const floorPort = portIn(/floor listening on (\d+)/);
  * when the same service also answers GraphQL (docs/performance.md, "What a session ran before").
  */
 export function startFloor(env: Record<string, string>, graphqlHistory: boolean): Promise<Child> {
-  return startChild('test/bench/floor-server.ts', { ...env, ...(graphqlHistory ? { FLOOR_GRAPHQL_HISTORY: '1' } : {}) }, floorPort);
+  return startChild(
+    'test/bench/floor-server.ts',
+    { ...env, ...(graphqlHistory ? { FLOOR_GRAPHQL_HISTORY: '1' } : {}) },
+    floorPort,
+  );
 }
 
 /** The middle value (the upper one of the two middle values for an even count), as the probes report their rounds. */
@@ -88,10 +96,28 @@ export function postgresCpuUs(): number {
   return total;
 }
 
-/** The machine's busy and idle (idle and I/O wait) CPU time over all cores so far, in µs, from `/proc/stat` (USER_HZ is 100). */
+/**
+ * The machine's busy and idle (idle and I/O wait) CPU time over all cores so far, in µs, from `/proc/stat` (USER_HZ
+ * is 100).
+ */
 export function machineCpuUs(): { busy: number; idle: number } {
-  const fields = readFileSync('/proc/stat', 'utf8').slice(0, 200).split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = fields as [number, number, number, number, number, number, number, number];
+  const fields = readFileSync('/proc/stat', 'utf8')
+    .slice(0, 200)
+    .split('\n')[0]!
+    .trim()
+    .split(/\s+/)
+    .slice(1, 9)
+    .map(Number);
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = fields as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   return { busy: (user + nice + system + irq + softirq + steal) * 10_000, idle: (idle + iowait) * 10_000 };
 }
 

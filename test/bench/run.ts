@@ -52,7 +52,13 @@ interface Row extends MeasuredRow {
   peakRssGrowthMb?: number;
 }
 
-if (QUICK) log(`--quick: only 3 projects x 365 days at 8 connections, a warm-up of ${WARMUP_SECONDS} s then ${QUICK_ROUNDS} rounds of ${QUICK_SECONDS} s per target (floor, rest, graphql, rest-hot and graphql-hot through the response cache, and rest on two instances); no memory runs`);
+if (QUICK)
+  log(
+    `--quick: only 3 projects x 365 days at 8 connections, a warm-up of ${WARMUP_SECONDS} ` +
+      `s then ${QUICK_ROUNDS} rounds of ${QUICK_SECONDS} s per target (floor, ` +
+      `rest, graphql, rest-hot and graphql-hot through the response cache, and ` +
+      `rest on two instances); no memory runs`,
+  );
 const db = await ensureBenchDatabase(BENCH_SERVER_URL, log);
 // The service runs as deployed (request logs at info level); only the rate limit is lifted,
 // and the response cache is off: the rest and graphql rows measure the series path, since
@@ -80,16 +86,35 @@ try {
   for (const shape of shapes) {
     const connectionCounts = QUICK ? [8] : shape.connections;
     for (const connections of connectionCounts) {
-      const targets = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: service.port }, BENCH_KEY);
+      const targets = targetsFor(
+        shape,
+        db.lastDay,
+        db.projectIds,
+        { floor: floor.port, service: service.port },
+        BENCH_KEY,
+      );
       if (shape.name === '3x365') {
-        const [, rest, graphql] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: hot.port }, BENCH_KEY);
+        const [, rest, graphql] = targetsFor(
+          shape,
+          db.lastDay,
+          db.projectIds,
+          { floor: floor.port, service: hot.port },
+          BENCH_KEY,
+        );
         targets.push({ ...rest!, name: 'rest-hot' }, { ...graphql!, name: 'graphql-hot' });
       }
       if (graphqlApart !== undefined) {
-        const [, , graphql] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: graphqlApart.port }, BENCH_KEY);
+        const [, , graphql] = targetsFor(
+          shape,
+          db.lastDay,
+          db.projectIds,
+          { floor: floor.port, service: graphqlApart.port },
+          BENCH_KEY,
+        );
         targets[targets.findIndex((t) => t.name === 'graphql')] = graphql!;
       }
-      if (ONLY_TARGETS !== undefined) targets.splice(0, targets.length, ...targets.filter((t) => ONLY_TARGETS.includes(t.name)));
+      if (ONLY_TARGETS !== undefined)
+        targets.splice(0, targets.length, ...targets.filter((t) => ONLY_TARGETS.includes(t.name)));
       await sleep(2_000); // let requests still running from the previous shape finish
       const reference = await fetchPoints(targets[0]!, shape);
       for (const target of targets) {
@@ -112,7 +137,9 @@ try {
           await load(target, connections, LEAD_IN_SECONDS);
           runs.get(target.name)!.push(await measure(target, shape, connections));
         }
-        log(`  round ${round + 1}: ${order.map((t) => `${t.name} ${runs.get(t.name)!.at(-1)!.rps.toFixed(0)}`).join(', ')}`);
+        log(
+          `  round ${round + 1}: ${order.map((t) => `${t.name} ${runs.get(t.name)!.at(-1)!.rps.toFixed(0)}`).join(', ')}`,
+        );
       }
       for (const target of targets) {
         const row = medianRow(runs.get(target.name)!);
@@ -133,14 +160,28 @@ try {
     const second = await startChild('src/main.ts', env, servicePort);
     try {
       const shape = SHAPES.find((s) => s.name === '3x365')!;
-      const [, one] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: service.port }, BENCH_KEY);
-      const [, two] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: second.port }, BENCH_KEY);
+      const [, one] = targetsFor(
+        shape,
+        db.lastDay,
+        db.projectIds,
+        { floor: floor.port, service: service.port },
+        BENCH_KEY,
+      );
+      const [, two] = targetsFor(
+        shape,
+        db.lastDay,
+        db.projectIds,
+        { floor: floor.port, service: second.port },
+        BENCH_KEY,
+      );
       const runs: Row[] = [];
       await Promise.all([one!, two!].map((t) => load(t, 4, WARMUP_SECONDS)));
       for (let round = 0; round < roundsOf(shape); round += 1) {
         const halves = await Promise.all([one!, two!].map((t) => load(t, 4, secondsOf(shape))));
         runs.push({
-          shape: shape.name, connections: 8, target: 'rest-2-instances',
+          shape: shape.name,
+          connections: 8,
+          target: 'rest-2-instances',
           rps: halves[0]!.requests.average + halves[1]!.requests.average,
           p50: Math.max(halves[0]!.latency.p50, halves[1]!.latency.p50),
           p99: Math.max(halves[0]!.latency.p99, halves[1]!.latency.p99),
@@ -170,13 +211,23 @@ const freshGrowthMb: Record<string, number> = {};
 if (!QUICK && (args.shape === undefined || args.shape === '76x3650')) {
   const fresh = [
     { start: () => startFloor(env, false), names: ['floor'], what: 'floor on a fresh process' },
-    { start: () => startChild('src/main.ts', env, servicePort), names: ['rest', 'graphql'], what: 'on a fresh service' },
+    {
+      start: () => startChild('src/main.ts', env, servicePort),
+      names: ['rest', 'graphql'],
+      what: 'on a fresh service',
+    },
   ];
   for (const { start, names, what } of fresh) {
     const probe = await start();
     try {
       const ports = { floor: probe.port, service: probe.port };
-      const largest = targetsFor(SHAPES.find((s) => s.name === '76x3650')!, db.lastDay, db.projectIds, ports, BENCH_KEY);
+      const largest = targetsFor(
+        SHAPES.find((s) => s.name === '76x3650')!,
+        db.lastDay,
+        db.projectIds,
+        ports,
+        BENCH_KEY,
+      );
       const small = targetsFor(SHAPES[1]!, db.lastDay, db.projectIds, ports, BENCH_KEY);
       // The same 3 s of the 3x365 request first, through the floor's URL or REST's.
       const warm = small[names[0] === 'floor' ? 0 : 1]!;
@@ -185,11 +236,23 @@ if (!QUICK && (args.shape === undefined || args.shape === '76x3650')) {
         for (const connections of [1, 8]) {
           const before = probe.rss();
           const sampler = sampleRss(probe);
-          const result = await autocannon({ url: target.url, method: target.method, headers: target.headers, body: target.body, connections, duration: 8 });
+          const result = await autocannon({
+            url: target.url,
+            method: target.method,
+            headers: target.headers,
+            body: target.body,
+            connections,
+            duration: 8,
+          });
           const growth = (sampler.stop() - before) / 2 ** 20;
           if (connections === 8) freshGrowthMb[target.name] = growth;
           const label = target.name === 'floor' ? what : `${target.name} ${what}`;
-          memoryLines.push(`76x3650 ${label}, ${connections} connection(s): ${result.requests.total} answers of ${(result.throughput.total / Math.max(1, result.requests.total) / 2 ** 20).toFixed(1)} MB, RSS ${(before / 2 ** 20).toFixed(0)} MB before, peak growth ${growth.toFixed(1)} MB`);
+          memoryLines.push(
+            `76x3650 ${label}, ${connections} connection(s): ${result.requests.total} ` +
+              `answers of ${(result.throughput.total / Math.max(1, result.requests.total) / 2 ** 20).toFixed(1)} ` +
+              `MB, RSS ${(before / 2 ** 20).toFixed(0)} MB before, peak growth ${growth.toFixed(1)} ` +
+              `MB`,
+          );
           log(memoryLines.at(-1)!);
         }
       }
@@ -206,15 +269,35 @@ if (!QUICK && (args.shape === undefined || args.shape === 'views')) {
   const fresh = await startChild('src/main.ts', env, servicePort);
   try {
     const shape = SHAPES.find((s) => s.name === '76x3650')!;
-    const [, rest, graphql] = targetsFor(shape, db.lastDay, db.projectIds, { floor: floor.port, service: fresh.port }, BENCH_KEY);
+    const [, rest, graphql] = targetsFor(
+      shape,
+      db.lastDay,
+      db.projectIds,
+      { floor: floor.port, service: fresh.port },
+      BENCH_KEY,
+    );
     const monthlyRest = { ...rest!, url: `${rest!.url}&interval=month` };
     const monthlyGraphql = { ...graphql!, body: graphql!.body!.replace('to: $to)', 'to: $to, interval: MONTH)') };
-    for (const [name, target] of [['rest', monthlyRest], ['graphql', monthlyGraphql]] as const) {
+    for (const [name, target] of [
+      ['rest', monthlyRest],
+      ['graphql', monthlyGraphql],
+    ] as const) {
       const check = await fetch(target.url, { method: target.method, headers: target.headers, body: target.body });
       const size = (await check.arrayBuffer()).byteLength;
       if (check.status !== 200) throw new Error(`monthly ${name} answered ${check.status}`);
-      const result = await autocannon({ url: target.url, method: target.method, headers: target.headers, body: target.body, connections: 8, duration: 6 });
-      viewLines.push(`monthly 76x3650 ${name}, 8 connections: ${result.requests.average.toFixed(0)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ${size} bytes per answer, non-2xx ${result.non2xx}`);
+      const result = await autocannon({
+        url: target.url,
+        method: target.method,
+        headers: target.headers,
+        body: target.body,
+        connections: 8,
+        duration: 6,
+      });
+      viewLines.push(
+        `monthly 76x3650 ${name}, 8 connections: ${result.requests.average.toFixed(0)} ` +
+          `req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ${size} ` +
+          `bytes per answer, non-2xx ${result.non2xx}`,
+      );
       log(viewLines.at(-1)!);
     }
     // One export per metric with all its projects (a project list must suit every metric of one export).
@@ -225,7 +308,11 @@ if (!QUICK && (args.shape === undefined || args.shape === 'views')) {
     let rowsSeen = 0;
     const statuses = new Set<number>();
     for (const metric of CATALOG.metrics) {
-      const res = await fetch(`http://127.0.0.1:${fresh.port}/v1/export?metric=${metric.name}&project=${metric.projects.join(',')}&format=csv`, { headers: { 'x-api-key': BENCH_KEY } });
+      const res = await fetch(
+        `http://127.0.0.1:${fresh.port}/v1/export?metric=${metric.name}` +
+          `&project=${metric.projects.join(',')}&format=csv`,
+        { headers: { 'x-api-key': BENCH_KEY } },
+      );
       statuses.add(res.status);
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
         bytes += chunk.byteLength;
@@ -234,7 +321,12 @@ if (!QUICK && (args.shape === undefined || args.shape === 'views')) {
       rowsSeen -= 1; // the header line
     }
     const growth = (sampler.stop() - before) / 2 ** 20;
-    viewLines.push(`export of every metric, project and day as CSV, ${CATALOG.metrics.length} exports: statuses ${[...statuses].join(' ')}, ${rowsSeen} rows, ${(bytes / 2 ** 20).toFixed(1)} MB in ${((Date.now() - started) / 1000).toFixed(1)} s, service peak RSS growth ${growth.toFixed(1)} MB`);
+    viewLines.push(
+      `export of every metric, project and day as CSV, ${CATALOG.metrics.length} ` +
+        `exports: statuses ${[...statuses].join(' ')}, ${rowsSeen} rows, ${(bytes / 2 ** 20).toFixed(1)} ` +
+        `MB in ${((Date.now() - started) / 1000).toFixed(1)} s, service peak RSS ` +
+        `growth ${growth.toFixed(1)} MB`,
+    );
     log(viewLines.at(-1)!);
   } finally {
     await fresh.stop();
@@ -245,20 +337,34 @@ const report = [
   `| shape | conns | target | req/s | × floor | p50 ms | p99 ms | errors | non-2xx | bytes/resp | peak RSS growth MB |`,
   `|---|---|---|---|---|---|---|---|---|---|---|`,
   ...rows.map((r) => {
-    const floorRps = rows.find((f) => f.shape === r.shape && f.connections === r.connections && f.target === 'floor')?.rps ?? NaN;
+    const floorRps =
+      rows.find((f) => f.shape === r.shape && f.connections === r.connections && f.target === 'floor')?.rps ?? NaN;
     const non2xx = r.non2xx === 0 ? '0' : `${r.non2xx} (${r.statuses})`;
-    return `| ${r.shape} | ${r.connections} | ${r.target} | ${r.rps.toFixed(0)} | ${(r.rps / floorRps).toFixed(2)} | ${r.p50} | ${r.p99} | ${r.errors} | ${non2xx} | ${r.bytes} | ${r.peakRssGrowthMb?.toFixed(1) ?? ''} |`;
+    return (
+      `| ${r.shape} | ${r.connections} | ${r.target} | ${r.rps.toFixed(0)} | ${(r.rps / floorRps).toFixed(2)} ` +
+      `| ${r.p50} | ${r.p99} | ${r.errors} | ${non2xx} | ${r.bytes} | ${r.peakRssGrowthMb?.toFixed(1) ?? ''} ` +
+      `|`
+    );
   }),
 ].join('\n');
 const ratio = (target: string, connections: number) => {
-  const of = (name: string) => rows.find((r) => r.shape === '3x365' && r.connections === connections && r.target === name)?.rps ?? NaN;
+  const of = (name: string) =>
+    rows.find((r) => r.shape === '3x365' && r.connections === connections && r.target === name)?.rps ?? NaN;
   return (of(target) / of('floor')).toFixed(2);
 };
-const ratiosAt32 = QUICK ? '' : ` (32 connections: rest/floor=${ratio('rest', 32)} graphql/floor=${ratio('graphql', 32)})`;
-const summary = `ratios: rest/floor=${ratio('rest', 8)} graphql/floor=${ratio('graphql', 8)} rest-hot/floor=${ratio('rest-hot', 8)} graphql-hot/floor=${ratio('graphql-hot', 8)}`;
+const ratiosAt32 = QUICK
+  ? ''
+  : ` (32 connections: rest/floor=${ratio('rest', 32)} graphql/floor=${ratio('graphql', 32)})`;
+const summary =
+  `ratios: rest/floor=${ratio('rest', 8)} graphql/floor=${ratio('graphql', 8)} ` +
+  `rest-hot/floor=${ratio('rest-hot', 8)} graphql-hot/floor=${ratio('graphql-hot', 8)}`;
 const verdicts = formatVerdicts(judgeTargets({ rows, freshGrowthMb }));
 mkdirSync('.data', { recursive: true });
-writeFileSync(`.data/bench-${args.shape ?? (QUICK ? 'quick' : 'full')}.md`, `${report}\n\n${[...pairedLines, ...memoryLines, ...viewLines].join('\n')}\n\n${verdicts}\n\n${summary}${ratiosAt32}\n`);
+writeFileSync(
+  `.data/bench-${args.shape ?? (QUICK ? 'quick' : 'full')}.md`,
+  `${report}\n\n${[...pairedLines, ...memoryLines, ...viewLines].join('\n')}` +
+    `\n\n${verdicts}\n\n${summary}${ratiosAt32}\n`,
+);
 console.log(`\n${report}\n`);
 for (const line of [...pairedLines, ...memoryLines, ...viewLines]) console.log(line);
 console.log(`\n${verdicts}\n`);
@@ -272,16 +378,28 @@ console.log(summary);
  * the processes the rotation just measured: a second estimate of REST × floor that drift
  * between rounds does not reach, beside the same method's figure for two identical servers.
  */
-async function pairedLine(connections: number, floorTarget: Target, rest: Target, floorTwoTarget: Target): Promise<string> {
+async function pairedLine(
+  connections: number,
+  floorTarget: Target,
+  rest: Target,
+  floorTwoTarget: Target,
+): Promise<string> {
   const options = { connections, pairs: PAIRS, sliceMs: SLICE_MS };
-  await pairedLoad(floorTarget, floorTwoTarget, { ...options, pairs: 2, sliceMs: 500 }); // the second floor's first answers
+  // the second floor's first answers
+  await pairedLoad(floorTarget, floorTwoTarget, { ...options, pairs: 2, sliceMs: 500 });
   const describe = (result: PairedResult) => {
     const pairs = [...result.pairRatios].sort((a, b) => a - b);
-    return `${(result.rps[1] / result.rps[0]).toFixed(3)} (${result.rps[0].toFixed(0)} and ${result.rps[1].toFixed(0)} req/s; pairs ${pairs[0]!.toFixed(2)}-${pairs.at(-1)!.toFixed(2)})`;
+    return (
+      `${(result.rps[1] / result.rps[0]).toFixed(3)} (${result.rps[0].toFixed(0)} ` +
+      `and ${result.rps[1].toFixed(0)} req/s; pairs ${pairs[0]!.toFixed(2)}-${pairs.at(-1)!.toFixed(2)})`
+    );
   };
   const restResult = await pairedLoad(floorTarget, rest, options);
   const control = await pairedLoad(floorTarget, floorTwoTarget, options);
-  return `3x365 c=${connections} paired slices (${PAIRS} pairs of ${SLICE_MS} ms): rest × floor ${describe(restResult)}; second floor × floor ${describe(control)}`;
+  return (
+    `3x365 c=${connections} paired slices (${PAIRS} pairs of ${SLICE_MS} ms): ` +
+    `rest × floor ${describe(restResult)}; second floor × floor ${describe(control)}`
+  );
 }
 
 async function measure(target: Target, shape: Shape, connections: number): Promise<Row> {
@@ -301,14 +419,27 @@ async function measure(target: Target, shape: Shape, connections: number): Promi
     p99: result.latency.p99,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
-    statuses: Object.keys(result.statusCodeStats ?? {}).filter((code) => code !== '200').join(' '),
+    statuses: Object.keys(result.statusCodeStats ?? {})
+      .filter((code) => code !== '200')
+      .join(' '),
     bytes: Math.round(result.throughput.total / Math.max(1, result.requests.total)),
     ...(shape.trackMemory ? { peakRssGrowthMb: (peak - rssBefore) / 2 ** 20 } : {}),
   };
 }
 
-function load(target: Pick<Target, 'url' | 'method' | 'headers' | 'body'>, connections: number, seconds: number): Promise<autocannon.Result> {
-  return autocannon({ url: target.url, method: target.method, headers: target.headers, body: target.body, connections, duration: seconds });
+function load(
+  target: Pick<Target, 'url' | 'method' | 'headers' | 'body'>,
+  connections: number,
+  seconds: number,
+): Promise<autocannon.Result> {
+  return autocannon({
+    url: target.url,
+    method: target.method,
+    headers: target.headers,
+    body: target.body,
+    connections,
+    duration: seconds,
+  });
 }
 
 function roundsOf(shape: Shape): number {
@@ -335,18 +466,26 @@ function medianRow(runs: Row[]): Row {
     errors: runs.reduce((n, r) => n + r.errors, 0),
     non2xx: runs.reduce((n, r) => n + r.non2xx, 0),
     statuses: [...new Set(runs.flatMap((r) => r.statuses.split(' ').filter(Boolean)))].join(' '),
-    ...(first.peakRssGrowthMb === undefined ? {} : { peakRssGrowthMb: Math.max(...runs.map((r) => r.peakRssGrowthMb ?? 0)) }),
+    ...(first.peakRssGrowthMb === undefined
+      ? {}
+      : { peakRssGrowthMb: Math.max(...runs.map((r) => r.peakRssGrowthMb ?? 0)) }),
   };
 }
 
 function formatRow(r: Row): string {
-  return `${r.shape.padEnd(8)} c=${String(r.connections).padEnd(3)} ${r.target.padEnd(8)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  errors ${r.errors} non2xx ${r.non2xx} ${r.statuses}${r.peakRssGrowthMb === undefined ? '' : `  peak RSS +${r.peakRssGrowthMb.toFixed(1)} MB`}`;
+  return (
+    `${r.shape.padEnd(8)} c=${String(r.connections).padEnd(3)} ${r.target.padEnd(8)} ${r.rps.toFixed(0).padStart(6)} ` +
+    (`req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  errors ${r.errors}` +
+      (` non2xx ${r.non2xx} ${r.statuses}` +
+        `${r.peakRssGrowthMb === undefined ? '' : `  peak RSS +${r.peakRssGrowthMb.toFixed(1)} MB`}`))
+  );
 }
 
 /** Before timing: the target answers 200; its points are compared with the floor's. */
 async function fetchPoints(target: Target, shape: Shape): Promise<Record<string, unknown>> {
   const res = await fetch(target.url, { method: target.method, headers: target.headers, body: target.body });
   const text = await res.text();
-  if (res.status !== 200) throw new Error(`${target.name} answered ${res.status} for ${shape.name}: ${text.slice(0, 300)}`);
+  if (res.status !== 200)
+    throw new Error(`${target.name} answered ${res.status} for ${shape.name}: ${text.slice(0, 300)}`);
   return target.pointsOf(text);
 }

@@ -37,15 +37,23 @@ export interface Target {
 }
 
 /** The three ways of asking for the same points. */
-export function targetsFor(shape: Shape, lastDay: string, projectIds: number[], ports: { floor: number; service: number }, key: string): Target[] {
+export function targetsFor(
+  shape: Shape,
+  lastDay: string,
+  projectIds: number[],
+  ports: { floor: number; service: number },
+  key: string,
+): Target[] {
   const metric = CATALOG.byName.get(BENCH_METRIC)!;
   const slugs = metric.projects.slice(0, shape.projects);
   const to = lastDay;
   const from = fromEpochDay(toEpochDay(lastDay) - shape.days + 1);
   const ids = projectIds.slice(0, shape.projects);
   const restPoints = (body: string) => JSON.parse(body) as Record<string, unknown>;
-  const graphqlQuery = `query Bench($projects: [Project!], $from: Date, $to: Date) {
-    metric(name: ${BENCH_METRIC.replaceAll('-', '_')}, projects: $projects, from: $from, to: $to) { series { slug points { date value } } }
+  const graphqlQuery =
+    `query Bench($projects: [Project!], $from: Date, $to: Date) {
+    metric(name: ${BENCH_METRIC.replaceAll('-', '_')}, projects: $projects, ` +
+    `from: $from, to: $to) { series { slug points { date value } } }
   }`;
   return [
     {
@@ -57,7 +65,10 @@ export function targetsFor(shape: Shape, lastDay: string, projectIds: number[], 
     },
     {
       name: 'rest',
-      url: `http://127.0.0.1:${ports.service}/v1/metrics/${BENCH_METRIC}?project=${slugs.join(',')}&start_date=${from}&end_date=${to}`,
+      url:
+        `http://127.0.0.1:${ports.service}/v1/metrics/${BENCH_METRIC}` +
+        `?project=${slugs.join(',')}&start_date=${from}&end_date=` +
+        `${to}`,
       method: 'GET',
       headers: { 'x-api-key': key },
       pointsOf: restPoints,
@@ -67,9 +78,15 @@ export function targetsFor(shape: Shape, lastDay: string, projectIds: number[], 
       url: `http://127.0.0.1:${ports.service}/graphql`,
       method: 'POST',
       headers: { 'x-api-key': key, 'content-type': 'application/json', accept: 'application/graphql-response+json' },
-      body: JSON.stringify({ query: graphqlQuery, variables: { projects: slugs.map((s) => s.replaceAll('-', '_')), from, to } }),
+      body: JSON.stringify({
+        query: graphqlQuery,
+        variables: { projects: slugs.map((s) => s.replaceAll('-', '_')), from, to },
+      }),
       pointsOf: (body) => {
-        const result = JSON.parse(body) as { data?: { metric: { series: { slug: string; points: unknown[] }[] } }; errors?: unknown };
+        const result = JSON.parse(body) as {
+          data?: { metric: { series: { slug: string; points: unknown[] }[] } };
+          errors?: unknown;
+        };
         if (!result.data) throw new Error(`graphql answered errors: ${JSON.stringify(result.errors).slice(0, 300)}`);
         return Object.fromEntries(result.data.metric.series.map((s) => [s.slug, s.points]));
       },

@@ -18,7 +18,10 @@ export interface MeasuredRow {
 /** One run's figures: the table's rows, and the 76x3650 growth on a fresh service at 8 connections. */
 export interface RunFigures {
   rows: readonly MeasuredRow[];
-  /** MB of peak RSS growth by target (`rest`, `graphql`, and `floor` for reference); absent when the memory runs were left out. */
+  /**
+   * MB of peak RSS growth by target (`rest`, `graphql`, and `floor` for reference); absent when the memory runs were
+   * left out.
+   */
   freshGrowthMb: Readonly<Record<string, number>>;
 }
 
@@ -45,7 +48,8 @@ export const LARGE_GROWTH_LINE_MB = 64;
 /** Every target, judged on `figures`. */
 export function judgeTargets(figures: RunFigures): Verdict[] {
   const { rows } = figures;
-  const find = (shape: string, connections: number, target: string) => rows.find((r) => r.shape === shape && r.connections === connections && r.target === target);
+  const find = (shape: string, connections: number, target: string) =>
+    rows.find((r) => r.shape === shape && r.connections === connections && r.target === target);
   /** `pick(target row) / pick(floor row)` at each connection count; undefined when a row is missing. */
   const ratios = (shape: string, counts: readonly number[], target: string, pick: (r: MeasuredRow) => number) => {
     const found = counts.map((c) => {
@@ -56,50 +60,72 @@ export function judgeTargets(figures: RunFigures): Verdict[] {
     return found.includes(undefined) ? undefined : (found as number[]);
   };
   const verdicts: Verdict[] = [];
-  for (const [api, line] of [['rest', REST_LINE], ['graphql', GRAPHQL_LINE]] as const) {
+  for (const [api, line] of [
+    ['rest', REST_LINE],
+    ['graphql', GRAPHQL_LINE],
+  ] as const) {
     const rate = ratios('3x365', [8, 32], api, (r) => r.rps);
     const p99 = ratios('3x365', [8, 32], api, (r) => r.p99);
-    verdicts.push(judged(
-      `${api === 'rest' ? 'REST' : 'GraphQL'} ≥ ${line}× the floor's req/s, p99 ≤ ${P99_LINE}× its p99 (3x365, 8 and 32 connections)`,
-      rate === undefined || p99 === undefined ? undefined : { rate, p99 },
-      ({ rate: r, p99: p }) => `req/s ${list(r)}× the floor's, p99 ${list(p)}×`,
-      ({ rate: r, p99: p }) => r.every((x) => x >= line) && p.every((x) => x <= P99_LINE),
-    ));
+    verdicts.push(
+      judged(
+        `${api === 'rest' ? 'REST' : 'GraphQL'} ≥ ${line}× the floor's req/s, ` +
+          `p99 ≤ ${P99_LINE}× its p99 (3x365, 8 and 32 connections)`,
+        rate === undefined || p99 === undefined ? undefined : { rate, p99 },
+        ({ rate: r, p99: p }) => `req/s ${list(r)}× the floor's, p99 ${list(p)}×`,
+        ({ rate: r, p99: p }) => r.every((x) => x >= line) && p.every((x) => x <= P99_LINE),
+      ),
+    );
   }
   const hot = ['rest-hot', 'graphql-hot'].map((name) => ratios('3x365', [8, 32], name, (r) => r.rps));
-  verdicts.push(judged(
-    `answers from the cache ≥ ${HOT_LINE}× the floor's req/s, both APIs (3x365, 8 and 32 connections)`,
-    hot.includes(undefined) ? undefined : (hot as number[][]),
-    ([rest, graphql]) => `rest-hot ${list(rest!)}×, graphql-hot ${list(graphql!)}×`,
-    (both) => both.flat().every((x) => x >= HOT_LINE),
-  ));
+  verdicts.push(
+    judged(
+      `answers from the cache ≥ ${HOT_LINE}× the floor's req/s, both APIs (3x365, 8 and 32 connections)`,
+      hot.includes(undefined) ? undefined : (hot as number[][]),
+      ([rest, graphql]) => `rest-hot ${list(rest!)}×, graphql-hot ${list(graphql!)}×`,
+      (both) => both.flat().every((x) => x >= HOT_LINE),
+    ),
+  );
   const large = ['rest', 'graphql'].map((name) => ratios('76x3650', [1, 8, 32], name, (r) => r.p50));
-  verdicts.push(judged(
-    `76x3650 p50 ≤ ${LARGE_P50_LINE}× the floor's, both APIs (1, 8 and 32 connections)`,
-    large.includes(undefined) ? undefined : (large as number[][]),
-    ([rest, graphql]) => `REST ${list(rest!)}×, GraphQL ${list(graphql!)}×`,
-    (both) => both.flat().every((x) => x <= LARGE_P50_LINE),
-  ));
+  verdicts.push(
+    judged(
+      `76x3650 p50 ≤ ${LARGE_P50_LINE}× the floor's, both APIs (1, 8 and 32 connections)`,
+      large.includes(undefined) ? undefined : (large as number[][]),
+      ([rest, graphql]) => `REST ${list(rest!)}×, GraphQL ${list(graphql!)}×`,
+      (both) => both.flat().every((x) => x <= LARGE_P50_LINE),
+    ),
+  );
   const growth = ['rest', 'graphql'].map((name) => figures.freshGrowthMb[name]);
   const floorGrowth = figures.freshGrowthMb.floor;
-  verdicts.push(judged(
-    `76x3650 peak RSS growth ≤ ${LARGE_GROWTH_LINE_MB} MB on a fresh service, both APIs (8 connections)`,
-    growth.includes(undefined) ? undefined : (growth as number[]),
-    ([rest, graphql]) => `REST ${rest!.toFixed(1)} MB, GraphQL ${graphql!.toFixed(1)} MB${floorGrowth === undefined ? '' : ` (the floor on a fresh process ${floorGrowth.toFixed(1)} MB)`}`,
-    (both) => both.every((mb) => mb <= LARGE_GROWTH_LINE_MB),
-  ));
+  verdicts.push(
+    judged(
+      `76x3650 peak RSS growth ≤ ${LARGE_GROWTH_LINE_MB} MB on a fresh service, both APIs (8 connections)`,
+      growth.includes(undefined) ? undefined : (growth as number[]),
+      ([rest, graphql]) =>
+        `REST ${rest!.toFixed(1)} MB, GraphQL ${graphql!.toFixed(1)}` +
+        ` MB${floorGrowth === undefined ? '' : ` (the floor on a fresh process ${floorGrowth.toFixed(1)} MB)`}`,
+      (both) => both.every((mb) => mb <= LARGE_GROWTH_LINE_MB),
+    ),
+  );
   return verdicts;
 }
 
 /** `targets:` and a line per verdict, as the bench prints them. */
 export function formatVerdicts(verdicts: readonly Verdict[]): string {
   const word = (met: boolean | undefined) => (met === undefined ? 'not measured in this run' : met ? 'met' : 'NOT MET');
-  return ['targets:', ...verdicts.map((v) => `  ${v.target}: ${v.figures === '' ? '' : `${v.figures}: `}${word(v.met)}`)].join('\n');
+  return [
+    'targets:',
+    ...verdicts.map((v) => `  ${v.target}: ${v.figures === '' ? '' : `${v.figures}: `}${word(v.met)}`),
+  ].join('\n');
 }
 
 // Private
 
-function judged<T>(target: string, values: T | undefined, describe: (values: T) => string, meets: (values: T) => boolean): Verdict {
+function judged<T>(
+  target: string,
+  values: T | undefined,
+  describe: (values: T) => string,
+  meets: (values: T) => boolean,
+): Verdict {
   if (values === undefined) return { target, figures: '', met: undefined };
   return { target, figures: describe(values), met: meets(values) };
 }

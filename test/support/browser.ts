@@ -6,13 +6,26 @@ import { prerequisite } from './ci.js';
 export const CHROMIUM = '/usr/bin/chromium';
 
 /** Whether browser suites run here; under CI a missing Chromium fails the run instead. */
-export const BROWSER_AVAILABLE = prerequisite(existsSync(CHROMIUM), `Chromium (${CHROMIUM})`, 'install it with apt-get install -y chromium');
+export const BROWSER_AVAILABLE = prerequisite(
+  existsSync(CHROMIUM),
+  `Chromium (${CHROMIUM})`,
+  'install it with apt-get install -y chromium',
+);
 
 /** Headless, as root, with nothing that reaches for the network (this machine has none). */
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 

@@ -25,8 +25,14 @@ export function parseDockerfile(text: string): Stage[] {
   for (const instruction of instructions(text)) {
     if (instruction.keyword === 'FROM') {
       const [base, as, name, ...rest] = words(instruction.args);
-      if (base === undefined || (as !== undefined && (as.toUpperCase() !== 'AS' || name === undefined)) || rest.length > 0) {
-        throw new Error(`Dockerfile line ${instruction.line}: expected FROM <image> [AS <name>], got FROM ${instruction.args}`);
+      if (
+        base === undefined ||
+        (as !== undefined && (as.toUpperCase() !== 'AS' || name === undefined)) ||
+        rest.length > 0
+      ) {
+        throw new Error(
+          `Dockerfile line ${instruction.line}: expected FROM <image> [AS <name>], got FROM ${instruction.args}`,
+        );
       }
       stages.push({ base, name, instructions: [] });
     } else if (stages.length === 0) {
@@ -40,12 +46,18 @@ export function parseDockerfile(text: string): Stage[] {
 
 /** The text of every comment line (parser directives included), without the `#`. */
 export function dockerfileComments(text: string): string[] {
-  return text.split('\n').filter((l) => /^\s*#/.test(l)).map((l) => l.replace(/^\s*#\s?/, ''));
+  return text
+    .split('\n')
+    .filter((l) => /^\s*#/.test(l))
+    .map((l) => l.replace(/^\s*#\s?/, ''));
 }
 
 /** The words of a shell-form argument list; quotes are refused rather than misread. */
 export function words(args: string): string[] {
-  if (/["'$`\\]/.test(args)) throw new Error(`expected plain words, got ${JSON.stringify(args)} (quotes, variables and escapes are not read here)`);
+  if (/["'$`\\]/.test(args))
+    throw new Error(
+      `expected plain words, got ${JSON.stringify(args)} (quotes, variables and escapes are not read here)`,
+    );
   return args.split(/\s+/).filter((w) => w !== '');
 }
 
@@ -64,7 +76,8 @@ export function splitOptions(args: string, known: readonly string[]): { options:
   const options = new Map<string, string>();
   let rest = args.trim();
   for (let m = /^--([\w-]+)=(\S+)\s*/.exec(rest); m !== null; m = /^--([\w-]+)=(\S+)\s*/.exec(rest)) {
-    if (!known.includes(m[1]!)) throw new Error(`option --${m[1]} is not read here (known: ${known.map((k) => `--${k}`).join(', ')})`);
+    if (!known.includes(m[1]!))
+      throw new Error(`option --${m[1]} is not read here (known: ${known.map((k) => `--${k}`).join(', ')})`);
     options.set(m[1]!, m[2]!);
     rest = rest.slice(m[0].length);
   }
@@ -92,7 +105,10 @@ export function envPairs(args: string): [string, string][] {
 export function dockerignored(patterns: string, path: string): boolean {
   const ancestors = path.split('/').map((_, i, parts) => parts.slice(0, i + 1).join('/'));
   let ignored = false;
-  for (const raw of patterns.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'))) {
+  for (const raw of patterns
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'))) {
     const negated = raw.startsWith('!');
     const pattern = patternRegExp(raw.replace(/^!/, '').replace(/^\/+|\/+$/g, ''));
     if (ancestors.some((a) => pattern.test(a))) ignored = !negated;
@@ -122,10 +138,21 @@ function* instructions(text: string): Generator<Instruction> {
 }
 
 function patternRegExp(pattern: string): RegExp {
-  if (/[[\]\\]/.test(pattern)) throw new Error(`.dockerignore pattern ${pattern} uses a character class or escape, not read here`);
+  if (/[[\]\\]/.test(pattern))
+    throw new Error(`.dockerignore pattern ${pattern} uses a character class or escape, not read here`);
   const source = pattern
     .split(/(\*\*\/|\*\*|\*|\?)/)
-    .map((part) => (part === '**/' ? '(?:.*/)?' : part === '**' ? '.*' : part === '*' ? '[^/]*' : part === '?' ? '[^/]' : part.replace(/[.+^${}()|]/g, '\\$&')))
+    .map((part) =>
+      part === '**/'
+        ? '(?:.*/)?'
+        : part === '**'
+          ? '.*'
+          : part === '*'
+            ? '[^/]*'
+            : part === '?'
+              ? '[^/]'
+              : part.replace(/[.+^${}()|]/g, '\\$&'),
+    )
     .join('');
   return new RegExp(`^${source}$`);
 }

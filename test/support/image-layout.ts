@@ -3,7 +3,15 @@ import { chmod, cp, mkdir, readFile, stat, symlink } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, posix, relative } from 'node:path';
 import { promisify } from 'node:util';
-import { dockerignored, envPairs, execForm, parseDockerfile, splitOptions, words, type Instruction } from './dockerfile.js';
+import {
+  dockerignored,
+  envPairs,
+  execForm,
+  parseDockerfile,
+  splitOptions,
+  words,
+  type Instruction,
+} from './dockerfile.js';
 
 /** A user named in the Dockerfile and the account of this machine that stands in for it. */
 export interface ImageUser {
@@ -41,22 +49,52 @@ export async function layOutImage(dockerfile: string, context: string, into: str
   let last: StageState | undefined;
   await chmod(into, 0o755); // the stand-in users must reach the layout
   for (const [index, stage] of parseDockerfile(readFileSync(dockerfile, 'utf8')).entries()) {
-    if (!/^node:[\w.-]+$/.test(stage.base)) throw new Error(`FROM ${stage.base}: only a node image is stood in for (by this machine's node)`);
+    if (!/^node:[\w.-]+$/.test(stage.base))
+      throw new Error(`FROM ${stage.base}: only a node image is stood in for (by this machine's node)`);
     const root = join(into, `stage-${index}`);
     await mkdir(root);
-    const state: StageState = { root, context, ignore, built, workdir: '/', user: imageUser('root'), env: {}, cmd: [], healthcheck: undefined, exposed: [], volumes: [] };
+    const state: StageState = {
+      root,
+      context,
+      ignore,
+      built,
+      workdir: '/',
+      user: imageUser('root'),
+      env: {},
+      cmd: [],
+      healthcheck: undefined,
+      exposed: [],
+      volumes: [],
+    };
     for (const instruction of stage.instructions) await step(state, instruction);
     built.set(stage.name ?? String(index), state);
     last = state;
   }
   if (last === undefined) throw new Error(`${dockerfile} has no FROM`);
   const { root, workdir, user, env, cmd, healthcheck, exposed, volumes } = last;
-  return { root, workdir: join(root, workdir), user, env, cmd, healthcheck, exposed, volumes, path: (p) => join(root, posix.resolve(workdir, p)) };
+  return {
+    root,
+    workdir: join(root, workdir),
+    user,
+    env,
+    cmd,
+    healthcheck,
+    exposed,
+    volumes,
+    path: (p) => join(root, posix.resolve(workdir, p)),
+  };
 }
 
-/** How to start a process in the container: its working folder, its user and the image's environment with `env` over it. */
+/**
+ * How to start a process in the container: its working folder, its user and the image's environment with `env` over
+ * it.
+ */
 export function inContainer(layout: ImageLayout, env: Record<string, string>): SpawnOptions {
-  return { cwd: layout.workdir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...layout.env, ...env }, ...asUser(layout.user) };
+  return {
+    cwd: layout.workdir,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...layout.env, ...env },
+    ...asUser(layout.user),
+  };
 }
 
 // Private
@@ -91,7 +129,11 @@ const at = (s: StageState, imagePath: string) => join(s.root, posix.resolve(s.wo
 
 async function step(s: StageState, { keyword, args, line }: Instruction): Promise<void> {
   const does = STEPS[keyword];
-  if (does === undefined) throw new Error(`Dockerfile line ${line}: ${keyword} is not reproduced by test/support/image-layout.ts; teach it what ${keyword} does`);
+  if (does === undefined)
+    throw new Error(
+      `Dockerfile line ${line}: ${keyword} is not reproduced by test/support/image-layout.ts; ` +
+        `teach it what ${keyword} does`,
+    );
   try {
     await does(s, args);
   } catch (error) {
@@ -114,7 +156,10 @@ const STEPS: Record<string, (s: StageState, args: string) => Promise<void> | voi
   EXPOSE: (s, args) => void s.exposed.push(...words(args)),
   CMD: (s, args) => {
     const cmd = execForm(args);
-    if (cmd === undefined) throw new Error('the shell form runs the server under /bin/sh, which does not pass SIGTERM on; expected the exec form');
+    if (cmd === undefined)
+      throw new Error(
+        'the shell form runs the server under /bin/sh, which does not pass SIGTERM on; expected the exec form',
+      );
     s.cmd = cmd;
   },
   HEALTHCHECK: (s, args) => {
@@ -135,25 +180,43 @@ const STEPS: Record<string, (s: StageState, args: string) => Promise<void> | voi
     for (const source of sources) {
       if (/[*?[]/.test(source)) throw new Error(`wildcards (${source}) are not reproduced`);
       const rel = posix.normalize(source).replace(/^\/+/, '');
-      if (stage === undefined && dockerignored(s.ignore, rel)) throw new Error(`${source} is left out of the build context by .dockerignore, so docker build fails: not found`);
-      const origin = stage === undefined ? join(s.context, rel) : join(stage.root, posix.resolve(stage.workdir, source));
+      if (stage === undefined && dockerignored(s.ignore, rel))
+        throw new Error(
+          `${source} is left out of the build context by .dockerignore, so docker build fails: not found`,
+        );
+      const origin =
+        stage === undefined ? join(s.context, rel) : join(stage.root, posix.resolve(stage.workdir, source));
       const isFolder = (await stat(origin).catch(() => undefined))?.isDirectory();
-      if (isFolder === undefined) throw new Error(`${source} does not exist${stage === undefined ? ' in the build context' : ` in stage ${options.get('from')}`}`);
-      const target = posix.resolve(s.workdir, dest, isFolder || !(sources.length > 1 || dest.endsWith('/') || dest === '.') ? '' : posix.basename(rel));
+      if (isFolder === undefined)
+        throw new Error(
+          `${source} does not exist` +
+            `${stage === undefined ? ' in the build context' : ` in stage ${options.get('from')}`}`,
+        );
+      const target = posix.resolve(
+        s.workdir,
+        dest,
+        isFolder || !(sources.length > 1 || dest.endsWith('/') || dest === '.') ? '' : posix.basename(rel),
+      );
       notInVolume(s, target);
       await mkdir(dirname(join(s.root, target)), { recursive: true });
-      const kept = (path: string) => stage !== undefined || path === s.context || !dockerignored(s.ignore, relative(s.context, path));
+      const kept = (path: string) =>
+        stage !== undefined || path === s.context || !dockerignored(s.ignore, relative(s.context, path));
       await cp(origin, join(s.root, target), { recursive: true, filter: kept });
       await chownTree(join(s.root, target), owner);
     }
   },
   RUN: async (s, args) => {
-    if (execForm(args) !== undefined || /[|;<>()&]/.test(args.replace(/&&/g, ''))) throw new Error('expected commands joined by && in shell form');
+    if (execForm(args) !== undefined || /[|;<>()&]/.test(args.replace(/&&/g, '')))
+      throw new Error('expected commands joined by && in shell form');
     for (const command of args.split(/\s*&&\s*/)) {
       const [program, sub, ...rest] = words(command);
       const bySub = RUN_COMMANDS[`${program} ${sub}`];
-      const [does, argv] = bySub !== undefined ? [bySub, rest] : [RUN_COMMANDS[program!], sub === undefined ? rest : [sub, ...rest]];
-      if (does === undefined) throw new Error(`the command \`${command}\` is not reproduced by test/support/image-layout.ts; teach it what it does`);
+      const [does, argv] =
+        bySub !== undefined ? [bySub, rest] : [RUN_COMMANDS[program!], sub === undefined ? rest : [sub, ...rest]];
+      if (does === undefined)
+        throw new Error(
+          `the command \`${command}\` is not reproduced by test/support/image-layout.ts; teach it what it does`,
+        );
       await does(s, argv);
     }
   },
@@ -168,7 +231,11 @@ const RUN_COMMANDS: Record<string, (s: StageState, args: string[]) => Promise<vo
     notInVolume(s, posix.resolve(s.workdir, 'node_modules'));
     if (!args.includes('--omit=dev')) {
       // Everything, for the build: what the repository's own npm ci installed from the same lockfile.
-      if ((await readFile(at(s, 'package-lock.json'), 'utf8')) !== (await readFile(join(s.context, 'package-lock.json'), 'utf8'))) throw new Error('its package-lock.json is not the repository\'s');
+      if (
+        (await readFile(at(s, 'package-lock.json'), 'utf8')) !==
+        (await readFile(join(s.context, 'package-lock.json'), 'utf8'))
+      )
+        throw new Error("its package-lock.json is not the repository's");
       await symlink(join(s.context, 'node_modules'), at(s, 'node_modules'));
       return;
     }
@@ -194,7 +261,8 @@ const RUN_COMMANDS: Record<string, (s: StageState, args: string[]) => Promise<vo
   chown: async (s, args) => {
     const recursive = args[0] === '-R';
     const [owner, ...paths] = recursive ? args.slice(1) : args;
-    if (owner === undefined || paths.length === 0 || paths.some((p) => p.startsWith('-'))) throw new Error('expected chown [-R] <user>:<group> <path>...');
+    if (owner === undefined || paths.length === 0 || paths.some((p) => p.startsWith('-')))
+      throw new Error('expected chown [-R] <user>:<group> <path>...');
     if (s.user.name !== 'root') throw new Error(`${s.user.name} may not chown`);
     for (const path of paths) await chownTree(at(s, path), imageUser(owner.split(':')[0]!), recursive);
   },
@@ -203,15 +271,23 @@ const RUN_COMMANDS: Record<string, (s: StageState, args: string[]) => Promise<vo
 /** Docker drops what a later step writes into a declared volume; that is a mistake here. */
 function notInVolume(s: StageState, imagePath: string): void {
   const volume = s.volumes.find((v) => imagePath === v || imagePath.startsWith(`${v}/`));
-  if (volume !== undefined) throw new Error(`${imagePath} is in VOLUME ${volume}, declared earlier: docker build discards what later steps write there`);
+  if (volume !== undefined)
+    throw new Error(
+      `${imagePath} is in VOLUME ${volume}, declared earlier: docker build discards what later steps write there`,
+    );
 }
 
 /** The image's `node` (or any non-root user) is this machine's account of that name, or `nobody`. */
 function imageUser(name: string): ImageUser {
   if (name === 'root') return { name, uid: 0, gid: 0 };
-  const account = (local: string) => readFileSync('/etc/passwd', 'utf8').split('\n').map((l) => l.split(':')).find((f) => f[0] === local);
+  const account = (local: string) =>
+    readFileSync('/etc/passwd', 'utf8')
+      .split('\n')
+      .map((l) => l.split(':'))
+      .find((f) => f[0] === local);
   const found = account(name) ?? account('nobody');
-  if (found === undefined) throw new Error(`this machine has neither a ${name} nor a nobody account to stand in for the image's ${name}`);
+  if (found === undefined)
+    throw new Error(`this machine has neither a ${name} nor a nobody account to stand in for the image's ${name}`);
   return { name, uid: Number(found[2]), gid: Number(found[3]) };
 }
 

@@ -9,8 +9,18 @@ import type { App } from '../../src/app.js';
  */
 export async function requestInProcess(app: App, path: string, init: RequestInit = {}): Promise<Response> {
   const headers = Object.fromEntries(new Headers(init.headers).entries());
-  const body = init.body === undefined || init.body === null ? undefined : typeof init.body === 'string' ? init.body : Buffer.from(await new Response(init.body).arrayBuffer());
-  const res = await inject((req, res) => app.listener(req, res), { method: (init.method ?? 'GET') as 'GET', url: path, headers, ...(body === undefined ? {} : { payload: body }) });
+  const body =
+    init.body === undefined || init.body === null
+      ? undefined
+      : typeof init.body === 'string'
+        ? init.body
+        : Buffer.from(await new Response(init.body).arrayBuffer());
+  const res = await inject((req, res) => app.listener(req, res), {
+    method: (init.method ?? 'GET') as 'GET',
+    url: path,
+    headers,
+    ...(body === undefined ? {} : { payload: body }),
+  });
   const out = new Headers();
   for (const [name, value] of Object.entries(res.headers)) {
     if (value === undefined) continue;

@@ -28,7 +28,10 @@ export interface PrivatePostgres {
   start(): Promise<void>;
   /** `fast` disconnects clients and shuts down cleanly; `immediate` is a crash. */
   stop(mode?: 'fast' | 'immediate'): Promise<void>;
-  /** SIGSTOP (`true`) or SIGCONT (`false`) to the server and its processes: a host that hangs, or a network that drops every packet. */
+  /**
+   * SIGSTOP (`true`) or SIGCONT (`false`) to the server and its processes: a host that hangs, or a network that drops
+   * every packet.
+   */
   freeze(frozen: boolean): Promise<void>;
   /**
    * Freezes it and thaws it after `ms` whatever happens, so code with no bound of its own
@@ -55,10 +58,31 @@ export async function createPrivatePostgres(standbyOf?: PrivatePostgres): Promis
     await chmod(dir, 0o700);
   }
   const pg = (tool: string, args: string[]) =>
-    asRoot ? run('runuser', ['-u', 'postgres', '--', join(POSTGRES_BIN!, tool), ...args]) : run(join(POSTGRES_BIN!, tool), args);
-  if (standbyOf === undefined) await pg('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
-  else await pg('pg_basebackup', ['-h', '127.0.0.1', '-p', String(standbyOf.port), '-U', 'postgres', '-D', data, '-R', '-X', 'stream', '-c', 'fast', '--no-sync']);
-  const options = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c fsync=off -c max_connections=50`;
+    asRoot
+      ? run('runuser', ['-u', 'postgres', '--', join(POSTGRES_BIN!, tool), ...args])
+      : run(join(POSTGRES_BIN!, tool), args);
+  if (standbyOf === undefined)
+    await pg('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
+  else
+    await pg('pg_basebackup', [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(standbyOf.port),
+      '-U',
+      'postgres',
+      '-D',
+      data,
+      '-R',
+      '-X',
+      'stream',
+      '-c',
+      'fast',
+      '--no-sync',
+    ]);
+  const options =
+    `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} ` +
+    `-c fsync=off -c max_connections=50`;
   const start = async () => {
     await pg('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', '-t', '30', 'start']);
   };
@@ -105,7 +129,9 @@ function gidOf(user: string): number {
 }
 
 function requireLine(file: string, name: string): string[] {
-  const line = readFileSync(file, 'utf8').split('\n').find((l) => l.startsWith(`${name}:`));
+  const line = readFileSync(file, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${name}:`));
   if (line === undefined) throw new Error(`no ${name} in ${file}`);
   return line.split(':');
 }
@@ -139,16 +165,19 @@ export async function createSeverableProxy(targetPort: number): Promise<Severabl
     client.on('error', end).on('close', end);
     upstream.on('error', end).on('close', end);
   });
-  const port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
+  const port = await new Promise<number>((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)),
+  );
   return {
     port,
     sever(on) {
       severed = on;
       for (const pair of pairs) for (const socket of pair) on ? socket.pause() : socket.resume();
     },
-    close: () => new Promise<void>((resolve) => {
-      for (const pair of pairs) for (const socket of pair) socket.destroy();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const pair of pairs) for (const socket of pair) socket.destroy();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -13,9 +13,17 @@ export interface CommandRun {
 }
 
 /** Runs `npm run <script> -- args` (or `npm start`) in the repository with `env` added, to completion. */
-export function npm(script: string, args: readonly string[], env: Record<string, string>, timeoutMs = 60_000): Promise<CommandRun> {
+export function npm(
+  script: string,
+  args: readonly string[],
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+): Promise<CommandRun> {
   const started = Date.now();
-  const child = spawn('npm', [...npmArgs(script), ...(args.length > 0 ? ['--', ...args] : [])], { cwd: REPO, env: { ...process.env, ...env } });
+  const child = spawn('npm', [...npmArgs(script), ...(args.length > 0 ? ['--', ...args] : [])], {
+    cwd: REPO,
+    env: { ...process.env, ...env },
+  });
   const stdout: Buffer[] = [];
   const stderr: Buffer[] = [];
   child.stdout.on('data', (b: Buffer) => stdout.push(b));
@@ -24,7 +32,12 @@ export function npm(script: string, args: readonly string[], env: Record<string,
   return new Promise((resolve) => {
     child.once('close', (code) => {
       clearTimeout(timer);
-      resolve({ code, stdout: Buffer.concat(stdout).toString(), stderr: Buffer.concat(stderr).toString(), ms: Date.now() - started });
+      resolve({
+        code,
+        stdout: Buffer.concat(stdout).toString(),
+        stderr: Buffer.concat(stderr).toString(),
+        ms: Date.now() - started,
+      });
     });
   });
 }
@@ -48,7 +61,11 @@ export interface StartedServer {
 export function npmStart(env: Record<string, string>, timeoutMs = 60_000): Promise<StartedServer> {
   const started = Date.now();
   // Its own process group, so a stop reaches npm and the server together, as Ctrl-C at a terminal does.
-  const child = spawn('npm', ['start'], { cwd: REPO, detached: true, env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env } });
+  const child = spawn('npm', ['start'], {
+    cwd: REPO,
+    detached: true,
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env },
+  });
   let out = '';
   let err = '';
   child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
@@ -79,7 +96,11 @@ export function npmStart(env: Record<string, string>, timeoutMs = 60_000): Promi
         url,
         ms: Date.now() - started,
         stdout: () => out,
-        logLines: () => out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>),
+        logLines: () =>
+          out
+            .split('\n')
+            .filter((l) => l.startsWith('{'))
+            .map((l) => JSON.parse(l) as Record<string, unknown>),
         stderr: () => err,
         stop: async (signal = 'SIGINT') => {
           try {

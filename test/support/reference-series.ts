@@ -25,7 +25,12 @@ export interface ReferencePoint {
 }
 
 /** The points the service should answer for one series (its whole stored history in `points`, ascending). */
-export function referenceSeries(points: readonly DailyPoint[], from: string | null, to: string | null, o: ReferenceOptions): ReferencePoint[] {
+export function referenceSeries(
+  points: readonly DailyPoint[],
+  from: string | null,
+  to: string | null,
+  o: ReferenceOptions,
+): ReferencePoint[] {
   if (points.length === 0) return [];
   const first = points[0]!.date;
   const last = points[points.length - 1]!.date;
@@ -47,12 +52,18 @@ export function referenceSeries(points: readonly DailyPoint[], from: string | nu
     const values = (days.get(b) ?? []).map((p) => p.value);
     if (values.length === 0) return null;
     switch (o.aggregation) {
-      case 'sum': return values.reduce((a, v) => a + v, 0);
-      case 'avg': return values.reduce((a, v) => a + v, 0) / values.length;
-      case 'min': return Math.min(...values);
-      case 'max': return Math.max(...values);
-      case 'first': return values[0]!;
-      case 'last': return values[values.length - 1]!;
+      case 'sum':
+        return values.reduce((a, v) => a + v, 0);
+      case 'avg':
+        return values.reduce((a, v) => a + v, 0) / values.length;
+      case 'min':
+        return Math.min(...values);
+      case 'max':
+        return Math.max(...values);
+      case 'first':
+        return values[0]!;
+      case 'last':
+        return values[values.length - 1]!;
     }
   };
   // Filled values, for buckets from the series' first one (no fill before a series starts).
@@ -80,12 +91,18 @@ export function referenceSeries(points: readonly DailyPoint[], from: string | nu
     if (v === null) return null;
     const previous = valueAt(next(b, o.interval, -1));
     switch (o.transform) {
-      case null: return v;
-      case 'cumulative_sum': return cumulative;
-      case 'change': return previous === null ? null : v - previous;
-      case 'percent_change': return previous === null || previous === 0 ? null : ((v - previous) / Math.abs(previous)) * 100;
+      case null:
+        return v;
+      case 'cumulative_sum':
+        return cumulative;
+      case 'change':
+        return previous === null ? null : v - previous;
+      case 'percent_change':
+        return previous === null || previous === 0 ? null : ((v - previous) / Math.abs(previous)) * 100;
       case 'moving_average': {
-        const window = Array.from({ length: o.window }, (_, i) => valueAt(next(b, o.interval, -i))).filter((x): x is number => x !== null);
+        const window = Array.from({ length: o.window }, (_, i) => valueAt(next(b, o.interval, -i))).filter(
+          (x): x is number => x !== null,
+        );
         return window.reduce((a, x) => a + x, 0) / window.length;
       }
     }
@@ -96,15 +113,19 @@ export function referenceSeries(points: readonly DailyPoint[], from: string | nu
 export function bucketOf(day: string, interval: ReferenceOptions['interval']): string {
   const [y, m] = day.split('-') as [string, string];
   switch (interval) {
-    case 'day': return day;
+    case 'day':
+      return day;
     case 'week': {
       const t = Date.parse(`${day}T00:00:00Z`);
       const sinceMonday = (new Date(t).getUTCDay() + 6) % 7;
       return new Date(t - sinceMonday * 86_400_000).toISOString().slice(0, 10);
     }
-    case 'month': return `${y}-${m}-01`;
-    case 'quarter': return `${y}-${String(Math.floor((Number(m) - 1) / 3) * 3 + 1).padStart(2, '0')}-01`;
-    case 'year': return `${y}-01-01`;
+    case 'month':
+      return `${y}-${m}-01`;
+    case 'quarter':
+      return `${y}-${String(Math.floor((Number(m) - 1) / 3) * 3 + 1).padStart(2, '0')}-01`;
+    case 'year':
+      return `${y}-01-01`;
   }
 }
 
@@ -114,6 +135,6 @@ function next(b: string, interval: ReferenceOptions['interval'], n: number): str
   if (interval === 'day' || interval === 'week') {
     return new Date(Date.UTC(y, m - 1, d) + n * (interval === 'day' ? 1 : 7) * 86_400_000).toISOString().slice(0, 10);
   }
-  const months = (y * 12 + m - 1) + n * (interval === 'month' ? 1 : interval === 'quarter' ? 3 : 12);
+  const months = y * 12 + m - 1 + n * (interval === 'month' ? 1 : interval === 'quarter' ? 3 : 12);
   return `${String(Math.floor(months / 12)).padStart(4, '0')}-${String((months % 12) + 1).padStart(2, '0')}-01`;
 }

@@ -74,7 +74,8 @@ export async function startTestService(
 ): Promise<TestService> {
   const { store, dispose, url: databaseUrl } = options.store ?? (await kind.open());
   await migrate(store);
-  if (options.store === undefined) await seedDatabase(store, CATALOG, { years: 1, lastDay: Date.parse(`${TEST_LAST_DAY}T00:00:00Z`) / 86_400_000 });
+  if (options.store === undefined)
+    await seedDatabase(store, CATALOG, { years: 1, lastDay: Date.parse(`${TEST_LAST_DAY}T00:00:00Z`) / 86_400_000 });
   await store.exec('analyze');
   // Suites send many requests with the one test key: no rate limit unless a test asks for one.
   const config = loadConfig({ PORT: '0', API_KEYS: TEST_KEY, LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0', ...env });
@@ -85,7 +86,10 @@ export async function startTestService(
       done();
     },
   });
-  const running = await startService(config, createLogger(config, sink), { store: options.wrapStore?.(store) ?? store, clock: testClock() });
+  const running = await startService(config, createLogger(config, sink), {
+    store: options.wrapStore?.(store) ?? store,
+    clock: testClock(),
+  });
   await running.ready;
   const withKey = (init: RequestInit & { key?: string | null } = {}): RequestInit => {
     const { key = TEST_KEY, ...rest } = init;
@@ -104,12 +108,16 @@ export async function startTestService(
     get: (path, init) => requestInProcess(running.app, path, withKey(init)),
     fetch: (path, init) => fetch(`${running.url}${path}`, withKey(init)),
     graphql: (query, variables, key) =>
-      requestInProcess(running.app, '/graphql', withKey({
-        method: 'POST',
-        key,
-        headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
-        body: JSON.stringify({ query, variables }),
-      })),
+      requestInProcess(
+        running.app,
+        '/graphql',
+        withKey({
+          method: 'POST',
+          key,
+          headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+          body: JSON.stringify({ query, variables }),
+        }),
+      ),
     stop: async () => {
       await running.close();
       await dispose().catch(() => {});

@@ -12,11 +12,21 @@ export interface SseSubscription {
 }
 
 /** POSTs `query` to `url`/graphql asking for an event stream, and reads its events as they come. */
-export async function subscribeSse(url: string, query: string, key: string | null, variables?: Record<string, unknown>): Promise<SseSubscription> {
+export async function subscribeSse(
+  url: string,
+  query: string,
+  key: string | null,
+  variables?: Record<string, unknown>,
+): Promise<SseSubscription> {
   const abort = new AbortController();
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' };
   if (key !== null) headers['x-api-key'] = key;
-  const res = await fetch(`${url}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query, variables }), signal: abort.signal });
+  const res = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ query, variables }),
+    signal: abort.signal,
+  });
   const events: Record<string, unknown>[] = [];
   let read = 0;
   const waiters: (() => void)[] = [];
@@ -32,7 +42,11 @@ export async function subscribeSse(url: string, query: string, key: string | nul
           const block = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
           if (!/^event: next$/m.test(block)) continue;
-          const data = block.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n');
+          const data = block
+            .split('\n')
+            .filter((l) => l.startsWith('data:'))
+            .map((l) => l.slice(5).trim())
+            .join('\n');
           events.push(JSON.parse(data) as Record<string, unknown>);
           for (const wake of waiters.splice(0)) wake();
         }

@@ -5,9 +5,32 @@
 
 const KEY_STORAGE = 'metrics-explorer-key';
 /** URL parameters that make up a view, in the order they are written. */
-const STATE_PARAMS = ['metric', 'project', 'start_date', 'end_date', 'interval', 'aggregation', 'fill', 'transform', 'window', 'log', 'view'];
+const STATE_PARAMS = [
+  'metric',
+  'project',
+  'start_date',
+  'end_date',
+  'interval',
+  'aggregation',
+  'fill',
+  'transform',
+  'window',
+  'log',
+  'view',
+];
 const OPTION_PARAMS = ['interval', 'aggregation', 'fill', 'transform', 'window'];
-const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22'];
+const COLORS = [
+  '#1f77b4',
+  '#d62728',
+  '#2ca02c',
+  '#9467bd',
+  '#ff7f0e',
+  '#17becf',
+  '#8c564b',
+  '#e377c2',
+  '#7f7f7f',
+  '#bcbd22',
+];
 
 /** A series' colour: the ten above, then hues a golden angle apart, so no two of up to 76 series look alike. */
 function colorOf(i) {
@@ -17,7 +40,16 @@ function colorOf(i) {
 const TABLE_CELL_LIMIT = 40_000;
 
 const $ = (id) => document.getElementById(id);
-const explorer = (window.explorer = { series: {}, catalog: [], state: {}, ready: false, error: null, loads: 0, summary: '', linkNotes: [] });
+const explorer = (window.explorer = {
+  series: {},
+  catalog: [],
+  state: {},
+  ready: false,
+  error: null,
+  loads: 0,
+  summary: '',
+  linkNotes: [],
+});
 let plot;
 /** Counts series requests: only the newest one's answer (or failure) may reach the page. */
 let seriesRequests = 0;
@@ -68,22 +100,36 @@ function applyState(state) {
   const notes = [];
   const named = explorer.catalog.find((m) => m.name === state.metric);
   const metric = named ?? explorer.catalog.find((m) => m.name === 'token-price-usd') ?? explorer.catalog[0];
-  if (state.metric && !named) notes.push(`The link's metric "${state.metric}" is not in the catalog; showing ${metric.name}.`);
+  if (state.metric && !named)
+    notes.push(`The link's metric "${state.metric}" is not in the catalog; showing ${metric.name}.`);
   $('metric').value = metric.name;
   const wanted = state.project ? state.project.split(',').filter(Boolean) : [];
   const unknown = wanted.filter((slug) => !metric.coverage.some((c) => c.slug === slug));
   if (unknown.length) notes.push(`${metric.name} has no project ${unknown.map((s) => `"${s}"`).join(', ')}; left out.`);
   const known = wanted.filter((slug) => !unknown.includes(slug));
   fillProjects(metric, known.length ? known : defaultProjects(metric));
-  for (const [param, id] of [['start_date', 'start'], ['end_date', 'end'], ['window', 'window']]) {
+  for (const [param, id] of [
+    ['start_date', 'start'],
+    ['end_date', 'end'],
+    ['window', 'window'],
+  ]) {
     $(id).value = state[param] ?? '';
     // A date or number input takes only a well-formed value: anything else leaves it empty.
-    if (state[param] && $(id).value !== state[param]) notes.push(`The link's ${param} "${state[param]}" is not ${param === 'window' ? 'a number of days' : 'a date (YYYY-MM-DD)'}; left empty.`);
+    if (state[param] && $(id).value !== state[param])
+      notes.push(
+        `The link's ${param} "${state[param]}` +
+          `" is not ${param === 'window' ? 'a number of days' : 'a date (YYYY-MM-DD)'}` +
+          `; ` +
+          `left empty.`,
+      );
   }
   for (const p of ['interval', 'aggregation', 'fill', 'transform']) {
     $(p).value = state[p] ?? '';
     if (state[p] && $(p).value !== state[p]) {
-      const choices = [...$(p).options].map((o) => o.value).filter(Boolean).join(', ');
+      const choices = [...$(p).options]
+        .map((o) => o.value)
+        .filter(Boolean)
+        .join(', ');
       notes.push(`The link's ${p} "${state[p]}" is not one of ${choices}; left at the default.`);
       $(p).value = '';
     }
@@ -111,7 +157,11 @@ async function graphql(query, variables) {
   try {
     res = await fetch('/graphql', {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', 'x-api-key': key },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/graphql-response+json, application/json',
+        'x-api-key': key,
+      },
       body: JSON.stringify({ query, variables }),
     });
   } catch (error) {
@@ -144,8 +194,14 @@ async function refuseHttpFailure(res) {
   }
   const retry = res.headers.get('retry-after');
   if (res.status === 401) throw new UserError('The API key was not accepted (401). Enter a valid key.', 'key');
-  if (res.status === 429) throw new UserError(`Too many requests for this key (429): try again in ${retry === null ? 'a few seconds' : seconds(retry)}.`);
-  if (res.status === 503) throw new UserError(`The service is not ready or is shutting down (503)${retry ? `; try again in ${seconds(retry)}` : ''}.`);
+  if (res.status === 429)
+    throw new UserError(
+      `Too many requests for this key (429): try again in ${retry === null ? 'a few seconds' : seconds(retry)}.`,
+    );
+  if (res.status === 503)
+    throw new UserError(
+      `The service is not ready or is shutting down (503)${retry ? `; try again in ${seconds(retry)}` : ''}.`,
+    );
   throw new UserError(`The request failed (${res.status})${detail ? `: ${detail}` : ''}.`);
 }
 
@@ -163,16 +219,23 @@ class UserError extends Error {
   }
 }
 
-const CATALOG_QUERY = '{ metrics { name description valueKind defaultAggregation extraFields coverage { slug firstDate lastDate } } }';
+const CATALOG_QUERY =
+  '{ metrics { name description valueKind defaultAggregation extraFields coverage { slug firstDate lastDate } } }';
 
 /** The series query of a view; `extra` only for a metric whose points carry a breakdown (the table shows it). */
 function seriesQuery(state) {
   const fields = extraFieldsOf(state.metric).length ? 'date value extra' : 'date value';
-  return `query Explore($name: MetricName!, $projects: [Project!], $from: Date, $to: Date, $interval: Interval, $aggregation: Aggregation, $fill: Fill, $transform: Transform, $window: Int) {
-  metric(name: $name, projects: $projects, from: $from, to: $to, interval: $interval, aggregation: $aggregation, fill: $fill, transform: $transform, window: $window) {
+  return (
+    `query Explore($name: MetricName!, $projects: [Project!], $from: Date, ` +
+    `$to: Date, $interval: Interval, $aggregation: Aggregation, $fill: Fill, ` +
+    `$transform: Transform, $window: Int) {
+  metric(name: $name, projects: $projects, from: $from, to: $to, interval: ` +
+    `$interval, aggregation: $aggregation, fill: $fill, transform: $transform, ` +
+    `window: $window) {
     series { slug points { ${fields} } }
   }
-}`;
+}`
+  );
 }
 
 function extraFieldsOf(metricName) {
@@ -216,7 +279,9 @@ function defaultProjects(metric) {
 }
 
 function fillProjects(metric, selected) {
-  $('metric-about').textContent = `${metric.description} — ${metric.valueKind.toLowerCase()} values, default aggregation ${metric.defaultAggregation.toLowerCase()}.`;
+  $('metric-about').textContent =
+    `${metric.description} — ${metric.valueKind.toLowerCase()} values, default ` +
+    `aggregation ${metric.defaultAggregation.toLowerCase()}.`;
   $('projects').replaceChildren(
     ...metric.coverage.map((c) => {
       const option = new Option(`${c.slug} (${c.firstDate ?? 'no data'} – ${c.lastDate ?? ''})`, c.slug);
@@ -235,7 +300,13 @@ function selectedCoverage() {
 
 /** The first and last stored day of some projects' coverage together. */
 function coverageSpan(covered) {
-  return { first: covered.map((c) => c.firstDate).sort()[0], last: covered.map((c) => c.lastDate).sort().at(-1) };
+  return {
+    first: covered.map((c) => c.firstDate).sort()[0],
+    last: covered
+      .map((c) => c.lastDate)
+      .sort()
+      .at(-1),
+  };
 }
 
 /** A preset ends on the last stored day of the chosen projects, not on today's date: data may end earlier. */
@@ -277,7 +348,9 @@ async function loadSeries({ push = false } = {}) {
   if (request !== seriesRequests) return;
   explorer.series = Object.fromEntries(data.metric.series.map((s) => [s.slug, s.points]));
   const points = data.metric.series.reduce((n, s) => n + s.points.length, 0);
-  explorer.summary = `${data.metric.series.length} series, ${points} points in ${Math.round(performance.now() - started)} ms.${points === 0 ? ` ${noDataNote(state)}` : ''}`;
+  explorer.summary =
+    `${data.metric.series.length} series, ${points} points in ${Math.round(performance.now() - started)} ` +
+    `ms.${points === 0 ? ` ${noDataNote(state)}` : ''}`;
   // Said with the first view a link opens, then no more.
   if (explorer.linkNotes.length) explorer.summary += ` ${explorer.linkNotes.join(' ')}`;
   explorer.linkNotes = [];
@@ -324,7 +397,10 @@ function draw(state) {
   // field after each project's value.
   const fields = extraFieldsOf(state.metric);
   const labels = slugs.flatMap((slug) => [slug, ...fields.map((f) => `${slug} ${f}`)]);
-  const cells = slugs.flatMap((slug, i) => [columns[i], ...fields.map((f) => column(slug, (p) => p.extra?.[f] ?? null))]);
+  const cells = slugs.flatMap((slug, i) => [
+    columns[i],
+    ...fields.map((f) => column(slug, (p) => p.extra?.[f] ?? null)),
+  ]);
   drawTable(labels, dates, cells);
   return '';
 }
@@ -339,11 +415,20 @@ function drawChart(slugs, dates, columns, log) {
     tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
     // One day or one bucket: uPlot's own range for it runs a thousand days on (86400 / 1e-3 s);
     // centre it in three days.
-    scales: { x: { time: true, range: (_u, min, max) => (xs.length === 1 ? [xs[0] - 86_400, xs[0] + 86_400] : [min, max]) }, y: { distr: log && positive ? 3 : 1 } },
+    scales: {
+      x: { time: true, range: (_u, min, max) => (xs.length === 1 ? [xs[0] - 86_400, xs[0] + 86_400] : [min, max]) },
+      y: { distr: log && positive ? 3 : 1 },
+    },
     series: [
       { label: 'date (UTC)', value: (_u, ts) => (ts == null ? '' : new Date(ts * 1000).toISOString().slice(0, 10)) },
       // Hover values as the API serves them, unrounded: the legend is read, not glanced at.
-      ...slugs.map((slug, i) => ({ label: slug, stroke: colorOf(i), width: 1.5, spanGaps: false, value: (_u, v) => (v == null ? '–' : String(v)) })),
+      ...slugs.map((slug, i) => ({
+        label: slug,
+        stroke: colorOf(i),
+        width: 1.5,
+        spanGaps: false,
+        value: (_u, v) => (v == null ? '–' : String(v)),
+      })),
     ],
     axes: [{}, { size: yAxisSize }],
     legend: { live: true },
@@ -371,7 +456,9 @@ function drawTable(labels, dates, columns) {
   const shown = dates.slice(-limit); // the latest days: what a reader looks for first
   const head = `<thead><tr><th>date</th>${labels.map((s) => `<th>${escapeHtml(s)}</th>`).join('')}</tr></thead>`;
   const offset = dates.length - shown.length;
-  const rows = shown.map((d, i) => `<tr><td>${d}</td>${columns.map((c) => `<td>${c[offset + i] ?? ''}</td>`).join('')}</tr>`).join('');
+  const rows = shown
+    .map((d, i) => `<tr><td>${d}</td>${columns.map((c) => `<td>${c[offset + i] ?? ''}</td>`).join('')}</tr>`)
+    .join('');
   const more = offset > 0 ? `<p>The last ${shown.length} of ${dates.length} days; Download CSV has them all.</p>` : '';
   $('table').innerHTML = `<table>${head}<tbody>${rows}</tbody></table>${more}`;
 }
@@ -410,7 +497,9 @@ async function downloadCsv(state) {
   let res;
   try {
     const extra = extraFieldsOf(state.metric).length ? '&extra=include' : '';
-    res = await fetch(`/v1/export?metric=${state.metric}&${restParams(state)}&format=csv${extra}`, { headers: { 'x-api-key': key } });
+    res = await fetch(`/v1/export?metric=${state.metric}&${restParams(state)}&format=csv${extra}`, {
+      headers: { 'x-api-key': key },
+    });
   } catch (error) {
     throw unreachable(error);
   }
