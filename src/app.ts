@@ -8,9 +8,10 @@ import { createGraphqlRoute } from './graphql/graphql-route.js';
 import { ClientGone } from './http/client-gone.js';
 import { applyCors } from './http/cors.js';
 import { handleHealth, handleReady } from './ops/health-routes.js';
-import { createRequestLog, type RequestLine } from './log.js';
+import { createRequestLog, type Outcome, type RequestLine } from './log.js';
 import { handleMetrics } from './ops/metrics-route.js';
 import { rawRequestError, renderProblem } from './http/render-error.js';
+import { wasGivenUp } from './http/send-json.js';
 import type { Access, Route, RouteCall } from './http/route.js';
 import { UNLIMITED_METER } from './limits/rate-limiter.js';
 import { handleCatalog } from './rest/catalog-route.js';
@@ -148,21 +149,25 @@ function serve(
   const { route, param } = routes.match(path);
 
   // Counted for graceful shutdown. 'close' comes after every response: just after 'finish'
-  // when the answer was ended (then it is logged), or when the client left before (then the
-  // work done for it is cancelled). One listener, not one for each event: a 'finish'
-  // listener beside the server's own made every response copy its listener list, and the
-  // two cost REST about 1% of its throughput (docs/performance.md).
+  // when the answer was ended (handed whole to the socket), or when the client left before
+  // (then the work done for it is cancelled). Either way the request is logged and counted once, with how it ended. One
+  // listener, not one for each event: a 'finish' listener beside the server's own made every
+  // response copy its listener list, and the two cost REST about 1% of its throughput.
   const gone = new ClientGone();
+  let failed = false;
   services.state.inFlight += 1;
   res.on('close', () => {
     services.state.inFlight -= 1;
+    let outcome: Outcome | undefined;
     if (!res.writableEnded) {
       gone.abort();
-      return;
+      outcome = failed ? 'failed' : wasGivenUp(res) ? 'given up' : 'aborted';
     }
+    // 499, as nginx logs it, when nothing of the answer was sent: no status reached the client.
+    const status = res.headersSent ? res.statusCode : 499;
     const ms = Math.round((performance.now() - started) * 1000) / 1000; // to the µs, as logged before
-    logRequest({ requestId, method: req.method ?? 'GET', route: route.path, status: res.statusCode, ms });
-    services.metrics.observeRequest(route.path, req.method ?? 'GET', res.statusCode, ms / 1000);
+    logRequest({ requestId, method: req.method ?? 'GET', route: route.path, status, outcome, ms });
+    services.metrics.observeRequest(route.path, req.method ?? 'GET', status, ms / 1000, outcome);
   });
 
   // Public routes are not metered; a keyed route gets its caller's meter in run().
@@ -171,6 +176,7 @@ function serve(
       if (gone.aborted) return; // the client left: its work was cancelled and nobody waits for an answer
       if (res.headersSent) {
         services.logger.error({ requestId, err: error }, 'failed after the response started');
+        failed = true;
         res.destroy();
         return;
       }

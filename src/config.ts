@@ -13,6 +13,7 @@ export const ENV_DEFAULTS = Object.freeze({
   PGLITE_DIR: '.data/pglite',
   STATEMENT_TIMEOUT_SECONDS: 5,
   CONNECT_TIMEOUT_SECONDS: 5,
+  STALLED_CLIENT_SECONDS: 60,
   CACHE_MAX_AGE_SECONDS: 60,
   RATE_LIMIT_PER_MINUTE: 600,
   RATE_LIMIT_BURST: 1200,
@@ -65,6 +66,7 @@ const envSchema = z.object({
   PGLITE_DIR: z.string().min(1).default(D.PGLITE_DIR),
   STATEMENT_TIMEOUT_SECONDS: z.coerce.number().positive().max(600).default(D.STATEMENT_TIMEOUT_SECONDS),
   CONNECT_TIMEOUT_SECONDS: z.coerce.number().positive().max(120).default(D.CONNECT_TIMEOUT_SECONDS),
+  STALLED_CLIENT_SECONDS: z.coerce.number().positive().max(3600).default(D.STALLED_CLIENT_SECONDS),
   API_KEYS: commaList.optional(),
   CACHE_MAX_AGE_SECONDS: z.coerce.number().int().min(0).default(D.CACHE_MAX_AGE_SECONDS),
   // A browser's Origin is compared exactly: a path, a trailing slash or 'null' would never match,
@@ -109,6 +111,8 @@ export type Config = Readonly<{
   pgliteDir: string;
   statementTimeoutSeconds: number;
   connectTimeoutSeconds: number;
+  /** How long a streamed answer waits for a client that takes none of it before giving the client up. */
+  stalledClientSeconds: number;
   apiKeys: readonly string[];
   cacheMaxAgeSeconds: number;
   corsOrigins: readonly string[];
@@ -180,6 +184,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pgliteDir: e.PGLITE_DIR,
     statementTimeoutSeconds: e.STATEMENT_TIMEOUT_SECONDS,
     connectTimeoutSeconds: e.CONNECT_TIMEOUT_SECONDS,
+    stalledClientSeconds: e.STALLED_CLIENT_SECONDS,
     apiKeys: Object.freeze(e.API_KEYS ?? []),
     cacheMaxAgeSeconds: e.CACHE_MAX_AGE_SECONDS,
     corsOrigins: Object.freeze(e.CORS_ORIGINS ?? []),

@@ -38,25 +38,35 @@ export interface RequestLine {
   method: string;
   /** The route's path as the route table names it (`/v1/metrics/:name`), never the URL. */
   route: string;
+  /** The status sent; 499 when the client left before any of the answer was sent. */
   status: number;
+  /** How an answer that did not reach its end ended; absent when it did. */
+  outcome?: Outcome | undefined;
   ms: number;
 }
 
 /**
- * Writes a request's line exactly as `logger.info({ requestId, method, route, status, ms },
- * 'request')` would, without pino's field-by-field serialisation, which is a measurable
+ * How an answer was cut short: `aborted` (the client left), `given up` (the client read
+ * nothing for too long and was cut off) or `failed` (an error after the answer had begun).
+ */
+export type Outcome = 'aborted' | 'given up' | 'failed';
+
+/**
+ * Writes a request's line exactly as `logger.info({ requestId, method, route, status, outcome,
+ * ms }, 'request')` would, without pino's field-by-field serialisation, which is a measurable
  * share of a small read (docs/performance.md). The fields are known (an id the app made, a
  * method Node's parser accepted, a route path, two numbers); they are quoted as JSON all the
  * same. Follows the logger's level, and goes to its destination like every other line.
  */
 export function createRequestLog(logger: Logger): (line: RequestLine) => void {
   const destination = (logger as unknown as Record<symbol, pino.DestinationStream>)[pino.symbols.streamSym]!;
-  return ({ requestId, method, route, status, ms }) => {
+  return ({ requestId, method, route, status, outcome, ms }) => {
     if (!logger.isLevelEnabled('info')) return;
+    const ended = outcome === undefined ? '' : `,"outcome":${JSON.stringify(outcome)}`;
     destination.write(
       `{"level":30,"time":${Date.now()},"requestId":${JSON.stringify(requestId)}` +
-        `,"method":${JSON.stringify(method)},"route":${JSON.stringify(route)}` +
-        `,"status":${status},"ms":${ms},"msg":"request"}\n`,
+        `,"method":${JSON.stringify(method)},"route":${JSON.stringify(route)},"status":` +
+        `${status}${ended},"ms":${ms},"msg":"request"}\n`,
     );
   };
 }

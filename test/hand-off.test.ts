@@ -4,13 +4,19 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CommandOutput } from '../src/commands/command.js';
 import { handOff } from '../src/commands/hand-off.js';
 import { importCommand } from '../src/commands/import.js';
-import { StoreHeldError } from '../src/db/embedded-lock.js';
+import { CATALOG } from '../src/catalog/load-catalog.js';
+import { loadConfig } from '../src/config.js';
+import { readHolder, StoreHeldError } from '../src/db/embedded-lock.js';
+import { openPglite } from '../src/db/open-pglite.js';
+import { createLogger } from '../src/log.js';
 import type { Services } from '../src/services.js';
 import { startControlServer } from '../src/start/control-server.js';
+import { startService } from '../src/start/start-service.js';
 import { REPO } from './support/processes.js';
 
 /** A stack frame line, which an interrupted hand-off must never print. */
@@ -173,4 +179,73 @@ describe('the command port', () => {
       await control.close();
     }
   });
+});
+
+describe('a handed-over import when the server shuts down', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'metrics-hand-off-stop-'));
+  });
+  afterAll(async () => rm(dir, { recursive: true, force: true }));
+
+  it('is stopped after the grace period, rolled back whole, and its CLI is told so', async () => {
+    const folder = join(dir, 'pglite');
+    const config = loadConfig({
+      PORT: '0',
+      PGLITE_DIR: folder,
+      SHUTDOWN_GRACE_SECONDS: '1',
+      SEED_YEARS: '1',
+      LOG_LEVEL: 'warn',
+    });
+    const quiet = new Writable({ write: (_chunk, _encoding, done) => done() });
+    const running = await startService(config, createLogger(config, quiet));
+    await running.ready;
+    // 380,000 rows before 2014, where the sample data has none: many seconds of writing.
+    const metric = CATALOG.byName.get('etf-aum-change-pct')!;
+    const csv = join(dir, 'big.csv');
+    const lines = ['metric,project,date,value'];
+    for (let day = 0; day < 5_000; day += 1) {
+      const date = new Date(Date.UTC(2000, 0, 1) + day * 86_400_000).toISOString().slice(0, 10);
+      for (const slug of metric.projects) lines.push(`${metric.name},${slug},${date},${(day % 97) / 10}`);
+    }
+    await writeFile(csv, `${lines.join('\n')}\n`);
+
+    let err = '';
+    let writing: () => void = () => {};
+    const written = new Promise<void>((resolve) => (writing = resolve));
+    const output: CommandOutput = {
+      out: () => {},
+      err: (text) => void (err += text),
+      progress: (text) => void (text.includes('written') && writing()),
+    };
+    const handed = handOff(
+      new StoreHeldError(folder, readHolder(folder)!),
+      importCommand,
+      { files: [csv] },
+      output,
+      new AbortController().signal,
+    );
+    await written;
+    const stopping = Date.now();
+    await running.close();
+    const stopSeconds = (Date.now() - stopping) / 1000;
+
+    expect(await handed).toBe(1);
+    expect(err).toContain(`${csv}: interrupted; nothing from this file was written`);
+    expect(err).toContain(
+      'the server is shutting down and stopped import: the server stops the ' +
+        'import at its next row and rolls back the file it was on',
+    );
+    // The grace period, then the batch in hand: far less than the rest of the file.
+    expect(stopSeconds).toBeLessThan(1 + 5);
+    const store = await openPglite(folder);
+    try {
+      const [stored] = await store.query<{ n: number }>(
+        `select count(*)::integer as n from point where day < '2014-01-01'`,
+      );
+      expect(stored!.n).toBe(0);
+    } finally {
+      await store.close();
+    }
+  }, 120_000);
 });

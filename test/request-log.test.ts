@@ -28,6 +28,22 @@ const CASES: RequestLine[] = [
   },
   { requestId: 'b3c0c6a4-5a1e-4f57-8e1b-2f0e1c9d8a77', method: 'HEAD', route: 'unmatched', status: 404, ms: 0.000123 },
   { requestId: 'x"y\\z', method: 'M"\u0001', route: '/a"b', status: 503, ms: 12 },
+  {
+    requestId: 'b3c0c6a4-5a1e-4f57-8e1b-2f0e1c9d8a77',
+    method: 'GET',
+    route: '/v1/export',
+    status: 200,
+    outcome: 'given up',
+    ms: 60_001.25,
+  },
+  {
+    requestId: 'b3c0c6a4-5a1e-4f57-8e1b-2f0e1c9d8a77',
+    method: 'GET',
+    route: '/v1/metrics/:name',
+    status: 499,
+    outcome: 'aborted',
+    ms: 4.5,
+  },
 ];
 
 describe('the request log line', () => {

@@ -11,6 +11,8 @@ import { syncCommand } from './sync.js';
  */
 export interface HandedOffCommand {
   name: string;
+  /** What the server does with the command when it is stopped part-way (see {@link Command.whenLeft}). */
+  whenLeft: string;
   run(context: CommandContext, args: unknown): Promise<number>;
 }
 
@@ -28,5 +30,5 @@ export const COMMANDS: ReadonlyMap<string, HandedOffCommand> = new Map(
 // Private
 
 function accepting<Args>(command: Command<Args>): HandedOffCommand {
-  return { name: command.name, run: (context, args) => command.run(context, args as Args) };
+  return { name: command.name, whenLeft: command.whenLeft, run: (context, args) => command.run(context, args as Args) };
 }

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import postgres from 'postgres';
+import { createStreamSlots, streamSlotsFor, type StreamSlots } from './stream-slots.js';
 import {
   throwIfCancelled,
   type CancelSignal,
@@ -42,7 +43,10 @@ export function openPostgres(options: PostgresOptions): Store {
       datestyle: 'ISO, YMD',
     },
   });
-  const unanswered = createUnansweredWatch((options.connectTimeoutSeconds + options.statementTimeoutSeconds) * 1000);
+  const answerWithinMs = (options.connectTimeoutSeconds + options.statementTimeoutSeconds) * 1000;
+  const unanswered = createUnansweredWatch(answerWithinMs);
+  // A stream that finds every turn taken waits as long as a statement may wait for its answer.
+  const streams = createStreamSlots(streamSlotsFor(options.poolSize), answerWithinMs);
   const over = (runner: postgres.Sql | postgres.TransactionSql): Queryable => ({
     // In a transaction a cancelled statement has aborted the transaction: nothing to run again.
     query: async <Row extends object>(text: string, params: readonly unknown[] = [], signal?: CancelSignal) =>
@@ -86,7 +90,9 @@ export function openPostgres(options: PostgresOptions): Store {
         // (see runStatement) starts again; after it, rows have gone out.
         for (let delivered = false, again = true; ; again = false) {
           try {
-            for await (const rows of fetchedBatches(sql, unanswered, text, toParameters(params, options), batchRows)) {
+            const parameters = toParameters(params, options);
+            const batches = fetchedBatches(sql, unanswered, streams, signal, text, parameters, batchRows);
+            for await (const rows of batches) {
               delivered = true;
               yield rows;
             }
@@ -315,7 +321,8 @@ function createUnansweredWatch(limitMs: number): UnansweredWatch {
 
 /**
  * A statement's rows, `batchRows` at a time, from a cursor declared in a read-only
- * transaction: each FETCH is a statement of its own for PostgreSQL, under the statement
+ * transaction, which holds a turn of `streams` until it ends (see stream-slots.ts): each
+ * FETCH is a statement of its own for PostgreSQL, under the statement
  * timeout and the watch over unanswered statements by itself, and the reader's waits
  * between batches are under neither. A cursor of the protocol's (an Execute with a row
  * limit) was one statement from its first batch to its last: a reader slower than the
@@ -330,10 +337,13 @@ function createUnansweredWatch(limitMs: number): UnansweredWatch {
 async function* fetchedBatches(
   sql: postgres.Sql,
   unanswered: UnansweredWatch,
+  streams: StreamSlots,
+  signal: CancelSignal | undefined,
   text: string,
   params: postgres.ParameterOrJSON<never>[],
   batchRows: number,
 ): AsyncGenerator<ColumnText[][]> {
+  const giveBack = await streams.take(signal);
   let asking: ((rows: ColumnText[][]) => void) | undefined;
   let stopped = false;
   let wake: ((more: boolean) => void) | undefined;
@@ -360,6 +370,8 @@ async function* fetchedBatches(
     })
     .then(() => null); // ended without a batch for the reader
   transaction.catch(() => {}); // a failure reaches the reader through the race below, or nobody waits for it
+  // The turn is given back when the connection is, not when the reader stops asking.
+  transaction.then(giveBack, giveBack);
   try {
     for (;;) {
       const batch = new Promise<ColumnText[][]>((resolve) => {

@@ -37,13 +37,10 @@ export type BodyChunk = string | Uint8Array;
 
 export const JSON_HEADERS = [['content-type', 'application/json']] as const;
 
-/**
- * How long a streamed answer waits for its client to take what was written: a client that
- * reads nothing for this long is given up, as if it had left. Its source holds a database
- * connection and a transaction open, so clients that stop reading must not hold them for
- * good; a minute lets a slow link take a batch (up to about 1 MB) at 20 KB/s.
- */
-export const STALLED_CLIENT_MS = 60_000;
+/** Whether `res` was cut off by {@link streamBody} because its client took nothing for the stall limit. */
+export function wasGivenUp(res: ServerResponse): boolean {
+  return GIVEN_UP.has(res);
+}
 
 /** A 200 JSON body with a weak ETag of its bytes, compressed when accepted; see {@link writeValidators}. */
 export async function sendJson(
@@ -107,14 +104,15 @@ export async function sendWhole(req: IncomingMessage, res: ServerResponse, answe
  * Writes a 200 body of unknown length as it is produced, chunked, compressed when the client
  * accepts it, waiting for the socket to drain so memory stays bounded however long the body
  * is. HEAD gets the headers alone. When the client leaves, or takes nothing for
- * `stalledAfterMs`, it stops reading `chunks` (which closes their source) and resolves quietly.
+ * `stalledAfterMs` (it is then given up: {@link wasGivenUp}), it stops reading `chunks`
+ * (which closes their source, and gives back its database connection) and resolves quietly.
  */
 export async function streamBody(
   req: IncomingMessage,
   res: ServerResponse,
   contentType: string,
   chunks: AsyncIterable<BodyChunk>,
-  stalledAfterMs = STALLED_CLIENT_MS,
+  stalledAfterMs: number,
 ): Promise<void> {
   const encoding = chooseEncoding(req.headers['accept-encoding']);
   res.statusCode = 200;
@@ -209,12 +207,18 @@ function httpDate(ms: number): string {
   return lastHttpDate.text;
 }
 
+/** Responses whose clients were given up for not reading (see {@link wasGivenUp}). */
+const GIVEN_UP = new WeakSet<ServerResponse>();
+
 /**
  * Waits for `sink` to drain; a client that takes nothing for `ms` has its connection closed, which ends the wait as
  * its leaving does.
  */
 async function drained(sink: NodeJS.WritableStream, res: ServerResponse, gone: AbortSignal, ms: number): Promise<void> {
-  const stalled = setTimeout(() => res.destroy(), ms);
+  const stalled = setTimeout(() => {
+    GIVEN_UP.add(res);
+    res.destroy();
+  }, ms);
   try {
     await once(sink, 'drain', { signal: gone });
   } finally {

@@ -3,12 +3,16 @@ import { Counter, Gauge, Histogram, Registry, type Aggregator } from 'prom-clien
 import type { ResponseCache } from '../cache/response-cache.js';
 import type { ReplicaState } from '../db/read-replicas.js';
 import type { SeriesUpdates } from '../live/series-updates.js';
+import type { Outcome } from '../log.js';
 import { shareWithPrimary } from './cluster-metrics.js';
 
 /** What the service counts for `GET /metrics`. */
 export interface ServiceMetrics {
-  /** One answered request: its route pattern (never the raw path), method and status. */
-  observeRequest(route: string, method: string, status: number, seconds: number): void;
+  /**
+   * One request, answered or not: its route pattern (never the raw path), method, status,
+   * and how it was cut short when its answer did not reach its end.
+   */
+  observeRequest(route: string, method: string, status: number, seconds: number, outcome?: Outcome): void;
   /** The Prometheus text exposition of everything counted, and its content type. */
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -48,6 +52,14 @@ export function createServiceMetrics(sources: MetricSources): ServiceMetrics {
     help: "Time from a request's arrival to the end of its answer, by route pattern.",
     labelNames: ['route'],
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const cutShort = new Counter({
+    name: 'metrics_http_requests_cut_short_total',
+    help:
+      'Requests whose answer did not reach its end (also counted by status), by route pattern and outcome: ' +
+      'aborted (the client left), given up (it stopped reading), failed (an error after the answer began).',
+    labelNames: ['route', 'outcome'],
     registers: [registry],
   });
   const refused = new Counter({
@@ -130,7 +142,7 @@ export function createServiceMetrics(sources: MetricSources): ServiceMetrics {
   const counters = new Map<string, Counter.Internal>();
   const timers = new Map<string, Histogram.Internal<string>>();
   return {
-    observeRequest(route, method, status, seconds) {
+    observeRequest(route, method, status, seconds, outcome) {
       const key = `${route} ${method} ${status}`;
       let counter = counters.get(key);
       if (counter === undefined) counters.set(key, (counter = requests.labels(route, method, String(status))));
@@ -139,6 +151,7 @@ export function createServiceMetrics(sources: MetricSources): ServiceMetrics {
       if (timer === undefined) timers.set(route, (timer = latency.labels(route)));
       timer.observe(seconds);
       if (status === 429) refused.inc();
+      if (outcome !== undefined) cutShort.labels(route, outcome).inc();
     },
     async render() {
       return {

@@ -73,7 +73,16 @@ export async function handleExport({ req, res, services, query, signal, meter }:
   const plans = requests.map((r, i) => ({ plan: planSeries(r, directory), buckets: prices[i]!.span.buckets }));
   res.setHeader('content-disposition', `attachment; filename="metrics-export.${format}"`);
   res.setHeader('cache-control', 'no-store');
-  await streamBody(req, res, FORMATS[format].type, rows(services.reads, plans, format, extra, signal));
+  // The first rows are read before anything is sent, so a busy or absent database is still a 503.
+  const chunks = rows(services.reads, plans, format, extra, signal);
+  try {
+    const first = await chunks.next();
+    const stalledAfterMs = services.config.stalledClientSeconds * 1000;
+    const body = after(first.done ? undefined : first.value, chunks);
+    await streamBody(req, res, FORMATS[format].type, body, stalledAfterMs);
+  } finally {
+    await chunks.return(undefined);
+  }
 }
 
 // Private
@@ -138,6 +147,7 @@ function exportRequests(metrics: ReadonlyMap<string, MetricDefinition>, params: 
   return requests;
 }
 
+/** The export's header, then its rows; the header comes with the first batch of rows (or their absence). */
 async function* rows(
   store: Store,
   plans: readonly { plan: SeriesPlan; buckets: number }[],
@@ -145,14 +155,24 @@ async function* rows(
   extra: Extra,
   signal: CancelSignal,
 ): AsyncGenerator<BodyChunk> {
-  yield extra === 'include' ? FORMATS[format].headerWithExtra : FORMATS[format].header;
+  let header: string | undefined = extra === 'include' ? FORMATS[format].headerWithExtra : FORMATS[format].header;
   const layout: ExportLayout = extra === 'include' ? `${format}-extra` : format;
   for (const { plan, buckets } of plans) {
     const perBatch = Math.max(1, Math.floor(POINTS_PER_BATCH / Math.max(1, buckets)));
     for await (const batch of streamSeries(store, plan, layout, perBatch, signal)) {
+      if (header !== undefined) yield header;
+      header = undefined;
       for (const row of batch) yield row.points;
     }
   }
+  if (header !== undefined) yield header;
+}
+
+/** `first` (when there is one), then the rest of `chunks`. */
+async function* after(first: BodyChunk | undefined, chunks: AsyncIterator<BodyChunk>): AsyncGenerator<BodyChunk> {
+  if (first === undefined) return;
+  yield first;
+  for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value;
 }
 
 function badRequest(errors: readonly ParamError[]): ApiError {

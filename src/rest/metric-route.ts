@@ -40,6 +40,7 @@ export function createMetricHandler(): (call: RestCall) => Promise<void> {
     if (keeper.kept !== undefined) return sendKeptAnswer(req, res, keeper.kept, services.config.cacheMaxAgeSeconds);
     const projectsPerBatch = Math.max(1, Math.floor(POINTS_PER_BATCH / Math.max(1, span.buckets)));
     const answer = await readSeriesRows(services.reads, plan, 'rest', projectsPerBatch, signal);
-    await sendSeriesBody(req, res, plan, answer, services.config.cacheMaxAgeSeconds, keeper);
+    const { cacheMaxAgeSeconds, stalledClientSeconds } = services.config;
+    await sendSeriesBody(req, res, plan, answer, cacheMaxAgeSeconds, keeper, stalledClientSeconds * 1000);
   };
 }

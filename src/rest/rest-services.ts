@@ -9,7 +9,7 @@ import type { StoredSpans } from '../limits/stored-spans.js';
 /** What the `/v1` routes use of the app's services (the app hands them all of its own). */
 export interface RestServices {
   catalog: Catalog;
-  config: Pick<Config, 'cacheMaxAgeSeconds'>;
+  config: Pick<Config, 'cacheMaxAgeSeconds' | 'stalledClientSeconds'>;
   /** Where data reads go: a healthy replica, or the store. */
   reads: Store;
   clock: () => Date;

@@ -20,7 +20,8 @@ import {
  * series; both come with the first row, so a matching `If-None-Match` (or a later
  * `If-Modified-Since`) is a 304 without reading the rest. Rows read whole are sent with a
  * length (compressed above the threshold); batches stream chunked (compressed when
- * accepted), so memory stays bounded however large the answer is.
+ * accepted), so memory stays bounded however large the answer is, and a client that takes
+ * none of them for `stalledAfterMs` is given up.
  */
 export async function sendSeriesBody(
   req: IncomingMessage,
@@ -29,6 +30,7 @@ export async function sendSeriesBody(
   answer: SeriesRows,
   maxAgeSeconds: number,
   keeper: AnswerKeeper,
+  stalledAfterMs: number,
 ): Promise<void> {
   if ('whole' in answer) {
     const validators = validatorsOf(plan, answer.whole[0]);
@@ -48,7 +50,7 @@ export async function sendSeriesBody(
     const first = await iterator.next();
     const rows = first.done ? [] : first.value;
     if (!writeValidators(req, res, { ...validatorsOf(plan, rows[0]), maxAgeSeconds })) return;
-    await streamBody(req, res, 'application/json', jsonChunks(chain(rows, iterator)));
+    await streamBody(req, res, 'application/json', jsonChunks(chain(rows, iterator)), stalledAfterMs);
   } finally {
     await iterator.return?.();
   }

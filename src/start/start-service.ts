@@ -100,13 +100,21 @@ export async function startService(
     close: async () => {
       services.state.stopping = true;
       stopPreparing.abort();
-      await services.seriesUpdates.close(); // live subscriptions end now: they would hold the grace period
-      await waitForInFlight(services, config.shutdownGraceSeconds * 1000, logger);
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      await control?.close();
+      // Live subscriptions end now (they would hold the grace period). Listening stops later: on
+      // the embedded store its statement waits behind any transaction, a handed-over import's too.
+      const unlistened = services.seriesUpdates.close();
+      // Handed-over commands (an import, say) count as in flight; those still running after
+      // the grace are stopped, rolled back and told so before the store closes.
+      const inFlight = () => services.state.inFlight + (control?.running ?? 0);
+      await waitForInFlight(inFlight, config.shutdownGraceSeconds * 1000, logger);
+      await Promise.all([
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        }),
+        control?.close(),
+      ]);
+      await unlistened;
       await services.close();
       await store.close();
       claim?.release();
@@ -143,15 +151,12 @@ async function keepPreparing(services: Services, signal: AbortSignal): Promise<v
   }
 }
 
-/** Resolves when no request is being answered, or when `graceMs` has passed. */
-async function waitForInFlight(services: Services, graceMs: number, logger: Logger): Promise<void> {
+/** Resolves when nothing is `inFlight`, or when `graceMs` has passed. */
+async function waitForInFlight(inFlight: () => number, graceMs: number, logger: Logger): Promise<void> {
   const deadline = Date.now() + graceMs;
-  while (services.state.inFlight > 0) {
+  while (inFlight() > 0) {
     if (Date.now() >= deadline) {
-      logger.warn(
-        { inFlight: services.state.inFlight, graceMs },
-        'grace period over: closing with requests still open',
-      );
+      logger.warn({ inFlight: inFlight(), graceMs }, 'grace period over: closing with requests still open');
       return;
     }
     await sleep(25);
