@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../api/api-error.js';
 import { renderGraphqlError } from '../http/render-error.js';
 import type { Route } from '../http/route.js';
-import { keepBody, sendKept, type KeptBody } from '../http/send-kept.js';
+import { keepBody, sendKept, type KeptBody } from '../http/send-json.js';
 import { clipped } from '../clipped.js';
 import type { GraphqlServices } from './graphql-services.js';
 

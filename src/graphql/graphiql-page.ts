@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GraphiQLOptions } from 'graphql-yoga';
-import { keepBody, sendKept, type KeptBody } from '../http/send-kept.js';
+import { keepBody, sendKept, type KeptBody } from '../http/send-json.js';
 import type { GraphqlServices } from './graphql-services.js';
 import { addressOf, loadGraphiqlAssets } from './graphiql-assets.js';
 

@@ -2,17 +2,19 @@ import { ERROR_KINDS } from '../api/api-error.js';
 import { GRAPHQL_LIMITS } from '../limits/graphql-limits.js';
 import type { PageCall, PageServices } from './page-services.js';
 import { counted } from '../counted.js';
+import { sendWhole } from '../http/send-json.js';
 
 /**
  * `GET /docs`: the human page for both APIs, every decision the REST contract leaves open, and the
  * problem types; needs no key.
  */
-export function handleDocsPage({ res, services }: PageCall): void {
-  res.statusCode = 200;
-  res.setHeader('content-type', 'text/html; charset=utf-8');
-  res.setHeader('cache-control', 'public, max-age=300');
-  res.setHeader('content-security-policy', CSP);
-  res.end(renderDocs(services));
+export function handleDocsPage({ req, res, services }: PageCall): Promise<void> {
+  const headers = [
+    ['content-type', 'text/html; charset=utf-8'],
+    ['cache-control', 'public, max-age=300'],
+    ['content-security-policy', CSP],
+  ] as const;
+  return sendWhole(req, res, { headers, body: Buffer.from(renderDocs(services)), compress: false });
 }
 
 // Private

@@ -4,21 +4,22 @@ import { ApiError } from '../api/api-error.js';
 import type { PageCall } from './page-services.js';
 import { PACKAGE_ROOT } from '../package-root.js';
 import { clipped } from '../clipped.js';
+import { sendWhole } from '../http/send-json.js';
 
 /**
  * `GET /explore` and its assets: the chart explorer, static files that need no key and
  * hold none (the page asks for the key and keeps it in the browser). The chart library
  * is uPlot from node_modules, served from here: no CDN, no build step.
  */
-export function handleExplorePage(call: PageCall): void {
-  send(call, ASSETS.get('')!);
+export function handleExplorePage(call: PageCall): Promise<void> {
+  return send(call, ASSETS.get('')!);
 }
 
 /** `GET /explore/<asset>`. */
-export function handleExploreAsset(call: PageCall): void {
+export function handleExploreAsset(call: PageCall): Promise<void> {
   const asset = ASSETS.get(call.param);
   if (asset === undefined) throw new ApiError('not-found', `nothing is served at /explore/${clipped(call.param)}`);
-  send(call, asset);
+  return send(call, asset);
 }
 
 // Private
@@ -53,11 +54,11 @@ const CSP =
   "connect-src 'self'; img-src 'self' blob: data:; form-action 'self'; base-uri " +
   "'none'; frame-ancestors 'none'";
 
-function send({ req, res }: PageCall, asset: Asset): void {
-  res.statusCode = 200;
-  res.setHeader('content-type', asset.type);
-  res.setHeader('cache-control', 'public, max-age=300');
-  res.setHeader('content-security-policy', CSP);
-  res.setHeader('content-length', asset.body.length);
-  res.end(req.method === 'HEAD' ? undefined : asset.body);
+function send({ req, res }: PageCall, asset: Asset): Promise<void> {
+  const headers = [
+    ['content-type', asset.type],
+    ['cache-control', 'public, max-age=300'],
+    ['content-security-policy', CSP],
+  ] as const;
+  return sendWhole(req, res, { headers, body: asset.body, compress: false });
 }
