@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { CATALOG } from '../../src/catalog/load-catalog.js';
 import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
+import { measureFeed } from './feed.js';
 import { pairedLoad, type PairedResult } from './paired-load.js';
 import { sampleRss, servicePort, startChild, startFloor, type Child } from './processes.js';
 import { SHAPES, type Shape, type Target, targetsFor } from './shapes.js';
@@ -333,6 +334,13 @@ if (!QUICK && (args.shape === undefined || args.shape === 'views')) {
   }
 }
 
+// The changes feed on a long log (feed.ts): an empty page must cost no more than a full one.
+const feedLines: string[] = [];
+if (!QUICK && (args.shape === undefined || args.shape === 'feed')) {
+  feedLines.push(await measureFeed(BENCH_SERVER_URL, env, log));
+  log(feedLines.at(-1)!);
+}
+
 const report = [
   `| shape | conns | target | req/s | × floor | p50 ms | p99 ms | errors | non-2xx | bytes/resp | peak RSS growth MB |`,
   `|---|---|---|---|---|---|---|---|---|---|---|`,
@@ -366,7 +374,7 @@ writeFileSync(
     `\n\n${verdicts}\n\n${summary}${ratiosAt32}\n`,
 );
 console.log(`\n${report}\n`);
-for (const line of [...pairedLines, ...memoryLines, ...viewLines]) console.log(line);
+for (const line of [...pairedLines, ...memoryLines, ...viewLines, ...feedLines]) console.log(line);
 console.log(`\n${verdicts}\n`);
 if (!QUICK) console.log(`3x365 at 32 connections:${ratiosAt32}`);
 console.log(summary);
