@@ -21,6 +21,7 @@ import { prerequisite } from './support/ci.js';
 import { projectId } from './support/project-id.js';
 import { createScratchDatabase, TEST_DATABASE_URL } from './support/stores.js';
 import { npmStart } from './support/processes.js';
+import { until } from './support/poll.js';
 import { Writable } from 'node:stream';
 
 const KEY = 'fault-test-key-0123456789';
@@ -382,10 +383,10 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
         exportAll,
       ]) {
         const pending = request().catch((e: Error) => e);
-        await until(async () => (await waiting()) === 1, 5_000);
+        await until('one statement waiting for the lock', async () => (await waiting()) === 1, { withinMs: 5_000 });
         abortAll();
         await pending;
-        await until(async () => (await waiting()) === 0, 3_000);
+        await until('no statement left waiting', async () => (await waiting()) === 0, { withinMs: 3_000 });
       }
       await release();
     } finally {
@@ -603,14 +604,6 @@ function graphqlAborted(base: string): Promise<Response> {
     headers: { 'content-type': 'application/json' },
     signal: controller(),
   });
-}
-
-async function until(check: () => Promise<boolean>, limitMs: number): Promise<void> {
-  const started = Date.now();
-  while (!(await check())) {
-    if (Date.now() - started > limitMs) throw new Error(`condition not met in ${limitMs} ms`);
-    await sleep(50);
-  }
 }
 
 /** Holds an exclusive lock on `point` in an open transaction until the returned function is called. */
