@@ -5,6 +5,7 @@ import { migrate } from '../src/db/migrate.js';
 import { seedDatabase } from '../src/seed/seed-database.js';
 import { startTestService, TEST_KEY, TEST_LAST_DAY, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
+import { until } from './support/poll.js';
 
 // Answers far larger than a socket's buffers (about 11 MB of JSON, 30 MB of CSV), so a client
 // that stops reading, or leaves, does so in the middle of them.
@@ -91,9 +92,10 @@ for (const kind of STORE_KINDS) {
       release();
 
       // The stalled client is given up after STALLED_CLIENT_SECONDS.
-      const deadline = Date.now() + 10_000;
-      while (requestLines(exportStalled.requestId).length === 0 && Date.now() < deadline)
-        await new Promise((r) => setTimeout(r, 50));
+      await until('the stalled export given up', () => requestLines(exportStalled.requestId).length > 0, {
+        withinMs: 10_000,
+        everyMs: 50,
+      });
       exportStalled.socket.destroy();
       await new Promise((resolve) => setTimeout(resolve, 100));
 
