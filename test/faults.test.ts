@@ -133,9 +133,12 @@ describe.skipIf(!available)('database faults on a private PostgreSQL', () => {
       expect((await get(service.url, '/healthz')).status).toBe(200);
       expect((await get(service.url, '/readyz')).status).toBe(503);
       // The retry says why, as describeError puts it (it said "[object Object]", described twice).
-      const retry = logs
-        .map((l) => JSON.parse(l) as { msg: string; err?: unknown })
-        .find((l) => l.msg === 'database not ready; retrying');
+      // The first retry's line is written once the first attempt has failed, which may be after /readyz answers.
+      const retry = await until('the first retry logged', () =>
+        logs
+          .map((l) => JSON.parse(l) as { msg: string; err?: unknown })
+          .find((l) => l.msg === 'database not ready; retrying'),
+      );
       expect(retry?.err).toMatchObject({
         type: 'Error',
         code: 'ECONNREFUSED',
