@@ -113,22 +113,30 @@ interface RouteTable {
 }
 
 function createRouteTable(routes: readonly Route<Services>[]): RouteTable {
-  const fixed = new Map(routes.filter((r) => !r.path.endsWith('/:name')).map((r) => [r.path, r]));
-  const named = new Map(
-    routes.filter((r) => r.path.endsWith('/:name')).map((r) => [r.path.slice(0, -':name'.length), r]),
-  );
+  const fixed = new Map(routes.filter((r) => !r.path.includes(NAME)).map((r) => [r.path, r]));
+  const named = routes
+    .filter((r) => r.path.includes(NAME))
+    .map((route) => {
+      const at = route.path.indexOf(NAME);
+      return { route, prefix: route.path.slice(0, at), suffix: route.path.slice(at + NAME.length) };
+    });
   return {
     match(path) {
       const route = fixed.get(path);
       if (route !== undefined) return { route, param: '' };
-      const slash = path.lastIndexOf('/');
-      const parent = named.get(path.slice(0, slash + 1));
-      if (parent !== undefined && slash < path.length - 1)
-        return { route: parent, param: safeDecode(path.slice(slash + 1)) };
+      for (const { route, prefix, suffix } of named) {
+        if (path.length <= prefix.length + suffix.length || !path.startsWith(prefix) || !path.endsWith(suffix))
+          continue;
+        const segment = path.slice(prefix.length, path.length - suffix.length);
+        if (!segment.includes('/')) return { route, param: safeDecode(segment) };
+      }
       return { route: path.startsWith('/v1/') ? UNKNOWN_V1 : UNKNOWN, param: '' };
     },
   };
 }
+
+/** The one named segment a route path may hold (`/v1/metrics/:name`, `/v1/hooks/:name/replay`). */
+const NAME = ':name';
 
 function serve(
   services: Services,

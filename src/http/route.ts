@@ -9,7 +9,7 @@ export interface RouteCall<S> {
   req: IncomingMessage;
   res: ServerResponse;
   services: S;
-  /** The last path segment of a `…/:name` route, percent-decoded; '' for fixed paths. */
+  /** The `:name` segment of a route's path, percent-decoded; '' for fixed paths. */
   param: string;
   /** The raw query string, without `?`. */
   query: string;
@@ -26,7 +26,7 @@ export type Access = 'public' | 'keyed';
 
 /** One line of the app's route table, for handlers given `S`. */
 export interface Route<S> {
-  /** A fixed path, or one ending in `/:name` whose last segment becomes `param`. */
+  /** A fixed path, or one with one `:name` segment (`/v1/hooks/:name/replay`) that becomes `param`. */
   path: string;
   /** Who may call; a function decides per request (GraphiQL's page is public, its API is not). */
   access: Access | ((req: IncomingMessage, query: string) => Access);
