@@ -13,6 +13,7 @@ import { handleMetrics } from './ops/metrics-route.js';
 import { rawRequestError, renderProblem } from './http/render-error.js';
 import { wasGivenUp } from './http/send-json.js';
 import type { Access, Route, RouteCall } from './http/route.js';
+import { dryRunAsked } from './limits/dry-run.js';
 import { UNLIMITED_METER } from './limits/rate-limiter.js';
 import { handleCatalog } from './rest/catalog-route.js';
 import { handleChanges } from './rest/changes-route.js';
@@ -21,6 +22,7 @@ import { handleDocsPage } from './pages/docs-page.js';
 import { handleExploreAsset, handleExplorePage } from './pages/explore-page.js';
 import { createMetricHandler } from './rest/metric-route.js';
 import { handleOpenApi } from './rest/openapi-route.js';
+import { handleUsage } from './rest/usage-route.js';
 import type { Services } from './services.js';
 import { clipped } from './clipped.js';
 
@@ -100,6 +102,7 @@ function createRoutes(services: Services): Route<Services>[] {
     { path: '/v1/metrics/:name', access: 'keyed', methods: READ, errors: renderProblem, handle: createMetricHandler() },
     { path: '/v1/export', access: 'keyed', methods: READ, errors: renderProblem, handle: handleExport },
     { path: '/v1/changes', access: 'keyed', methods: READ, errors: renderProblem, handle: handleChanges },
+    { path: '/v1/usage', access: 'keyed', methods: READ, errors: renderProblem, handle: handleUsage },
   ];
 }
 
@@ -162,6 +165,8 @@ function serve(
   // listener, not one for each event: a 'finish' listener beside the server's own made every
   // response copy its listener list, and the two cost REST about 1% of its throughput.
   const gone = new ClientGone();
+  // Public routes are not metered; a keyed route gets its caller's meter in run().
+  const call: RouteCall<Services> = { req, res, services, param, query, signal: gone, meter: UNLIMITED_METER };
   let failed = false;
   services.state.inFlight += 1;
   res.on('close', () => {
@@ -176,28 +181,26 @@ function serve(
     const ms = Math.round((performance.now() - started) * 1000) / 1000; // to the µs, as logged before
     logRequest({ requestId, method: req.method ?? 'GET', route: route.path, status, outcome, ms });
     services.metrics.observeRequest(route.path, req.method ?? 'GET', status, ms / 1000, outcome);
+    if (call.caller !== undefined) services.usage.record(call.caller.id, call.meter.units);
   });
 
-  // Public routes are not metered; a keyed route gets its caller's meter in run().
-  run(services, route, { req, res, services, param, query, signal: gone, meter: UNLIMITED_METER }).catch(
-    (error: unknown) => {
-      if (gone.aborted) return; // the client left: its work was cancelled and nobody waits for an answer
-      if (res.headersSent) {
-        services.logger.error({ requestId, err: error }, 'failed after the response started');
-        failed = true;
-        res.destroy();
-        return;
-      }
-      const failure =
-        error instanceof ApiError ? error : new ApiError('internal', 'an unexpected error occurred', { cause: error });
-      if (failure.kind === 'internal')
-        services.logger.error({ requestId, err: failure.cause ?? failure }, failure.message);
-      // Expected during an outage and answered with a retry hint: worth a warning, not an error.
-      if (failure.kind === 'unavailable')
-        services.logger.warn({ requestId, err: failure.cause ?? failure }, failure.message);
-      route.errors(req, res, failure);
-    },
-  );
+  run(services, route, call).catch((error: unknown) => {
+    if (gone.aborted) return; // the client left: its work was cancelled and nobody waits for an answer
+    if (res.headersSent) {
+      services.logger.error({ requestId, err: error }, 'failed after the response started');
+      failed = true;
+      res.destroy();
+      return;
+    }
+    const failure =
+      error instanceof ApiError ? error : new ApiError('internal', 'an unexpected error occurred', { cause: error });
+    if (failure.kind === 'internal')
+      services.logger.error({ requestId, err: failure.cause ?? failure }, failure.message);
+    // Expected during an outage and answered with a retry hint: worth a warning, not an error.
+    if (failure.kind === 'unavailable')
+      services.logger.warn({ requestId, err: failure.cause ?? failure }, failure.message);
+    route.errors(req, res, failure);
+  });
 }
 
 async function run(services: Services, route: Route<Services>, call: RouteCall<Services>): Promise<void> {
@@ -209,9 +212,10 @@ async function run(services: Services, route: Route<Services>, call: RouteCall<S
     const known = authenticate(services.keys, req.headers['x-api-key'], services.refusedKeys, req.socket);
     const caller = known instanceof Promise ? await known : known;
     call.caller = caller;
-    const opened = services.rateLimiter.open(caller, (headers) => {
+    const onHeaders = (headers: Readonly<Record<string, string>>) => {
       for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-    });
+    };
+    const opened = services.rateLimiter.open(caller, onHeaders, dryRunAsked(req.headers, call.query));
     call.meter = opened instanceof Promise ? await opened : opened;
   }
   if (route.methods !== undefined && !route.methods.includes(req.method ?? '')) {

@@ -13,6 +13,7 @@ import { createRateLimiter, type RateLimiter, type RateLimitStore } from './limi
 import { createPageLoadLimit, type PageLoadLimit } from './limits/page-loads.js';
 import { createRefusedKeyLimit, type RefusedKeyLimit } from './limits/refused-keys.js';
 import { createStoredSpans, type StoredSpans } from './limits/stored-spans.js';
+import { createUsageCounter, type UsageCounter } from './limits/usage-counter.js';
 import { createSeriesUpdates, type SeriesUpdates } from './live/series-updates.js';
 import { createServiceMetrics, type ServiceMetrics } from './ops/prometheus.js';
 
@@ -52,7 +53,9 @@ export interface Services {
   responseCache: ResponseCache;
   /** Request counts and latencies and the other figures of `GET /metrics`. */
   metrics: ServiceMetrics;
-  /** Releases what the services hold besides the store (the Redis connection). */
+  /** What each key spent per hour, counted in memory and written to the store every few seconds. */
+  usage: UsageCounter;
+  /** Releases what the services hold besides the store (the Redis connection), writing the last usage counts. */
   close(): Promise<void>;
 }
 
@@ -136,6 +139,7 @@ export function createServices(parts: ServiceParts): Services {
   };
   const memory = createMemoryRateLimitStore();
   const redis = openSharedStore(parts, memory);
+  const usage = createUsageCounter({ store: parts.store, clock, logger: parts.logger });
   return {
     ...parts,
     reads: replicas?.reads ?? parts.store,
@@ -164,7 +168,9 @@ export function createServices(parts: ServiceParts): Services {
             rateLimitsShared: redis === undefined ? undefined : () => redis.shared,
             replicas: replicas === undefined ? undefined : () => replicas.states(),
           }),
+    usage,
     close: async () => {
+      await usage.close();
       await redis?.close();
       await replicas?.close();
     },

@@ -10,6 +10,7 @@ import { MAX_BODY_BYTES } from '../src/http/fetch-bridge.js';
 import { enumName } from './support/graphql-names.js';
 import { startTestService, TEST_KEY, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
+import { UNLIMITED_METER } from '../src/limits/rate-limiter.js';
 
 interface GraphqlBody {
   data?: Record<string, unknown> | null;
@@ -400,7 +401,7 @@ describe('GraphQL document limits', () => {
       return createGraphqlServer(services).fetch(request, {
         directory: readyDirectory(services.state),
         signal: new AbortController().signal,
-        meter: { charge: async () => {} },
+        meter: UNLIMITED_METER,
       });
     };
     const form = () => {

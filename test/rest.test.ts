@@ -615,7 +615,7 @@ describe('CORS for configured origins', () => {
       });
     const allowed = await post('https://app.example');
     expect(allowed.status).toBe(200);
-    expect(await allowed.json()).toEqual({ data: { __typename: 'Query' } });
+    expect(await allowed.json()).toEqual({ data: { __typename: 'Query' }, extensions: { cost: { units: 1 } } });
     expect(allowed.headers.get('access-control-allow-origin')).toBe('https://app.example');
     expect(allowed.headers.get('access-control-expose-headers')).toBe(
       'ETag, Retry-After, RateLimit, RateLimit-Policy, X-Request-Id',

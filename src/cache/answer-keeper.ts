@@ -25,7 +25,7 @@ export interface AnswerKeeper {
 export async function lookUpAnswer(
   cache: ResponseCache,
   key: string | undefined,
-  meter: RateLimitMeter,
+  meter: Pick<RateLimitMeter, 'charge'>,
 ): Promise<AnswerKeeper> {
   if (key === undefined) return NOTHING_KEPT;
   const kept = cache.get(key);
@@ -46,6 +46,10 @@ export function countCharges(meter: RateLimitMeter): RateLimitMeter & { readonly
       counting.total += cost;
       await meter.charge(cost);
     },
+    get units() {
+      return meter.units;
+    },
+    quote: () => meter.quote(),
   };
   return counting;
 }
@@ -54,7 +58,7 @@ export function countCharges(meter: RateLimitMeter): RateLimitMeter & { readonly
 
 const NOTHING_KEPT: AnswerKeeper = { kept: undefined, keeps: () => false, keep: () => {} };
 
-async function covered(meter: RateLimitMeter, cost: number): Promise<boolean> {
+async function covered(meter: Pick<RateLimitMeter, 'charge'>, cost: number): Promise<boolean> {
   try {
     if (cost > 0) await meter.charge(cost);
     return true;

@@ -80,19 +80,20 @@ export function estimateAnswerBytes(
 // Private
 
 /** What execution is given, as far as sizing its answer needs. */
-interface ExecutionInput {
+export interface ExecutionInput {
   schema: GraphQLSchema;
   document: DocumentNode;
   operationName?: string | null;
   variableValues?: { readonly [name: string]: unknown } | null;
 }
 
-interface Walk {
+/** A document's variables (coerced) and fragments, for walking its selections. */
+export interface Walk {
   variables: { [name: string]: unknown };
   fragments: ReadonlyMap<string, FragmentDefinitionNode>;
 }
 
-function fragmentsOf(document: DocumentNode): Map<string, FragmentDefinitionNode> {
+export function fragmentsOf(document: DocumentNode): Map<string, FragmentDefinitionNode> {
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
@@ -104,7 +105,11 @@ function fragmentsOf(document: DocumentNode): Map<string, FragmentDefinitionNode
  * The fields of selection sets by response key, as execution merges them: through inline
  * fragments and fragment spreads (each fragment once), leaving out what @skip/@include drop.
  */
-function collect(walk: Walk, sets: readonly SelectionSetNode[], visited = new Set<string>()): Map<string, FieldNode[]> {
+export function collect(
+  walk: Walk,
+  sets: readonly SelectionSetNode[],
+  visited = new Set<string>(),
+): Map<string, FieldNode[]> {
   const fields = new Map<string, FieldNode[]>();
   const add = (set: SelectionSetNode) => {
     for (const selection of set.selections) {
@@ -141,7 +146,7 @@ function metricRequest(schema: ReturnType<typeof metricArgsSchema>, args: () => 
 }
 
 /** How many distinct response paths below `nodes` follow the field names of `path`. */
-function pathsTo(walk: Walk, nodes: readonly FieldNode[], path: readonly string[]): number {
+export function pathsTo(walk: Walk, nodes: readonly FieldNode[], path: readonly string[]): number {
   if (path.length === 0) return 1;
   const sets = nodes.flatMap((node) => (node.selectionSet === undefined ? [] : [node.selectionSet]));
   let count = 0;

@@ -37,6 +37,8 @@ export interface GraphqlContext {
    * this request, so that every further selection of them is charged (see series.ts).
    */
   pointReads: Map<SeriesPlan, Set<string>>;
+  /** The request asks only its price (`x-dry-run: true`; dry-run.ts): nothing is executed. */
+  dryRun?: boolean | undefined;
 }
 
 export interface SchemaTypes {

@@ -97,7 +97,7 @@ export function addChangesQuery(builder: Builder, refs: { enums: Enums }) {
 // Private
 
 /** The shared changes request schema over the `changes` field's arguments; the resolver gets `{ request }`. */
-const CHANGES_ARGS = z
+export const CHANGES_ARGS = z
   .preprocess(
     (args: { since: string; first?: number | null; after?: string | null }) => ({
       since: args.since,

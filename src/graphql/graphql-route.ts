@@ -4,6 +4,7 @@ import { API_KEY_HEADER } from '../auth/api-keys.js';
 import { readyDirectory } from '../api/unavailable.js';
 import { countCharges, lookUpAnswer } from '../cache/answer-keeper.js';
 import { readBody, toFetchRequest } from '../http/fetch-bridge.js';
+import { DRY_RUN_HEADER, dryRunValue } from '../limits/dry-run.js';
 import { acceptsMediaType, normalizedContentType } from '../http/media-type.js';
 import { renderGraphqlError } from '../http/render-error.js';
 import { sendEvents, sendWhole } from '../http/send-json.js';
@@ -39,12 +40,15 @@ export function createGraphqlRoute(services: GraphqlServices): Route<GraphqlServ
         res.setHeader('content-security-policy', "frame-ancestors 'none'");
         return sendGraphiqlPage(req, res, () => yoga.fetch(toFetchRequest(req, Buffer.alloc(0))));
       }
+      const dryRun = dryRunValue(DRY_RUN_HEADER, headerValue(req.headers[DRY_RUN_HEADER]));
       const directory = readyDirectory(services.state);
       // The body is read here first, so the 1 MB limit stays ours.
       const body = req.method === 'GET' || head ? undefined : await readBody(req);
       // Yoga compares media types as written; RFC 9110 has them case-insensitive, with optional spaces.
       const contentType = normalizedContentType(req.headers['content-type']);
-      const keeper = await lookUpAnswer(services.responseCache, cacheKeyOf(req, contentType, body), meter);
+      // A dry run is never answered from the cache nor kept: its answer is a price, not the data.
+      const cacheKey = dryRun ? undefined : cacheKeyOf(req, contentType, body);
+      const keeper = await lookUpAnswer(services.responseCache, cacheKey, meter);
       if (keeper.kept !== undefined)
         return sendWhole(req, res, {
           headers: [['content-type', keeper.kept.contentType]],
@@ -74,6 +78,7 @@ export function createGraphqlRoute(services: GraphqlServices): Route<GraphqlServ
         reserveAnswer,
         splices,
         outcome,
+        dryRun,
       };
       try {
         const response = await runYoga(yoga, req, res, contentType, body, context);
@@ -126,6 +131,11 @@ async function runYoga(
   const response = await yoga.handleNodeRequestAndResponse(request, res, context);
   if (response.status === 415 || response.status === 406) throw mediaTypeRefusal(req, response);
   return response;
+}
+
+/** A header field's value, repeated ones joined with commas (which no flag accepts). */
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(',') : value;
 }
 
 /** Whether the key a request was let in with is still accepted (a revoked one is not). */

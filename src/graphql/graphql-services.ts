@@ -8,6 +8,7 @@ import type { Store } from '../db/store.js';
 import type { AnswerBudget } from '../limits/answer-budget.js';
 import type { PageLoadLimit } from '../limits/page-loads.js';
 import type { StoredSpans } from '../limits/stored-spans.js';
+import type { UsageCounter } from '../limits/usage-counter.js';
 import type { SeriesUpdates } from '../live/series-updates.js';
 
 /** What `/graphql` and its resolvers use of the app's services (the app hands them all of its own). */
@@ -31,4 +32,6 @@ export interface GraphqlServices {
   /** Loads of GraphiQL's page and its files per client address. */
   graphiqlLoads: PageLoadLimit;
   responseCache: ResponseCache;
+  /** Each key's spend per hour (the `usage` field). */
+  usage: Pick<UsageCounter, 'read'>;
 }

@@ -9,6 +9,7 @@ import { addMetricsQuery } from './metric-info.js';
 import { addScalars } from './scalars.js';
 import { addSeriesUpdatedSubscription } from './series-updated.js';
 import { addSeries } from './series.js';
+import { addUsageQuery } from './usage.js';
 
 /** The GraphQL schema of a catalog: its metrics and slugs become enums. */
 export function createGraphqlSchema(catalog: Catalog): GraphQLSchema {
@@ -21,6 +22,7 @@ export function createGraphqlSchema(catalog: Catalog): GraphQLSchema {
   addMetricQuery(builder, { catalog, enums, Series });
   addMetricsQuery(builder, { enums, Series });
   addChangesQuery(builder, { enums });
+  addUsageQuery(builder);
   addSeriesUpdatedSubscription(builder, { enums });
   return builder.toSchema({ sortSchema: false });
 }

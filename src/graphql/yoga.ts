@@ -19,6 +19,7 @@ import { createSeriesLoaders } from '../series/series-loader.js';
 import type { GraphqlServices } from './graphql-services.js';
 import { useAnswerBudget } from './answer-size.js';
 import { useArgumentErrors } from './argument-errors.js';
+import { useCostExtension, useDryRun } from './dry-run.js';
 import { useGraphqlArmor } from './armor.js';
 import type { GraphqlContext } from './builder.js';
 import { exampleQuery } from './example-query.js';
@@ -43,6 +44,8 @@ export interface GraphqlServerContext {
   splices?: Splices;
   /** Filled in once the result is known, for the route to decide whether to keep the answer. */
   outcome?: ExecutionOutcome;
+  /** The request asks only its price (`x-dry-run: true`): answered after pricing, never executed. */
+  dryRun?: boolean;
 }
 
 /** What the route learns of an execution's result. */
@@ -88,11 +91,13 @@ export function createGraphqlServer(
           onError: () => {},
         },
       ),
+      useDryRun(services),
       useAnswerBudget(services),
       useSplices(),
       useOutcome(),
+      useCostExtension(),
     ],
-    context: ({ directory, signal, meter, caller, keyStillValid, reserveAnswer, splices }) => ({
+    context: ({ directory, signal, meter, caller, keyStillValid, reserveAnswer, splices, dryRun }) => ({
       services,
       directory,
       meter,
@@ -103,6 +108,7 @@ export function createGraphqlServer(
       loaders: createSeriesLoaders(services.reads, directory, signal),
       splices: splices ?? createSplices(),
       pointReads: new Map(),
+      dryRun,
     }),
     graphiql: services.config.graphiql ? () => graphiqlOptions(services) : false,
     // The editor's files are served from the package (no CDN), by their own URLs (graphiql-assets.ts).

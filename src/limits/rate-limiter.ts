@@ -55,6 +55,24 @@ export interface RateLimitMeter {
    * `RateLimit-Policy`) when the bucket cannot cover it.
    */
   charge(cost: number): Promise<void> | undefined;
+  /**
+   * The request's price so far, in units: the unit paid at the door plus what its charges
+   * asked beyond it (`max(1, Σ costs)`), whether or not a burst cap or an unlimited key
+   * took less. 0 for a dry run that was charged nothing, and on public routes.
+   */
+  readonly units: number;
+  /** The caller's limit and balance now, charging nothing; also sets the `RateLimit` fields. */
+  quote(): Promise<RateLimitQuote>;
+}
+
+/** A key's bucket as a dry run reports it: all null for a key without a limit. */
+export interface RateLimitQuote {
+  /** The most units the key can spend at once (its burst). */
+  limit: number | null;
+  /** Whole units left now. */
+  remaining: number | null;
+  /** Seconds until the bucket is full again. */
+  resetSeconds: number | null;
 }
 
 /** Called with the `RateLimit` and `RateLimit-Policy` fields after every successful charge. */
@@ -66,8 +84,17 @@ export interface RateLimiter {
    * got past authentication costs at least that. Throws the 429 ApiError when even that
    * unit is not there. An unlimited caller gets, at once, a meter that charges nothing
    * (answering undefined, nothing to wait on) and reports no fields.
+   *
+   * `dryRun`: the request only asks its price (dry-run.ts). Nothing is taken from the key's
+   * bucket; one unit is taken from the key's dry-run bucket instead (the same size and rate
+   * as its own, kept apart), so dry runs are free for the balance but never unlimited. A
+   * charge on such a meter pays the door's unit first, as an ordinary request would.
    */
-  open(caller: KeyIdentity, onHeaders: RateLimitHeadersListener): RateLimitMeter | Promise<RateLimitMeter>;
+  open(
+    caller: KeyIdentity,
+    onHeaders: RateLimitHeadersListener,
+    dryRun?: boolean,
+  ): RateLimitMeter | Promise<RateLimitMeter>;
 }
 
 /**
@@ -85,6 +112,7 @@ export function createRateLimiter(
     caller: KeyIdentity,
     policy: RateLimitPolicy,
     onHeaders: RateLimitHeadersListener,
+    dryRun: boolean,
   ): Promise<RateLimitMeter> => {
     // A refused charge leaves the request's earlier charges spent (the unit paid at the
     // door, a GraphQL request's other fields), so a retry needs those units again too.
@@ -96,21 +124,42 @@ export function createRateLimiter(
       }
       onHeaders(rateLimitHeaders(outcome, policy));
     };
-    await take(1, 0);
+    if (dryRun) await takeDryRun(store, caller.id, now(), policy);
+    else await take(1, 0);
+    let opened = !dryRun;
+    let units = dryRun ? 0 : 1;
     let prepaid = 1;
     // Units this request's charges took or are taking: all of them together stay within the
     // burst, so a GraphQL request of several charges can pass from a full bucket as well.
     let claimed = 1;
     return {
+      get units() {
+        return units;
+      },
+      async quote() {
+        const outcome = await store.take(caller.id, 0, now(), policy);
+        onHeaders(rateLimitHeaders(outcome, policy));
+        return { limit: policy.burst, remaining: outcome.remaining, resetSeconds: outcome.resetSeconds };
+      },
       async charge(cost) {
+        if (!opened) {
+          await take(1, 0);
+          opened = true;
+          units = 1;
+        }
         const credit = prepaid;
+        const added = Math.max(0, cost - credit);
         const due = Math.min(cost - credit, policy.burst - claimed);
         prepaid = 0;
-        if (due <= 0) return;
+        if (due <= 0) {
+          units += added;
+          return;
+        }
         const spent = claimed;
         claimed += due;
         try {
           await take(due, spent);
+          units += added;
         } catch (error) {
           // Nothing was taken: a later charge (a kept GraphQL answer refused, then run) starts over.
           claimed -= due;
@@ -122,9 +171,9 @@ export function createRateLimiter(
   };
 
   return {
-    open(caller, onHeaders) {
+    open(caller, onHeaders, dryRun = false) {
       const policy = { perMinute: caller.ratePerMinute ?? defaults.perMinute, burst: caller.burst ?? defaults.burst };
-      return policy.perMinute <= 0 ? UNLIMITED_METER : openMetered(caller, policy, onHeaders);
+      return policy.perMinute <= 0 ? unlimitedMeter(dryRun) : openMetered(caller, policy, onHeaders, dryRun);
     },
   };
 }
@@ -132,8 +181,12 @@ export function createRateLimiter(
 /** Absorbs floating-point dust from fractional refills (0.1 + 0.2 units and the like). */
 export const EPSILON = 1e-9;
 
-/** The meter of a caller without a limit: charges nothing, and answers at once (nothing to wait on). */
-export const UNLIMITED_METER: RateLimitMeter = { charge: () => undefined };
+/** The meter of a public route: charges nothing, counts nothing, and answers at once (nothing to wait on). */
+export const UNLIMITED_METER: RateLimitMeter = {
+  charge: () => undefined,
+  units: 0,
+  quote: async () => NO_LIMIT,
+};
 
 /** A duration in milliseconds as whole seconds, rounded up. */
 export function wholeSeconds(ms: number): number {
@@ -141,6 +194,40 @@ export function wholeSeconds(ms: number): number {
 }
 
 // Private
+
+/** What a dry run reports of a key without a limit. */
+const NO_LIMIT: RateLimitQuote = Object.freeze({ limit: null, remaining: null, resetSeconds: null });
+
+/** The meter of a key without a limit: takes nothing and answers at once, but counts the request's price. */
+function unlimitedMeter(dryRun: boolean): RateLimitMeter {
+  let units = dryRun ? 0 : 1;
+  let prepaid = 1;
+  return {
+    get units() {
+      return units;
+    },
+    quote: async () => NO_LIMIT,
+    charge(cost) {
+      if (units === 0) units = 1;
+      units += Math.max(0, cost - prepaid);
+      prepaid = 0;
+      return undefined;
+    },
+  };
+}
+
+/** Takes a dry run's unit from the key's dry-run bucket, or throws its 429. */
+async function takeDryRun(store: RateLimitStore, id: string, now: number, policy: RateLimitPolicy): Promise<void> {
+  const outcome = await store.take(`dry-run:${id}`, 1, now, policy);
+  if (outcome.allowed) return;
+  const retryAfter = String(outcome.retryAfterSeconds);
+  throw new ApiError(
+    'rate-limited',
+    `too many dry runs: a key may make ${policy.burst} at once, refilled at ${policy.perMinute} a minute, ` +
+      `beside its own limit; retry in ${retryAfter} s`,
+    { headers: { 'retry-after': retryAfter } },
+  );
+}
 
 /** The policy name both fields carry. */
 const POLICY_NAME = 'default';

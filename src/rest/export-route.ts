@@ -11,7 +11,8 @@ import { validateSeriesRequest, type SeriesRequest } from '../series/series-requ
 import type { ExportLayout } from '../series/series-sql.js';
 import type { CancelSignal, Store } from '../db/store.js';
 import { POINTS_PER_BATCH } from './metric-route.js';
-import { EXTENSION_PARAMS, readParameters, REST_PARAMS } from './parse-query.js';
+import { COST_PARAMS, EXTENSION_PARAMS, readParameters, REST_PARAMS } from './parse-query.js';
+import { answerDryRun, isDryRun } from './dry-run-answer.js';
 import { clipped } from '../clipped.js';
 
 /** The formats of an export and how each is served. */
@@ -47,7 +48,8 @@ type Extra = (typeof EXTRA)[number];
  * so its rows equal that answer's points; the rows stream a few projects per database
  * round trip, so memory stays flat for any size, and a client that leaves cancels the query.
  */
-export async function handleExport({ req, res, services, query, signal, meter }: RestCall): Promise<void> {
+export async function handleExport(call: RestCall): Promise<void> {
+  const { req, res, services, query, signal, meter } = call;
   const params = readParameters(query, [
     'metric',
     'project',
@@ -56,6 +58,7 @@ export async function handleExport({ req, res, services, query, signal, meter }:
     'format',
     'extra',
     ...EXTENSION_PARAMS,
+    ...COST_PARAMS,
   ]);
   const format = choice('format', params.get('format'), FORMAT_NAMES);
   const extra = choice('extra', params.get('extra'), EXTRA);
@@ -68,7 +71,9 @@ export async function handleExport({ req, res, services, query, signal, meter }:
       r.slugs.map((slug) => services.storedSpans.of(r.metric.name, slug)),
     ),
   );
-  await meter.charge(prices.reduce((units, price) => units + price.cost, 0));
+  const cost = prices.reduce((units, price) => units + price.cost, 0);
+  if (isDryRun(call)) return answerDryRun(call, cost);
+  await meter.charge(cost);
   const directory = readyDirectory(services.state);
   const plans = requests.map((r, i) => ({ plan: planSeries(r, directory), buckets: prices[i]!.span.buckets }));
   res.setHeader('content-disposition', `attachment; filename="metrics-export.${format}"`);

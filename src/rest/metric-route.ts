@@ -6,6 +6,7 @@ import type { RestCall } from './rest-services.js';
 import { readSeriesRows } from '../series/read-series.js';
 import { createRequestPreparer } from './prepared-requests.js';
 import { sendKeptAnswer, sendSeriesBody } from './send-series.js';
+import { answerDryRun, isDryRun } from './dry-run-answer.js';
 import { clipped } from '../clipped.js';
 
 /**
@@ -26,12 +27,14 @@ export const POINTS_PER_BATCH = 30_000;
  */
 export function createMetricHandler(): (call: RestCall) => Promise<void> {
   const prepare = createRequestPreparer();
-  return async ({ req, res, services, param, query, signal, meter }) => {
+  return async (call) => {
+    const { req, res, services, param, query, signal, meter } = call;
     const metric = services.catalog.byName.get(param);
     if (metric === undefined)
       throw new ApiError('not-found', `unknown metric ${JSON.stringify(clipped(param))}; GET /v1/metrics lists them`);
     const prepared = prepare(metric, query, todayEpochDay(services.clock()));
     const { cost, span } = prepared.price(services.storedSpans);
+    if (isDryRun(call)) return answerDryRun(call, cost);
     const charged = meter.charge(cost);
     if (charged !== undefined) await charged;
     const plan = prepared.plan(readyDirectory(services.state));

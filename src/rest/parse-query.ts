@@ -20,13 +20,16 @@ export const REST_PARAMS: Readonly<Record<SeriesRequestField, string>> = {
 /** The extension parameters: optional, and a request without them is answered exactly as the contract's. */
 export const EXTENSION_PARAMS = ['interval', 'aggregation', 'fill', 'transform', 'window', 'as_of'] as const;
 
+/** Parameters every series path takes besides its own: `dry_run` asks only the request's price (dry-run-answer.ts). */
+export const COST_PARAMS = ['dry_run'] as const;
+
 /**
  * Reads a metric request's parameters from a raw query string. Unknown and repeated
  * parameters are refused; `project` is split on commas with empty segments kept, so the
  * shared validation can name them.
  */
 export function parseMetricQuery(metric: MetricDefinition, rawQuery: string): SeriesRequestInput {
-  const seen = readParameters(rawQuery, ['project', 'start_date', 'end_date', ...EXTENSION_PARAMS]);
+  const seen = readParameters(rawQuery, ['project', 'start_date', 'end_date', ...EXTENSION_PARAMS, ...COST_PARAMS]);
   const project = seen.get('project');
   return {
     metric,

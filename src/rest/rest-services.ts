@@ -5,6 +5,7 @@ import type { ProjectDirectory } from '../db/project-directory.js';
 import type { Store } from '../db/store.js';
 import type { RouteCall } from '../http/route.js';
 import type { StoredSpans } from '../limits/stored-spans.js';
+import type { UsageCounter } from '../limits/usage-counter.js';
 
 /** What the `/v1` routes use of the app's services (the app hands them all of its own). */
 export interface RestServices {
@@ -16,6 +17,8 @@ export interface RestServices {
   state: { readonly stopping: boolean; readonly directory: ProjectDirectory | undefined };
   storedSpans: StoredSpans;
   responseCache: ResponseCache;
+  /** Each key's spend per hour (`/v1/usage`). */
+  usage: Pick<UsageCounter, 'read'>;
 }
 
 /** One `/v1` request. */

@@ -61,6 +61,8 @@ export interface TestServiceOptions {
   wrapStore?: (store: Store) => Store;
   /** A store the test prepared itself (then not seeded), instead of a new seeded one of `kind`. */
   store?: StoreUnderTest;
+  /** The service's clock, instead of {@link testClock}'s. */
+  clock?: () => Date;
 }
 
 /**
@@ -88,7 +90,7 @@ export async function startTestService(
   });
   const running = await startService(config, createLogger(config, sink), {
     store: options.wrapStore?.(store) ?? store,
-    clock: testClock(),
+    clock: options.clock ?? testClock(),
   });
   await running.ready;
   const withKey = (init: RequestInit & { key?: string | null } = {}): RequestInit => {

@@ -1,0 +1,76 @@
+import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
+import { GraphQLError, type ExecutionResult } from 'graphql';
+import { ApiError, ERROR_KINDS } from '../api/api-error.js';
+import type { RateLimitMeter } from '../limits/rate-limiter.js';
+import type { GraphqlContext } from './builder.js';
+import type { GraphqlServices } from './graphql-services.js';
+import { metricArgsSchema } from './metric.js';
+import { priceDocument } from './price-document.js';
+
+/**
+ * Answers a request sent with `x-dry-run: true` after parsing, validation and pricing,
+ * without executing it: `{"data":null,"extensions":{"cost":{"units":N}}}`, N being what it
+ * would be charged ({@link priceDocument}). A subscription is priced, not subscribed.
+ */
+export function useDryRun(services: GraphqlServices): Plugin<GraphqlContext, { dryRun?: boolean }> {
+  const metricArgs = metricArgsSchema(services.catalog);
+  const answer = (args: Parameters<typeof priceDocument>[2]): ExecutionResult => {
+    try {
+      return { data: null, extensions: { cost: { units: priceDocument(services, metricArgs, args) } } };
+    } catch (error) {
+      return { data: null, errors: [refusal(error)] };
+    }
+  };
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      if ((args.contextValue as { dryRun?: boolean }).dryRun === true) setResultAndStopExecution(answer(args));
+    },
+    onSubscribe({ args, setResultAndStopExecution }) {
+      if ((args.contextValue as { dryRun?: boolean }).dryRun === true) setResultAndStopExecution(answer(args));
+    },
+  };
+}
+
+/**
+ * Puts what the request was charged in every answer's `extensions.cost.units` (each event
+ * of a stream too), refusals of the document included; a dry run's answer keeps its price.
+ */
+export function useCostExtension(): Plugin<object, { meter?: RateLimitMeter }> {
+  return {
+    onResultProcess({ result, setResult, serverContext }) {
+      const { meter } = serverContext;
+      if (meter === undefined) return;
+      if (isAsyncIterable(result)) setResult(mapAsyncIterator(result, (each) => withCost(each, meter)));
+      else if (Array.isArray(result)) for (const each of result) withCost(each, meter);
+      else withCost(result, meter);
+    },
+  };
+}
+
+// Private
+
+/**
+ * An argument or variable the request would be refused for, as execution reports it (yoga.ts masks
+ * errors the same way): `BAD_USER_INPUT`, with the parameter errors of a 400.
+ */
+function refusal(error: unknown): GraphQLError {
+  if (error instanceof ApiError) {
+    const extensions = {
+      code: ERROR_KINDS[error.kind].graphqlCode,
+      ...(error.errors.length > 0 ? { errors: error.errors } : {}),
+    };
+    return new GraphQLError(error.message, { extensions });
+  }
+  if (error instanceof GraphQLError)
+    return new GraphQLError(error.message, {
+      nodes: error.nodes,
+      extensions: { code: ERROR_KINDS['bad-request'].graphqlCode },
+    });
+  throw error;
+}
+
+function withCost<T extends ExecutionResult>(result: T, meter: RateLimitMeter): T {
+  const extensions = (result.extensions ?? {}) as Record<string, unknown>;
+  if (extensions.cost === undefined) result.extensions = { ...extensions, cost: { units: meter.units } };
+  return result;
+}
