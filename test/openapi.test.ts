@@ -181,7 +181,11 @@ for (const kind of STORE_KINDS) {
         'format',
         'extra',
       ]);
-      expect(Object.keys(exportOp.responses['200']!.content!)).toEqual(['text/csv', 'application/x-ndjson']);
+      expect(Object.keys(exportOp.responses['200']!.content!)).toEqual([
+        'text/csv',
+        'application/x-ndjson',
+        'application/json',
+      ]);
       const metricOp = document.paths['/v1/metrics/price']!.get as unknown as {
         parameters: { name?: string; $ref?: string }[];
       };
@@ -195,12 +199,34 @@ for (const kind of STORE_KINDS) {
         'Transform',
         'Window',
         'AsOf',
+        'DryRun',
       ]);
       const parameters = (
         document.components as unknown as { parameters: Record<string, { name: string; schema: { enum?: string[] } }> }
       ).parameters;
       expect(parameters.Interval!.schema.enum).toEqual(['day', 'week', 'month', 'quarter', 'year']);
       expect(parameters.Fill!.schema.enum).toEqual(['none', 'null', 'zero', 'previous']);
+    });
+
+    it('describes a dry run and the usage answer: both match their schemas', async () => {
+      const dry = await (await service.get('/v1/metrics/price?project=ethereum&dry_run=true')).json();
+      const dryRun = schemaAt('components', 'schemas', 'DryRun');
+      expect(dryRun(dry) ? [] : dryRun.errors).toEqual([]);
+      const exportDry = await (await service.get('/v1/export?metric=price&project=ethereum&dry_run=true')).json();
+      expect(dryRun(exportDry) ? [] : dryRun.errors).toEqual([]);
+      const usage = await (await service.get('/v1/usage')).json();
+      const validate = schemaAt(
+        'paths',
+        '/v1/usage',
+        'get',
+        'responses',
+        '200',
+        'content',
+        'application/json',
+        'schema',
+      );
+      expect(validate(usage) ? [] : validate.errors).toEqual([]);
+      expect(validate({ ...usage, hours: usage.hours.slice(1) })).toBe(false);
     });
 
     it('the conformance check is not vacuous: it rejects a bad date, a string value and an unknown project', () => {

@@ -496,6 +496,8 @@ for (const kind of STORE_KINDS) {
         expect(res.status).toBe(200);
         expect(await res.json()).toEqual({
           data: { a: { name: 'etf-aum-change-pct' }, b: { name: 'etf-aum-change-pct' } },
+          // The price, though only the burst was taken.
+          extensions: { cost: { units: 14 } },
         });
         expect(res.headers.get('ratelimit')).toBe('"default";r=0;t=600');
       },

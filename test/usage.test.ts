@@ -4,7 +4,7 @@ import { openPostgres } from '../src/db/open-postgres.js';
 import type { Store } from '../src/db/store.js';
 import { createUsageCounter, USAGE_DAYS, USAGE_HOURS } from '../src/limits/usage-counter.js';
 import { until } from './support/poll.js';
-import { startTestService, TEST_KEY, type TestService } from './support/service.js';
+import { startTestService, type TestService } from './support/service.js';
 import { STORE_KINDS, type StoreUnderTest } from './support/stores.js';
 
 /** A year of four projects: four units (a unit per project-year). */

@@ -1,4 +1,4 @@
-import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
+import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import { ApiError, ERROR_KINDS } from '../api/api-error.js';
 import type { RateLimitMeter } from '../limits/rate-limiter.js';
@@ -32,16 +32,18 @@ export function useDryRun(services: GraphqlServices): Plugin<GraphqlContext, { d
 }
 
 /**
- * Puts what the request was charged in every answer's `extensions.cost.units` (each event
- * of a stream too), refusals of the document included; a dry run's answer keeps its price.
+ * Puts what the request was charged in its answer's `extensions.cost.units`, in whatever
+ * transport (JSON, an event stream, multipart), refusals of the document included; a dry
+ * run's answer keeps its price. A subscription's events carry none: they are notifications
+ * charged nothing, the subscription having paid its unit when it opened.
  */
 export function useCostExtension(): Plugin<object, { meter?: RateLimitMeter }> {
   return {
-    onResultProcess({ result, setResult, serverContext }) {
+    onResultProcess({ result, serverContext }) {
       const { meter } = serverContext;
       if (meter === undefined) return;
-      if (isAsyncIterable(result)) setResult(mapAsyncIterator(result, (each) => withCost(each, meter)));
-      else if (Array.isArray(result)) for (const each of result) withCost(each, meter);
+      if (isAsyncIterable(result)) return;
+      if (Array.isArray(result)) for (const each of result) withCost(each, meter);
       else withCost(result, meter);
     },
   };

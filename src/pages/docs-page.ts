@@ -2,6 +2,7 @@ import { ERROR_KINDS } from '../api/api-error.js';
 import { GRAPHQL_LIMITS } from '../limits/graphql-limits.js';
 import type { PageCall, PageServices } from './page-services.js';
 import { counted } from '../counted.js';
+import { COST_DOCS } from './cost-docs.js';
 import { sendWhole } from '../http/send-json.js';
 
 /**
@@ -323,6 +324,7 @@ on its own, so a key may get more than its budget for that time; requests are ne
     : 'This instance serves an embedded database in its own thread: each query runs to its end, without a statement timeout, and the others wait for it.'
 }</p>
 
+${COST_DOCS}
 <h2 id="problems">Errors</h2>
 <p>On <code>/v1</code> every ` +
       `error ` +

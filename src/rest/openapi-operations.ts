@@ -2,6 +2,7 @@ import { DEFAULT_CHANGES_LIMIT, MAX_CHANGES_LIMIT } from '../changes/changes-req
 import { ERROR_KINDS, type ErrorKind } from '../api/api-error.js';
 import type { Catalog, MetricDefinition } from '../catalog/load-catalog.js';
 import { problemType } from '../http/render-error.js';
+import { usageOperationWith } from './openapi-cost.js';
 
 /** `GET /v1/metrics`. */
 export function catalogOperation(): Record<string, unknown> {
@@ -48,7 +49,9 @@ export function metricOperation(metric: MetricDefinition): Record<string, unknow
     ],
     responses: {
       '200': {
-        description: 'One key per requested project in request order, each an array of points ascending by date.',
+        description:
+          'One key per requested project in request order, each an array of points ascending by date ' +
+          '(with dry_run=true: its cost, a DryRun object).',
         headers: {
           ETag: { schema: { type: 'string' } },
           'Last-Modified': { description: 'The newest write to any series of the answer.', schema: { type: 'string' } },
@@ -58,9 +61,14 @@ export function metricOperation(metric: MetricDefinition): Record<string, unknow
         content: {
           'application/json': {
             schema: {
-              type: 'object',
-              propertyNames: { enum: [...metric.projects] },
-              additionalProperties: { type: 'array', items: { $ref: `#/components/schemas/${point}` } },
+              anyOf: [
+                {
+                  type: 'object',
+                  propertyNames: { enum: [...metric.projects] },
+                  additionalProperties: { type: 'array', items: { $ref: `#/components/schemas/${point}` } },
+                },
+                DRY_RUN_ANSWER,
+              ],
             },
           },
         },
@@ -138,11 +146,12 @@ export function exportOperation(catalog: Catalog): Record<string, unknown> {
     ],
     responses: {
       '200': {
-        description: 'The rows, as an attachment.',
+        description: 'The rows, as an attachment (with dry_run=true: their cost, a DryRun object).',
         headers: { 'Content-Disposition': { schema: { type: 'string' } }, ...RATE_LIMIT_HEADERS },
         content: {
           'text/csv': { schema: { type: 'string' } },
           'application/x-ndjson': { schema: { type: 'string' } },
+          'application/json': { schema: DRY_RUN_ANSWER },
         },
       },
       ...errorResponses(['bad-request', 'unauthorized', 'rate-limited', 'unavailable']),
@@ -238,6 +247,11 @@ export function changesOperation(catalog: Catalog): Record<string, unknown> {
   };
 }
 
+/** `GET /v1/usage`. */
+export function usageOperation(): Record<string, unknown> {
+  return usageOperationWith(errorResponses(['bad-request', 'unauthorized', 'rate-limited', 'unavailable']));
+}
+
 // Private
 
 const SERIES_PARAMETERS = [
@@ -249,7 +263,11 @@ const SERIES_PARAMETERS = [
   'Transform',
   'Window',
   'AsOf',
+  'DryRun',
 ].map((name) => ({ $ref: `#/components/parameters/${name}` }));
+
+/** What a series path answers to dry_run=true. */
+const DRY_RUN_ANSWER = { $ref: '#/components/schemas/DryRun' };
 
 /** IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers-10) sent on every authenticated answer. */
 const RATE_LIMIT_HEADERS = {

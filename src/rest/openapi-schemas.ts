@@ -1,4 +1,5 @@
 import { AGGREGATIONS, FILLS, INTERVALS, MAX_WINDOW, TRANSFORMS } from '../series/series-options.js';
+import { COST_SCHEMAS, DRY_RUN_PARAMETER } from './openapi-cost.js';
 
 /** The reusable schemas and parameters of the OpenAPI document. */
 export const OPENAPI_COMPONENTS = {
@@ -80,8 +81,10 @@ export const OPENAPI_COMPONENTS = {
         'written later is absent; a value revised later shows its earlier value.',
       schema: { type: 'string', examples: ['2026-03-01', '2026-03-01T12:00:00Z'] },
     },
+    DryRun: DRY_RUN_PARAMETER,
   },
   schemas: {
+    ...COST_SCHEMAS,
     Date: { type: 'string', format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
     DataPoint: {
       type: 'object',
