@@ -181,7 +181,12 @@ for (const kind of STORE_KINDS) {
         'format',
         'extra',
       ]);
-      expect(Object.keys(exportOp.responses['200']!.content!)).toEqual(['text/csv', 'application/x-ndjson']);
+      expect(Object.keys(exportOp.responses['200']!.content!)).toEqual([
+        'text/csv',
+        'application/x-ndjson',
+        'application/vnd.apache.parquet',
+        'application/vnd.apache.arrow.stream',
+      ]);
       const metricOp = document.paths['/v1/metrics/price']!.get as unknown as {
         parameters: { name?: string; $ref?: string }[];
       };
