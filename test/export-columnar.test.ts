@@ -39,8 +39,20 @@ for (const kind of STORE_KINDS) {
     let dir: string;
     let duck: DuckDBInstance;
     let db: DuckDBConnection;
+    /** While set, every streamed read fails as a database going away does. */
+    let storeDown = false;
     beforeAll(async () => {
-      svc = await startTestService(kind);
+      svc = await startTestService(
+        kind,
+        {},
+        {
+          wrapStore: (store) => ({
+            ...store,
+            streamRaw: (text, params, rows, signal, options) =>
+              storeDown ? failing() : store.streamRaw(text, params, rows, signal, options),
+          }),
+        },
+      );
       dir = await mkdtemp(join(tmpdir(), 'metrics-export-columnar-'));
       duck = await DuckDBInstance.create(':memory:');
       db = await duck.connect();
@@ -245,6 +257,19 @@ for (const kind of STORE_KINDS) {
       expect(Object.keys(arrow.types)).toEqual(['metric', 'project', 'date', 'value']);
     });
 
+    it('answers a store failure before the first byte with a 503 problem', async () => {
+      storeDown = true;
+      try {
+        for (const format of ['parquet', 'arrow']) {
+          const res = await svc.get(`/v1/export?metric=price&project=ethereum&format=${format}`);
+          expect(res.status, format).toBe(503);
+          expect(res.headers.get('content-type')).toBe('application/problem+json');
+        }
+      } finally {
+        storeDown = false;
+      }
+    });
+
     it('refuses an unknown format with a 400 naming format and its values', async () => {
       const res = await svc.get('/v1/export?metric=price&format=xlsx');
       expect(res.status).toBe(400);
@@ -261,4 +286,9 @@ async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   const all: T[] = [];
   for await (const item of items) all.push(item);
   return all;
+}
+
+/** A read that fails as a database shutting down does (SQLSTATE 57P01). */
+async function* failing(): AsyncGenerator<never> {
+  throw Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
 }

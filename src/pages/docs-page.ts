@@ -163,7 +163,7 @@ one without them stores those points without their extra fields. Memory ` +
     `hold the same rows as typed columns: <code>metric</code> and <code>project</code> ` +
     `(dictionary-encoded strings), <code>date</code> (DATE), <code>value</code> (DOUBLE, null where the ` +
     `series has none) and, with <code>extra=include</code>, one DOUBLE column per extra field. They are ` +
-    `written in batches of 65,536 rows (a Parquet row group, an Arrow record batch) as they are read, so ` +
+    `written in batches of 16,384 rows (a Parquet row group, an Arrow record batch) as they are read, so ` +
     `memory stays flat here too. Pandas: <code>pd.read_parquet("metrics-export.parquet")</code>; ` +
     `polars: <code>pl.read_ipc_stream("metrics-export.arrow")</code>; DuckDB: ` +
     `<code>select * from 'metrics-export.parquet'</code>.</p>

@@ -10,8 +10,12 @@ import { POINTS_PER_BATCH } from './metric-route.js';
  * database's current round trip of projects, so memory stays flat for any export.
  */
 
-/** Rows per batch: about 1.4 MB of columns (20 bytes a row, more with extra fields). */
-export const BATCH_ROWS = 65_536;
+/**
+ * Rows per batch: 330 KB of columns (21 bytes a row, more with extra fields). Parquet's
+ * writer holds about 1 KB a row while it encodes a row group (65,536-row groups added 50 MB
+ * to the full export's peak RSS; docs/performance.md, "Parquet and Arrow export").
+ */
+export const BATCH_ROWS = 16_384;
 
 /** What every batch of one export shares: the names its dictionaries index, and its extra columns. */
 export interface ColumnarExport {

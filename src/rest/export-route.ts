@@ -51,9 +51,10 @@ const EXTRA = ['omit', 'include'] as const;
 type Extra = (typeof EXTRA)[number];
 
 /**
- * `GET /v1/export?metric=a,b&project=x,y&start_date&end_date&format=csv|ndjson` plus the
- * series options: long rows `metric,project,date,value`, by metric and project in the
- * order asked (the catalog's when omitted), then date, as a download. Each metric is one
+ * `GET /v1/export?metric=a,b&project=x,y&start_date&end_date&format=csv|ndjson|parquet|arrow`
+ * plus the series options: long rows `metric,project,date,value`, by metric and project in
+ * the order asked (the catalog's when omitted), then date, as a download (Parquet and Arrow:
+ * the same rows as typed columns, export-columns.ts). Each metric is one
  * request of the series path (the same validation, plan and SQL as `/v1/metrics/<name>`),
  * so its rows equal that answer's points; the rows stream a few projects per database
  * round trip, so memory stays flat for any size, and a client that leaves cancels the query.
