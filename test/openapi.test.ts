@@ -185,6 +185,8 @@ for (const kind of STORE_KINDS) {
         'text/csv',
         'application/x-ndjson',
         'application/json',
+        'application/vnd.apache.parquet',
+        'application/vnd.apache.arrow.stream',
       ]);
       const metricOp = document.paths['/v1/metrics/price']!.get as unknown as {
         parameters: { name?: string; $ref?: string }[];

@@ -234,7 +234,7 @@ for (const kind of STORE_KINDS) {
           'an unknown format',
           'metric=price&project=ethereum&format=xml',
           'format',
-          /expected one of csv, ndjson, got "xml"/,
+          /expected one of csv, ndjson, parquet, arrow, got "xml"/,
         ],
         [
           'an unknown extra',

@@ -139,7 +139,7 @@ a daily view of everything is not.</li>
 </ul>
 
 <h2 id="export">Bulk export</h2>
-<p><code>GET /v1/export?metric=a,b&amp;project=x,y&amp;start_date=…&amp;end_date=…&amp;format=csv|ndjson</code> ` +
+<p><code>GET /v1/export?metric=a,b&amp;project=x,y&amp;start_date=…&amp;end_date=…&amp;format=csv|ndjson|parquet|arrow</code> ` +
     `plus the options above streams long rows
 <code>metric,project,date,value</code> (CSV with a header, the default; ` +
     `NDJSON one object per line) as a download, ordered by metric and project ` +
@@ -159,6 +159,15 @@ CSV field or <code>null</code>. Extra fields (<code>etf-num-products</code>' ` +
 one without them stores those points without their extra fields. Memory ` +
     `stays flat for any size; a client that leaves stops the export (its query ` +
     `is cancelled, or read no further than the next batch).</p>
+<p><code>format=parquet</code> (a Parquet file, <code>application/vnd.apache.parquet</code>) and ` +
+    `<code>format=arrow</code> (an Arrow IPC stream, <code>application/vnd.apache.arrow.stream</code>) ` +
+    `hold the same rows as typed columns: <code>metric</code> and <code>project</code> ` +
+    `(dictionary-encoded strings), <code>date</code> (DATE), <code>value</code> (DOUBLE, null where the ` +
+    `series has none) and, with <code>extra=include</code>, one DOUBLE column per extra field. They are ` +
+    `written in batches of 16,384 rows (a Parquet row group, an Arrow record batch) as they are read, so ` +
+    `memory stays flat here too. Pandas: <code>pd.read_parquet("metrics-export.parquet")</code>; ` +
+    `polars: <code>pl.read_ipc_stream("metrics-export.arrow")</code>; DuckDB: ` +
+    `<code>select * from 'metrics-export.parquet'</code>.</p>
 
 <h2 id="changes">Changes feed</h2>
 <p><code>GET /v1/changes?since=&lt;RFC 3339 instant&gt;&amp;limit=N</code> ` +

@@ -14,6 +14,9 @@ import { POINTS_PER_BATCH } from './metric-route.js';
 import { COST_PARAMS, EXTENSION_PARAMS, readParameters, REST_PARAMS } from './parse-query.js';
 import { answerDryRun, isDryRun } from './dry-run-answer.js';
 import { clipped } from '../clipped.js';
+import { arrowStream } from './export-arrow.js';
+import { columnarExport, columnBatches, type ExportPlan } from './export-columns.js';
+import { parquetFile } from './export-parquet.js';
 
 /** The formats of an export and how each is served. */
 const FORMATS = {
@@ -27,8 +30,16 @@ const FORMATS = {
 
 type Format = keyof typeof FORMATS;
 
+/** The typed formats (export-arrow.ts, export-parquet.ts): their media type and writer. */
+const COLUMNAR_FORMATS = {
+  parquet: { type: 'application/vnd.apache.parquet', write: parquetFile },
+  arrow: { type: 'application/vnd.apache.arrow.stream', write: arrowStream },
+} as const;
+
+type ColumnarFormat = keyof typeof COLUMNAR_FORMATS;
+
 /** The values of `format`, the first the default. */
-const FORMAT_NAMES = ['csv', 'ndjson'] as const satisfies readonly Format[];
+const FORMAT_NAMES = ['csv', 'ndjson', 'parquet', 'arrow'] as const satisfies readonly (Format | ColumnarFormat)[];
 
 /**
  * Whether rows carry the metric's extra fields (etf-num-products' spot, futures,
@@ -41,9 +52,10 @@ const EXTRA = ['omit', 'include'] as const;
 type Extra = (typeof EXTRA)[number];
 
 /**
- * `GET /v1/export?metric=a,b&project=x,y&start_date&end_date&format=csv|ndjson` plus the
- * series options: long rows `metric,project,date,value`, by metric and project in the
- * order asked (the catalog's when omitted), then date, as a download. Each metric is one
+ * `GET /v1/export?metric=a,b&project=x,y&start_date&end_date&format=csv|ndjson|parquet|arrow`
+ * plus the series options: long rows `metric,project,date,value`, by metric and project in
+ * the order asked (the catalog's when omitted), then date, as a download (Parquet and Arrow:
+ * the same rows as typed columns, export-columns.ts). Each metric is one
  * request of the series path (the same validation, plan and SQL as `/v1/metrics/<name>`),
  * so its rows equal that answer's points; the rows stream a few projects per database
  * round trip, so memory stays flat for any size, and a client that leaves cancels the query.
@@ -79,12 +91,16 @@ export async function handleExport(call: RestCall): Promise<void> {
   res.setHeader('content-disposition', `attachment; filename="metrics-export.${format}"`);
   res.setHeader('cache-control', 'no-store');
   // The first rows are read before anything is sent, so a busy or absent database is still a 503.
-  const chunks = rows(services.reads, plans, format, extra, signal);
+  const chunks =
+    format === 'parquet' || format === 'arrow'
+      ? columnar(services.reads, plans, format, extra, signal)
+      : rows(services.reads, plans, format, extra, signal);
+  const type = format === 'parquet' || format === 'arrow' ? COLUMNAR_FORMATS[format].type : FORMATS[format].type;
   try {
     const first = await chunks.next();
     const stalledAfterMs = services.config.stalledClientSeconds * 1000;
     const body = after(first.done ? undefined : first.value, chunks);
-    await streamBody(req, res, FORMATS[format].type, body, stalledAfterMs);
+    await streamBody(req, res, type, body, stalledAfterMs);
   } finally {
     await chunks.return(undefined);
   }
@@ -171,6 +187,18 @@ async function* rows(
     }
   }
   if (header !== undefined) yield header;
+}
+
+/** The export as typed columns in a binary format; it yields nothing before the first rows are read. */
+function columnar(
+  store: Store,
+  plans: readonly ExportPlan[],
+  format: ColumnarFormat,
+  extra: Extra,
+  signal: CancelSignal,
+): AsyncGenerator<BodyChunk> {
+  const exported = columnarExport(plans, extra === 'include');
+  return COLUMNAR_FORMATS[format].write(exported, columnBatches(store, plans, exported, signal));
 }
 
 /** `first` (when there is one), then the rest of `chunks`. */

@@ -128,8 +128,12 @@ export function exportOperation(catalog: Catalog): Record<string, unknown> {
         name: 'format',
         in: 'query',
         required: false,
-        description: 'csv (with a header line; the default) or ndjson (one object per line).',
-        schema: { enum: ['csv', 'ndjson'] },
+        description:
+          'csv (with a header line; the default), ndjson (one object per line), parquet ' +
+          '(a Parquet file) or arrow (an Arrow IPC stream). The last two hold typed columns: ' +
+          'metric and project (dictionary-encoded strings), date (DATE), value (DOUBLE, null ' +
+          'where the series has none) and, with extra=include, one DOUBLE column per extra field.',
+        schema: { enum: ['csv', 'ndjson', 'parquet', 'arrow'] },
       },
       {
         name: 'extra',
@@ -152,6 +156,8 @@ export function exportOperation(catalog: Catalog): Record<string, unknown> {
           'text/csv': { schema: { type: 'string' } },
           'application/x-ndjson': { schema: { type: 'string' } },
           'application/json': { schema: DRY_RUN_ANSWER },
+          'application/vnd.apache.parquet': { schema: { type: 'string', format: 'binary' } },
+          'application/vnd.apache.arrow.stream': { schema: { type: 'string', format: 'binary' } },
         },
       },
       ...errorResponses(['bad-request', 'unauthorized', 'rate-limited', 'unavailable']),

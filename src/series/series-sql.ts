@@ -26,10 +26,18 @@ export type PointField = (typeof POINT_FIELDS)[number];
  * extra fields, as the import reads them), or GraphQL's DataPoint objects holding exactly
  * the fields a query selected, in its order.
  */
-export type PointLayout = 'rest' | ExportLayout | { graphql: readonly PointField[] };
+export type PointLayout = 'rest' | ExportLayout | ColumnarLayout | { graphql: readonly PointField[] };
 
 /** The layouts of an export's lines. */
 export type ExportLayout = 'csv' | 'ndjson' | 'csv-extra' | 'ndjson-extra';
+
+/**
+ * Typed columns for the Arrow and Parquet exports: per project one JSON object of parallel
+ * arrays, `{"days": [...], "values": [...]}` (days since 1970-01-01, the exact numerics, null
+ * for a missing value; both null without points), and with `-extra` an `"extra"` array of
+ * each point's extra fields (an object, or null). One `JSON.parse` decodes a whole project.
+ */
+export type ColumnarLayout = 'columns' | 'columns-extra';
 
 /** What decides a statement's text; equal shapes share one prepared statement. */
 export interface SeriesShape {
@@ -142,12 +150,13 @@ function storedPoints(shape: SeriesShape): string {
   const point: PointColumns = {
     day: 'pt.day',
     value: 'pt.value::text',
+    number: 'pt.value',
     always: true,
     count: '1',
     extra: 'pt.extra',
     revised: 'pt.written_at',
   };
-  return `select ${aggregateText(shape.layout, pointText(shape.layout, point), 'pt.day')}
+  return `select ${projectPoints(shape.layout, point, 'pt.day')}
     from ${pointSource(shape)} pt
     where pt.project_id = r.project_id
       and pt.day between coalesce({{from}}::date, '-infinity') and coalesce({{to}}::date, 'infinity')`;
@@ -197,6 +206,7 @@ function bucketedPoints(shape: SeriesShape): string {
   const point: PointColumns = {
     day: 'o.bucket',
     value: 'trim_scale(o.value)::text',
+    number: 'o.value',
     always: false,
     count: 'o.n',
     extra: 'o.extra',
@@ -204,7 +214,7 @@ function bucketedPoints(shape: SeriesShape): string {
   };
   const revised = selects(shape.layout, 'revisedAt') ? 'max(d.written_at)' : 'null::timestamptz';
   return (
-    `select ${aggregateText(shape.layout, pointText(shape.layout, point), 'o.bucket')}
+    `select ${projectPoints(shape.layout, point, 'o.bucket')}
     from (
       with bounds as (
         select b.*, date_trunc({{unit}}, b.lo::timestamp)::date as out_lo, ` +
@@ -315,6 +325,8 @@ interface PointColumns {
   day: string;
   /** The value's text; SQL null for a bucket without one, unless `always` says it is never null. */
   value: string;
+  /** The value as a numeric, SQL null for a bucket without one. */
+  number: string;
   always: boolean;
   count: string;
   extra: string;
@@ -322,8 +334,25 @@ interface PointColumns {
   revised: string;
 }
 
+/** A project's points as one text, in the layout asked for. */
+function projectPoints(layout: PointLayout, p: PointColumns, order: string): string {
+  if (layout === 'columns' || layout === 'columns-extra') return columnsText(layout, p, order);
+  return aggregateText(layout, pointText(layout, p), order);
+}
+
+/** A project's points as parallel arrays (see {@link ColumnarLayout}). */
+function columnsText(layout: ColumnarLayout, p: PointColumns, order: string): string {
+  const extra = layout === 'columns-extra' ? `, 'extra', array_agg(${p.extra} order by ${order})` : '';
+  return (
+    `json_build_object('days', array_agg(${p.day} - date '1970-01-01' order by ${order}), ` +
+    `'values', array_agg(${p.number} order by ${order})${extra})::text`
+  );
+}
+
+type TextLayout = Exclude<PointLayout, ColumnarLayout>;
+
 /** One point's text: a missing value is JSON `null`, an empty CSV field. */
-function pointText(layout: PointLayout, p: PointColumns): string {
+function pointText(layout: TextLayout, p: PointColumns): string {
   const value = p.always ? p.value : `coalesce(${p.value}, 'null')`;
   if (typeof layout !== 'string') {
     const fields: Record<PointField, string> = {
@@ -358,7 +387,7 @@ function pointText(layout: PointLayout, p: PointColumns): string {
 }
 
 /** A project's points joined into one text: a JSON array, or export lines. */
-function aggregateText(layout: PointLayout, point: string, order: string): string {
+function aggregateText(layout: TextLayout, point: string, order: string): string {
   return typeof layout === 'string' && layout !== 'rest'
     ? `string_agg(${point}, '' order by ${order})`
     : `'[' || string_agg(${point}, ',' order by ${order}) || ']'`;

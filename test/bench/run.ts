@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { CATALOG } from '../../src/catalog/load-catalog.js';
 import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
+import { measureExports } from './export-formats.js';
 import { measureFeed } from './feed.js';
 import { pairedLoad, type PairedResult } from './paired-load.js';
 import { sampleRss, servicePort, startChild, startFloor, type Child } from './processes.js';
@@ -61,6 +62,11 @@ if (QUICK)
       `rest on two instances); no memory runs`,
   );
 const db = await ensureBenchDatabase(BENCH_SERVER_URL, log);
+// The export in every format and the Parquet writers compared (export-formats.ts), alone.
+if (args.shape === 'export') {
+  for (const line of await measureExports(benchServiceEnv(db), log)) console.log(line);
+  process.exit(0);
+}
 // The service runs as deployed (request logs at info level); only the rate limit is lifted,
 // and the response cache is off: the rest and graphql rows measure the series path, since
 // the bench repeats one request. A second service with the cache on gives the hot rows.
