@@ -19,6 +19,8 @@ import { handleCatalog } from './rest/catalog-route.js';
 import { handleChanges } from './rest/changes-route.js';
 import { handleExport } from './rest/export-route.js';
 import { handleDocsPage } from './pages/docs-page.js';
+import { handleDocsMarkdown, handleLlmsText } from './pages/llms-txt.js';
+import { createSchemaRoute } from './graphql/schema-route.js';
 import { createMcpRoute } from './mcp/mcp-route.js';
 import type { RunRest } from './mcp/mcp-services.js';
 import { handleExploreAsset, handleExplorePage } from './pages/explore-page.js';
@@ -74,6 +76,8 @@ function createRoutes(services: Services, runRest: RunRest): Route<Services>[] {
     { path: '/healthz', access: 'public', methods: READ, errors: renderProblem, handle: handleHealth },
     { path: '/readyz', access: 'public', methods: READ, errors: renderProblem, handle: handleReady },
     { path: '/docs', access: 'public', methods: READ, errors: renderProblem, handle: handleDocsPage },
+    { path: '/docs.md', access: 'public', methods: READ, errors: renderProblem, handle: handleDocsMarkdown },
+    { path: '/llms.txt', access: 'public', methods: READ, errors: renderProblem, handle: handleLlmsText },
     ...(services.config.metrics === 'off'
       ? []
       : [
@@ -99,6 +103,7 @@ function createRoutes(services: Services, runRest: RunRest): Route<Services>[] {
       : []),
     createGraphqlRoute(services),
     ...(services.config.graphiql ? [createGraphiqlAssetRoute(services)] : []),
+    createSchemaRoute(services.catalog),
     { path: '/v1/openapi.json', access: 'keyed', methods: READ, errors: renderProblem, handle: handleOpenApi },
     { path: '/v1/metrics', access: 'keyed', methods: READ, errors: renderProblem, handle: handleCatalog },
     { path: '/v1/metrics/:name', access: 'keyed', methods: READ, errors: renderProblem, handle: createMetricHandler() },
