@@ -298,3 +298,47 @@ for (const kind of STORE_KINDS) {
     });
   });
 }
+
+for (const kind of STORE_KINDS) {
+  describe.skipIf(!kind.available)(`MCP tool calls pay as REST on ${kind.name}`, () => {
+    let svc: TestService;
+    beforeAll(async () => {
+      // A bucket of 20 units that refills a unit a minute: what each request takes shows in `RateLimit`.
+      svc = await startTestService(kind, { RATE_LIMIT_PER_MINUTE: '1', RATE_LIMIT_BURST: '20' });
+    });
+    afterAll(async () => svc?.stop());
+
+    /** One stateless `tools/call` POST, and the whole units left in the bucket once its own unit was paid. */
+    const post = async (name: string, args: Record<string, unknown>) => {
+      const res = await svc.fetch('/mcp', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+      });
+      expect(res.status).toBe(200);
+      const left = Number(/;r=(\d+);/.exec(res.headers.get('ratelimit') ?? '')![1]);
+      return { left, result: ((await res.json()) as { result: CallToolResult }).result };
+    };
+
+    it('charges a call its REST price plus the unit of its request, a dry run only that unit', async () => {
+      const args = { metric: 'token-price-usd', project: ['ethereum', 'solana', 'arbitrum'], interval: 'month' };
+      const first = await post('get_series', { ...args, dry_run: true });
+      const units = (first.result.structuredContent as { cost: { units: number } }).cost.units;
+      // Ten years assumed before today, 3 projects: a unit per project and then some.
+      expect(units).toBe(4);
+      const second = await post('get_series', { ...args, dry_run: true });
+      expect(second.left).toBe(first.left - 1);
+      const called = await post('get_series', args);
+      expect(called.result.isError, textOf(called.result)).toBeFalsy();
+      expect(called.left).toBe(second.left - 1);
+      const after = await post('list_metrics', { dry_run: true });
+      expect(after.left).toBe(called.left - units - 1);
+    });
+
+    it("refuses a call its key cannot pay for with REST's 429 detail", async () => {
+      const { result } = await post('get_series', { metric: 'outstanding-mnav', interval: 'year' });
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toMatch(/^this request costs \d+ units and the key has \d+ left .*; retry in \d+ s$/);
+    });
+  });
+}

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { readyDirectory } from '../api/unavailable.js';
+import { guardUnavailable, readyDirectory } from '../api/unavailable.js';
 import { toGraphqlName } from '../catalog/load-catalog.js';
 import { canonicalInstant } from '../dates.js';
 import { readCoverage } from '../db/read-coverage.js';
@@ -27,7 +27,7 @@ export type Citation = z.infer<typeof CITATION_SCHEMA>;
 export async function newestWrite(services: McpServices, request: SeriesRequest): Promise<string> {
   const directory = readyDirectory(services.state);
   const ids = request.slugs.map((slug) => directory.idOf(request.metric.name, slug) ?? -1);
-  const records = await readCoverage(services.reads, ids, undefined, request.asOf);
+  const records = await guardUnavailable(() => readCoverage(services.reads, ids, undefined, request.asOf));
   let newest: string | null = null;
   for (const { updatedAt } of records)
     if (updatedAt !== null && (newest === null || updatedAt > newest)) newest = updatedAt;
