@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError } from './api/api-error.js';
-import { authenticate } from './auth/authenticate.js';
+import inject from 'light-my-request';
+import { authenticate, presentedKey } from './auth/authenticate.js';
 import { createGraphiqlAssetRoute } from './graphql/graphiql-assets.js';
 import { createGraphqlRoute } from './graphql/graphql-route.js';
 import { ClientGone } from './http/client-gone.js';
@@ -19,6 +20,10 @@ import { handleCatalog } from './rest/catalog-route.js';
 import { handleChanges } from './rest/changes-route.js';
 import { handleExport } from './rest/export-route.js';
 import { handleDocsPage } from './pages/docs-page.js';
+import { handleDocsMarkdown, handleLlmsText } from './pages/llms-txt.js';
+import { createSchemaRoute } from './graphql/schema-route.js';
+import { createMcpRoute } from './mcp/mcp-route.js';
+import type { RunRest } from './mcp/mcp-services.js';
 import { handleExploreAsset, handleExplorePage } from './pages/explore-page.js';
 import { createMetricHandler } from './rest/metric-route.js';
 import { handleOpenApi } from './rest/openapi-route.js';
@@ -49,10 +54,11 @@ export const MAX_HEADER_BYTES = 16 * 1024;
  * `/v1`, GraphQL errors on `/graphql`).
  */
 export function createApp(services: Services): App {
-  const routes = createRouteTable(createRoutes(services));
+  const listener: App['listener'] = (req, res) => serve(services, routes, logRequest, req, res);
+  const routes = createRouteTable(createRoutes(services, createRestRunner(listener)));
   const logRequest = createRequestLog(services.logger);
   return {
-    listener: (req, res) => serve(services, routes, logRequest, req, res),
+    listener,
     clientError: (error, socket) => {
       if (!socket.writable) return;
       if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT')
@@ -67,11 +73,13 @@ export function createApp(services: Services): App {
 const READ = ['GET', 'HEAD'] as const;
 
 /** The service's routes. A new route is one line here. */
-function createRoutes(services: Services): Route<Services>[] {
+function createRoutes(services: Services, runRest: RunRest): Route<Services>[] {
   return [
     { path: '/healthz', access: 'public', methods: READ, errors: renderProblem, handle: handleHealth },
     { path: '/readyz', access: 'public', methods: READ, errors: renderProblem, handle: handleReady },
     { path: '/docs', access: 'public', methods: READ, errors: renderProblem, handle: handleDocsPage },
+    { path: '/docs.md', access: 'public', methods: READ, errors: renderProblem, handle: handleDocsMarkdown },
+    { path: '/llms.txt', access: 'public', methods: READ, errors: renderProblem, handle: handleLlmsText },
     ...(services.config.metrics === 'off'
       ? []
       : [
@@ -97,13 +105,32 @@ function createRoutes(services: Services): Route<Services>[] {
       : []),
     createGraphqlRoute(services),
     ...(services.config.graphiql ? [createGraphiqlAssetRoute(services)] : []),
+    createSchemaRoute(services.catalog),
     { path: '/v1/openapi.json', access: 'keyed', methods: READ, errors: renderProblem, handle: handleOpenApi },
     { path: '/v1/metrics', access: 'keyed', methods: READ, errors: renderProblem, handle: handleCatalog },
     { path: '/v1/metrics/:name', access: 'keyed', methods: READ, errors: renderProblem, handle: createMetricHandler() },
     { path: '/v1/export', access: 'keyed', methods: READ, errors: renderProblem, handle: handleExport },
     { path: '/v1/changes', access: 'keyed', methods: READ, errors: renderProblem, handle: handleChanges },
     { path: '/v1/usage', access: 'keyed', methods: READ, errors: renderProblem, handle: handleUsage },
+    createMcpRoute(services, runRest),
   ];
+}
+
+/**
+ * Runs a REST GET through this app's own listener, in-process (no socket): MCP's tool calls
+ * are REST requests, with REST's key check, pricing, response cache and errors. The body comes
+ * uncompressed.
+ */
+function createRestRunner(listener: App['listener']): RunRest {
+  return async (pathAndQuery, key, remoteAddress) => {
+    const answer = await inject(listener, {
+      method: 'GET',
+      url: pathAndQuery,
+      headers: { 'x-api-key': key },
+      ...(remoteAddress === undefined ? {} : { remoteAddress }),
+    });
+    return { status: answer.statusCode, headers: answer.headers, body: answer.rawPayload };
+  };
 }
 
 /** Any other `/v1` path: still keyed (nothing about the API is told to a caller without a key), then 404. */
@@ -209,7 +236,8 @@ async function run(services: Services, route: Route<Services>, call: RouteCall<S
   const access: Access = typeof route.access === 'function' ? route.access(req, call.query) : route.access;
   if (access === 'keyed') {
     // A known key and an unlimited meter come at once; awaiting them anyway cost a few µs of every request.
-    const known = authenticate(services.keys, req.headers['x-api-key'], services.refusedKeys, req.socket);
+    const header = route.bearer === true ? presentedKey(req.headers) : req.headers['x-api-key'];
+    const known = authenticate(services.keys, header, services.refusedKeys, req.socket, route.bearer);
     const caller = known instanceof Promise ? await known : known;
     call.caller = caller;
     const onHeaders = (headers: Readonly<Record<string, string>>) => {

@@ -18,7 +18,7 @@ const RULES = {
   layers: [
     { layer: 6, name: 'process', units: ['main.ts', 'start/', 'commands/'] },
     { layer: 5, name: 'app', units: ['app.ts', 'services.ts'] },
-    { layer: 4, name: 'interfaces', units: ['rest/', 'graphql/', 'pages/', 'ops/'] },
+    { layer: 4, name: 'interfaces', units: ['rest/', 'graphql/', 'mcp/', 'pages/', 'ops/'] },
     { layer: 3, name: 'HTTP mechanics', units: ['http/'] },
     { layer: 2, name: 'policy', units: ['auth/', 'limits/', 'cache/'] },
     { layer: 1, name: 'domain', units: ['series/', 'changes/', 'import/', 'seed/', 'sync/', 'live/'] },

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { ApiError } from '../api/api-error.js';
 import { guardUnavailable } from '../api/unavailable.js';
 import type { KeyIdentity } from '../db/api-key-queries.js';
@@ -6,6 +7,8 @@ import type { RefusedKeyLimit } from '../limits/refused-keys.js';
 
 /** The challenge every 401 carries, per docs/decisions.md. */
 const WWW_AUTHENTICATE = `ApiKey header="${API_KEY_HEADER}"`;
+/** The challenge of a route that also takes the key as a bearer token (`/mcp`). */
+const WWW_AUTHENTICATE_BEARER = `${WWW_AUTHENTICATE}, Bearer`;
 
 /**
  * The identity of the key in the `x-api-key` header's value(s); throws the 401 ApiError
@@ -20,11 +23,24 @@ export function authenticate(
   header: string | string[] | undefined,
   limit: RefusedKeyLimit,
   client: Client,
+  bearer = false,
 ): KeyIdentity | Promise<KeyIdentity> {
   const key = Array.isArray(header) ? undefined : header;
   const identity = keys.verify(key, () => limit.check(addressOf(client)));
-  if (!(identity instanceof Promise)) return accepted(identity, key, limit, client);
-  return guardUnavailable(() => identity).then((found) => accepted(found, key, limit, client));
+  if (!(identity instanceof Promise)) return accepted(identity, key, limit, client, bearer);
+  return guardUnavailable(() => identity).then((found) => accepted(found, key, limit, client, bearer));
+}
+
+/**
+ * The key a request presents where bearer tokens are taken too: the `x-api-key` header's
+ * value(s) when it is sent, else the token of `Authorization: Bearer <key>` (the scheme in any
+ * case, as RFC 9110 has it); undefined when neither is there. MCP clients send bearer tokens.
+ */
+export function presentedKey(headers: IncomingHttpHeaders): string | string[] | undefined {
+  const header = headers[API_KEY_HEADER];
+  if (header !== undefined) return header;
+  const match = /^bearer +(\S+) *$/i.exec(headers.authorization ?? '');
+  return match === null ? (headers.authorization === undefined ? undefined : '') : match[1];
 }
 
 /** Where a request came from: its socket (the address is read only when a key is refused or looked up). */
@@ -39,15 +55,15 @@ function accepted(
   key: string | undefined,
   limit: RefusedKeyLimit,
   client: Client,
+  bearer: boolean,
 ): KeyIdentity {
   if (identity !== undefined) return identity;
   // A missing header costs no lookup and is what a first try looks like: not counted.
   if (key !== undefined && key !== '') limit.refused(addressOf(client));
-  const detail =
-    key === undefined || key === ''
-      ? `the ${API_KEY_HEADER} header is missing`
-      : `the ${API_KEY_HEADER} header does not hold a valid key`;
-  throw new ApiError('unauthorized', detail, { headers: { 'www-authenticate': WWW_AUTHENTICATE } });
+  const where = bearer ? `${API_KEY_HEADER} header (or Authorization: Bearer)` : `${API_KEY_HEADER} header`;
+  const detail = key === undefined || key === '' ? `the ${where} is missing` : `the ${where} does not hold a valid key`;
+  const challenge = bearer ? WWW_AUTHENTICATE_BEARER : WWW_AUTHENTICATE;
+  throw new ApiError('unauthorized', detail, { headers: { 'www-authenticate': challenge } });
 }
 
 /** A socket already closed has no address: such requests share one allowance. */

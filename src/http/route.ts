@@ -30,6 +30,8 @@ export interface Route<S> {
   path: string;
   /** Who may call; a function decides per request (GraphiQL's page is public, its API is not). */
   access: Access | ((req: IncomingMessage, query: string) => Access);
+  /** Keyed routes: whether `Authorization: Bearer <key>` is taken besides `x-api-key` (MCP clients send it). */
+  bearer?: boolean;
   /** Methods answered (HEAD with GET); others get 405 with Allow, after the key check. Omitted: the handler decides. */
   methods?: readonly string[];
   /** How failures are written: problem+json for `/v1` and pages, GraphQL errors for `/graphql`. */

@@ -18,13 +18,8 @@ export function handleDocsPage({ req, res, services }: PageCall): Promise<void> 
   return sendWhole(req, res, { headers, body: Buffer.from(renderDocs(services)), compress: false });
 }
 
-// Private
-
-/** The page is static HTML with one inline style sheet: no script runs in it, and no other site frames it. */
-const CSP =
-  "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
-
-function renderDocs({ catalog, config, store }: PageServices): string {
+/** The page's HTML; `/docs.md` and `/llms.txt` are made from it (docs-markdown.ts). */
+export function renderDocs({ catalog, config, store }: PageServices): string {
   const metrics = catalog.metrics
     .map(
       (m) =>
@@ -62,7 +57,10 @@ The machine-readable REST contract is <code>GET /v1/openapi.json</code> ` +
     `string or a cookie is ignored).
 It is checked before anything else is parsed. Missing or unknown: 401 ` +
     `with <code>WWW-Authenticate: ApiKey header="x-api-key"</code>.</li>
-<li>This page, GraphiQL's page, <code>/healthz</code> and <code>/readyz</code> ` +
+<li><code>/mcp</code> takes the key as <code>Authorization: Bearer &lt;key&gt;</code> too ` +
+    `(MCP clients send bearer tokens); its 401 is the same problem, with ` +
+    `<code>WWW-Authenticate: ApiKey header="x-api-key", Bearer</code>.</li>
+<li>This page, <code>/docs.md</code>, <code>/llms.txt</code>, GraphiQL's page, <code>/healthz</code> and <code>/readyz</code> ` +
     `need no key. No answer to a request without a key ever contains one:
 GraphiQL's headers editor starts empty and keeps what you type in your ` +
     `browser.</li>
@@ -224,6 +222,34 @@ PostgreSQL notifies every instance after the writing transaction commits, ` +
     `units as the
 first answer; its bytes, ETag and Last-Modified are the same.</p>
 
+<h2 id="mcp">MCP</h2>
+<p><code>POST /mcp</code> speaks the Model Context Protocol for AI agents: Streamable HTTP, stateless ` +
+    `(JSON answers, no session; <code>GET</code> and <code>DELETE</code> get 405).
+It is keyed like <code>/v1</code>. Each MCP request costs one unit; a tool call runs its REST request ` +
+    `in-process and costs what that request costs, from the same bucket, through the same response cache.</p>
+<ul>
+<li><code>list_metrics</code>: the catalog of <code>GET /v1/metrics</code>, each metric with its description.</li>
+<li><code>explain_metric(metric)</code>: one metric: what a value is and why it aggregates as it does, integer ` +
+    `or decimal, its projects with their stored days and last write, its GraphQL name.</li>
+<li><code>get_series(metric, project, start_date, end_date, interval, aggregation, fill, transform, window, as_of)</code>: ` +
+    `REST's parameters (<code>project</code> an array of slugs), checked by the same validation.
+It answers a summary per series (<code>points</code>, <code>from</code>, <code>to</code>, <code>first</code>, ` +
+    `<code>last</code>, <code>min</code>, <code>max</code>, <code>mean</code>, <code>changePercent</code>),
+then the points as the REST answer holds them (at most 500 over all series; more is a tool error asking for a ` +
+    `coarser interval), then a <code>citation</code> <code>{asOf, rest, graphql, sha256}</code>:
+<code>asOf</code> is the newest write to the series (by <code>as_of</code> when given; UTC, microseconds), ` +
+    `<code>rest</code> the REST path and query with <code>as_of</code> set to it,
+<code>graphql</code> the GraphQL query that gives the same numbers, and <code>sha256</code> the lowercase hex ` +
+    `SHA-256 of that REST answer's body (uncompressed): fetched later, it gives the same bytes.</li>
+<li>Every tool takes <code>dry_run: true</code> and then answers only <code>{"cost":{"units":N}}</code>, ` +
+    `REST's price of its request, reading no data.</li>
+<li>Results come as <code>structuredContent</code> (each tool declares an output schema) and as the same ` +
+    `JSON in a text content. A refused argument is a tool error (<code>isError</code>) whose text is ` +
+    `REST's problem detail, naming the parameter.</li>
+</ul>
+<p><a href="/llms.txt">/llms.txt</a> and <a href="/docs.md">/docs.md</a> (this page as Markdown) need no key; ` +
+    `<code>GET /schema.graphql</code> gives a key holder the GraphQL schema as SDL.</p>
+
 <h2 id="decisions">Decisions where the contract is silent</h2>
 <ul>
 <li><b>Dates</b> are ISO calendar dates, <code>YYYY-MM-DD</code>, real ` +
@@ -346,3 +372,9 @@ and for 400s <code>errors: [{param, message}]</code>. On <code>/graphql</code> `
 </body></html>`
   );
 }
+
+// Private
+
+/** The page is static HTML with one inline style sheet: no script runs in it, and no other site frames it. */
+const CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";

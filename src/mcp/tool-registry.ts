@@ -1,0 +1,10 @@
+import type { Catalog } from '../catalog/load-catalog.js';
+import type { Tool } from './tool.js';
+import { createExplainMetricTool } from './tools/explain-metric.js';
+import { createGetSeriesTool } from './tools/get-series.js';
+import { createListMetricsTool } from './tools/list-metrics.js';
+
+/** The tools `/mcp` offers, in the order `tools/list` gives them. A new tool is its module and a line here. */
+export function createTools(catalog: Catalog): readonly Tool[] {
+  return [createListMetricsTool(catalog), createExplainMetricTool(catalog), createGetSeriesTool(catalog)];
+}
