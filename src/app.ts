@@ -17,6 +17,7 @@ import { UNLIMITED_METER } from './limits/rate-limiter.js';
 import { handleCatalog } from './rest/catalog-route.js';
 import { handleChanges } from './rest/changes-route.js';
 import { handleExport } from './rest/export-route.js';
+import { handleHook, handleHookDeliveries, handleHookReplay, handleHooks } from './rest/hooks-route.js';
 import { handleDocsPage } from './pages/docs-page.js';
 import { handleExploreAsset, handleExplorePage } from './pages/explore-page.js';
 import { createMetricHandler } from './rest/metric-route.js';
@@ -63,6 +64,7 @@ export function createApp(services: Services): App {
 // Private
 
 const READ = ['GET', 'HEAD'] as const;
+const HOOK = [...READ, 'PATCH', 'DELETE'] as const;
 
 /** The service's routes. A new route is one line here. */
 function createRoutes(services: Services): Route<Services>[] {
@@ -100,6 +102,22 @@ function createRoutes(services: Services): Route<Services>[] {
     { path: '/v1/metrics/:name', access: 'keyed', methods: READ, errors: renderProblem, handle: createMetricHandler() },
     { path: '/v1/export', access: 'keyed', methods: READ, errors: renderProblem, handle: handleExport },
     { path: '/v1/changes', access: 'keyed', methods: READ, errors: renderProblem, handle: handleChanges },
+    { path: '/v1/hooks', access: 'keyed', methods: [...READ, 'POST'], errors: renderProblem, handle: handleHooks },
+    { path: '/v1/hooks/:name', access: 'keyed', methods: HOOK, errors: renderProblem, handle: handleHook },
+    {
+      path: '/v1/hooks/:name/deliveries',
+      access: 'keyed',
+      methods: READ,
+      errors: renderProblem,
+      handle: handleHookDeliveries,
+    },
+    {
+      path: '/v1/hooks/:name/replay',
+      access: 'keyed',
+      methods: ['POST'],
+      errors: renderProblem,
+      handle: handleHookReplay,
+    },
   ];
 }
 
