@@ -4,6 +4,7 @@ import { createBuilder } from './builder.js';
 import { addChangesQuery } from './changes.js';
 import { addDataPoint } from './data-point.js';
 import { addEnums } from './enums.js';
+import { addHooks } from './hooks.js';
 import { addMetricQuery } from './metric.js';
 import { addMetricsQuery } from './metric-info.js';
 import { addScalars } from './scalars.js';
@@ -22,5 +23,7 @@ export function createGraphqlSchema(catalog: Catalog): GraphQLSchema {
   addMetricsQuery(builder, { enums, Series });
   addChangesQuery(builder, { enums });
   addSeriesUpdatedSubscription(builder, { enums });
+  builder.mutationType({ description: 'Changes to what the caller owns: its webhooks.' });
+  addHooks(builder);
   return builder.toSchema({ sortSchema: false });
 }

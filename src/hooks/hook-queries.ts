@@ -211,3 +211,20 @@ function toHook(row: HookRow): Hook {
     cursor: hookCursor(row.afterSeq),
   };
 }
+
+/** The owner id (KeyIdentity.id) of the active stored key named `name`, as requests with that key carry it. */
+export async function ownerOfKeyName(db: Queryable, name: string): Promise<string | undefined> {
+  const rows = await db.query<{ owner: string }>(
+    `select 'db:' || left(encode(key_hash, 'hex'), 12) as owner from api_key where name = $1 and revoked_at is null`,
+    [name],
+  );
+  return rows[0]?.owner;
+}
+
+/** The names of stored keys by owner id, for listings. */
+export async function keyNamesByOwner(db: Queryable): Promise<Map<string, string>> {
+  const rows = await db.query<{ owner: string; name: string }>(
+    `select 'db:' || left(encode(key_hash, 'hex'), 12) as owner, name from api_key`,
+  );
+  return new Map(rows.map((row) => [row.owner, row.name]));
+}
