@@ -1,5 +1,6 @@
 import type { Catalog } from '../catalog/load-catalog.js';
 import { catalogOperation, changesOperation, exportOperation, metricOperation } from './openapi-operations.js';
+import { hookPaths } from './openapi-hooks.js';
 import { OPENAPI_COMPONENTS } from './openapi-schemas.js';
 
 /**
@@ -26,6 +27,7 @@ export function createOpenApiDocument(catalog: Catalog): Record<string, unknown>
       ...Object.fromEntries(catalog.metrics.map((m) => [`/v1/metrics/${m.name}`, { get: metricOperation(m) }])),
       '/v1/export': { get: exportOperation(catalog) },
       '/v1/changes': { get: changesOperation(catalog) },
+      ...hookPaths(catalog),
     },
     components: OPENAPI_COMPONENTS,
   };
