@@ -19,6 +19,7 @@ import { UNLIMITED_METER } from './limits/rate-limiter.js';
 import { handleCatalog } from './rest/catalog-route.js';
 import { handleChanges } from './rest/changes-route.js';
 import { handleExport } from './rest/export-route.js';
+import { handleHook, handleHookDeliveries, handleHookReplay, handleHooks } from './rest/hooks-route.js';
 import { handleDocsPage } from './pages/docs-page.js';
 import { handleDocsMarkdown, handleLlmsText } from './pages/llms-txt.js';
 import { createSchemaRoute } from './graphql/schema-route.js';
@@ -71,6 +72,7 @@ export function createApp(services: Services): App {
 // Private
 
 const READ = ['GET', 'HEAD'] as const;
+const HOOK = [...READ, 'PATCH', 'DELETE'] as const;
 
 /** The service's routes. A new route is one line here. */
 function createRoutes(services: Services, runRest: RunRest): Route<Services>[] {
@@ -113,6 +115,22 @@ function createRoutes(services: Services, runRest: RunRest): Route<Services>[] {
     { path: '/v1/changes', access: 'keyed', methods: READ, errors: renderProblem, handle: handleChanges },
     { path: '/v1/usage', access: 'keyed', methods: READ, errors: renderProblem, handle: handleUsage },
     createMcpRoute(services, runRest),
+    { path: '/v1/hooks', access: 'keyed', methods: [...READ, 'POST'], errors: renderProblem, handle: handleHooks },
+    { path: '/v1/hooks/:name', access: 'keyed', methods: HOOK, errors: renderProblem, handle: handleHook },
+    {
+      path: '/v1/hooks/:name/deliveries',
+      access: 'keyed',
+      methods: READ,
+      errors: renderProblem,
+      handle: handleHookDeliveries,
+    },
+    {
+      path: '/v1/hooks/:name/replay',
+      access: 'keyed',
+      methods: ['POST'],
+      errors: renderProblem,
+      handle: handleHookReplay,
+    },
   ];
 }
 

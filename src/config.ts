@@ -28,6 +28,9 @@ export const ENV_DEFAULTS = Object.freeze({
   SHUTDOWN_GRACE_SECONDS: 10,
   SEED_YEARS: 3,
   WORKERS: 1,
+  HOOKS_RETRY_BASE_SECONDS: 10,
+  HOOKS_FAIL_AFTER_HOURS: 24,
+  HOOKS_ALLOW_PRIVATE: 'off',
   LOG_LEVEL: 'info',
 });
 
@@ -93,6 +96,9 @@ const envSchema = z.object({
   SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).max(600).default(D.SHUTDOWN_GRACE_SECONDS),
   SEED_YEARS: z.coerce.number().int().min(1).max(30).default(D.SEED_YEARS),
   WORKERS: z.union([z.literal('auto'), z.coerce.number().int().min(1).max(64)]).default(D.WORKERS),
+  HOOKS_RETRY_BASE_SECONDS: z.coerce.number().positive().max(3600).default(D.HOOKS_RETRY_BASE_SECONDS),
+  HOOKS_FAIL_AFTER_HOURS: z.coerce.number().positive().max(720).default(D.HOOKS_FAIL_AFTER_HOURS),
+  HOOKS_ALLOW_PRIVATE: onOff.prefault(D.HOOKS_ALLOW_PRIVATE),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default(D.LOG_LEVEL),
 });
 
@@ -145,6 +151,12 @@ export type Config = Readonly<{
   shutdownGraceSeconds: number;
   /** Server processes sharing the port; more than one needs DATABASE_URL. */
   workers: number;
+  /** The first wait before a failed webhook delivery is tried again; it doubles up to an hour. */
+  hooksRetryBaseSeconds: number;
+  /** How long after its events were committed a delivery that keeps failing is given up. */
+  hooksFailAfterHours: number;
+  /** Lets hooks deliver to private and loopback addresses and over plain http:// (development, tests). */
+  hooksAllowPrivate: boolean;
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
 }>;
 
@@ -202,6 +214,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     seedYears: e.SEED_YEARS,
     shutdownGraceSeconds: e.SHUTDOWN_GRACE_SECONDS,
     workers,
+    hooksRetryBaseSeconds: e.HOOKS_RETRY_BASE_SECONDS,
+    hooksFailAfterHours: e.HOOKS_FAIL_AFTER_HOURS,
+    hooksAllowPrivate: e.HOOKS_ALLOW_PRIVATE,
     logLevel: e.LOG_LEVEL,
   });
 }

@@ -16,6 +16,7 @@ import { createStoredSpans, type StoredSpans } from './limits/stored-spans.js';
 import { createUsageCounter, type UsageCounter } from './limits/usage-counter.js';
 import { createSeriesUpdates, type SeriesUpdates } from './live/series-updates.js';
 import { createServiceMetrics, type ServiceMetrics } from './ops/prometheus.js';
+import { createHookWorker, type HookWorker } from './hooks/hook-worker.js';
 
 const IGNORED_METRICS: ServiceMetrics = {
   observeRequest: () => {},
@@ -51,6 +52,8 @@ export interface Services {
   answerBudget: AnswerBudget;
   /** Hot answers, dropped whenever a write is announced. */
   responseCache: ResponseCache;
+  /** Webhook deliveries: started once the database is prepared, stopped at shutdown. */
+  hooks: HookWorker;
   /** Request counts and latencies and the other figures of `GET /metrics`. */
   metrics: ServiceMetrics;
   /** What each key spent per hour, counted in memory and written to the store every few seconds. */
@@ -137,6 +140,9 @@ export function createServices(parts: ServiceParts): Services {
     stopping: false,
     inFlight: 0,
   };
+  const hooks = createHookWorker({ catalog: parts.catalog, config, logger: parts.logger, clock });
+  // Every write announced may be work for a hook.
+  seriesUpdates.observe(() => hooks.wake());
   const memory = createMemoryRateLimitStore();
   const redis = openSharedStore(parts, memory);
   const usage = createUsageCounter({ store: parts.store, clock, logger: parts.logger });
@@ -148,6 +154,7 @@ export function createServices(parts: ServiceParts): Services {
     seriesUpdates,
     responseCache,
     storedSpans,
+    hooks,
     answerBudget: createAnswerBudget(GRAPHQL_ANSWER_BUDGET_BYTES),
     state,
     keys: createKeyVerifier(parts.store, parts.config.apiKeys),
@@ -165,6 +172,7 @@ export function createServices(parts: ServiceParts): Services {
             responseCache,
             seriesUpdates,
             inFlight: () => state.inFlight,
+            hookDeliveries: () => hooks.outcomes,
             rateLimitsShared: redis === undefined ? undefined : () => redis.shared,
             replicas: replicas === undefined ? undefined : () => replicas.states(),
           }),

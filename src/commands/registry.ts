@@ -1,4 +1,5 @@
 import type { Command, CommandContext } from './command.js';
+import { hooksCommand } from './hooks.js';
 import { importCommand } from './import.js';
 import { keysCommand } from './keys.js';
 import { migrateCommand } from './migrate.js';
@@ -19,6 +20,7 @@ export interface HandedOffCommand {
 /** Every command a CLI process may hand to the server holding the embedded store, by name. */
 export const COMMANDS: ReadonlyMap<string, HandedOffCommand> = new Map(
   [
+    accepting(hooksCommand),
     accepting(importCommand),
     accepting(keysCommand),
     accepting(migrateCommand),

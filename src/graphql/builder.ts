@@ -25,6 +25,8 @@ export interface GraphqlContext {
   keyStillValid?: KeyCheck;
   /** Aborts when the client leaves: cancels its statements, ends its subscription. */
   signal: CancelSignal;
+  /** Marks the answer as the caller's own (their hooks): it is never kept in the shared response cache. */
+  personal(): void;
   /**
    * Waits until an answer of about `bytes` may be built; what it reserves is given back when the
    * response is sent. Called once per query, before it runs (answer-size.ts), never by a resolver.

@@ -14,7 +14,11 @@ import type { SeriesUpdates } from '../live/series-updates.js';
 /** What `/graphql` and its resolvers use of the app's services (the app hands them all of its own). */
 export interface GraphqlServices {
   catalog: Catalog;
-  config: Pick<Config, 'graphiql'>;
+  config: Pick<Config, 'graphiql' | 'hooksAllowPrivate'>;
+  /** The primary: where writes (hooks) go. */
+  store: Store;
+  /** The webhook deliverer, told when a hook has new work. */
+  hooks: { wake(): void };
   /** Where data reads go: a healthy replica, or the store. */
   reads: Store;
   logger: Logger;

@@ -4,6 +4,7 @@ import { createBuilder } from './builder.js';
 import { addChangesQuery } from './changes.js';
 import { addDataPoint } from './data-point.js';
 import { addEnums } from './enums.js';
+import { addHooks } from './hooks.js';
 import { addMetricQuery } from './metric.js';
 import { addMetricsQuery } from './metric-info.js';
 import { addScalars } from './scalars.js';
@@ -24,5 +25,7 @@ export function createGraphqlSchema(catalog: Catalog): GraphQLSchema {
   addChangesQuery(builder, { enums });
   addUsageQuery(builder);
   addSeriesUpdatedSubscription(builder, { enums });
+  builder.mutationType({ description: 'Changes to what the caller owns: its webhooks.' });
+  addHooks(builder);
   return builder.toSchema({ sortSchema: false });
 }

@@ -52,6 +52,8 @@ export interface GraphqlServerContext {
 export interface ExecutionOutcome {
   /** The answer is one JSON result without errors: the only kind the response cache may keep. */
   complete: boolean;
+  /** A resolver read or changed the caller's own data (hooks): the answer is never kept. */
+  personal?: boolean;
 }
 
 /**
@@ -97,7 +99,7 @@ export function createGraphqlServer(
       useOutcome(),
       useCostExtension(),
     ],
-    context: ({ directory, signal, meter, caller, keyStillValid, reserveAnswer, splices, dryRun }) => ({
+    context: ({ directory, signal, meter, caller, keyStillValid, reserveAnswer, splices, dryRun, outcome }) => ({
       services,
       directory,
       meter,
@@ -109,6 +111,9 @@ export function createGraphqlServer(
       splices: splices ?? createSplices(),
       pointReads: new Map(),
       dryRun,
+      personal: () => {
+        if (outcome !== undefined) outcome.personal = true;
+      },
     }),
     graphiql: services.config.graphiql ? () => graphiqlOptions(services) : false,
     // The editor's files are served from the package (no CDN), by their own URLs (graphiql-assets.ts).
@@ -127,7 +132,11 @@ function useOutcome(): Plugin<object, GraphqlServerContext> {
     onResultProcess({ result, resultProcessor, serverContext }) {
       if (serverContext.outcome === undefined) return;
       const single = !Array.isArray(result) && !isAsyncIterable(result);
-      serverContext.outcome.complete = resultProcessor === processRegularResult && single && !result.errors?.length;
+      serverContext.outcome.complete =
+        resultProcessor === processRegularResult &&
+        single &&
+        !result.errors?.length &&
+        serverContext.outcome.personal !== true;
     },
   };
 }

@@ -2,6 +2,7 @@ import cluster from 'node:cluster';
 import { Counter, Gauge, Histogram, Registry, type Aggregator } from 'prom-client';
 import type { ResponseCache } from '../cache/response-cache.js';
 import type { ReplicaState } from '../db/read-replicas.js';
+import type { DeliveryOutcomes } from '../hooks/hook-worker.js';
 import type { SeriesUpdates } from '../live/series-updates.js';
 import type { Outcome } from '../log.js';
 import { shareWithPrimary } from './cluster-metrics.js';
@@ -26,6 +27,8 @@ export interface MetricSources {
   seriesUpdates: SeriesUpdates;
   /** Requests being answered now. */
   inFlight: () => number;
+  /** Webhook deliveries by outcome since start. */
+  hookDeliveries?: (() => Readonly<DeliveryOutcomes>) | undefined;
   /** Whether rate limits are shared through Redis now; absent when no Redis is configured. */
   rateLimitsShared?: (() => boolean) | undefined;
   /** The replicas of DATABASE_READ_URLS and their state; absent when there are none. */
@@ -96,6 +99,22 @@ export function createServiceMetrics(sources: MetricSources): ServiceMetrics {
     'Write announcements (series_updated notifications) heard.',
     () => sources.seriesUpdates.heard,
   );
+
+  const hookDeliveries = sources.hookDeliveries;
+  if (hookDeliveries !== undefined) {
+    new Counter({
+      name: 'metrics_hook_deliveries_total',
+      help:
+        'Webhook delivery attempts by outcome: delivered (2xx), retried (failed, to be tried again), ' +
+        'failed (given up after HOOKS_FAIL_AFTER_HOURS).',
+      labelNames: ['outcome'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [outcome, count] of Object.entries(hookDeliveries())) this.inc({ outcome }, count);
+      },
+    });
+  }
 
   // With WORKERS > 1 an instance's figures are all its workers': the primary gathers them.
   const gather = cluster.isWorker ? shareWithPrimary(registry) : undefined;

@@ -3,6 +3,7 @@ import { GRAPHQL_LIMITS } from '../limits/graphql-limits.js';
 import type { PageCall, PageServices } from './page-services.js';
 import { counted } from '../counted.js';
 import { COST_DOCS } from './cost-docs.js';
+import { hooksDocsSection } from './hooks-docs.js';
 import { sendWhole } from '../http/send-json.js';
 
 /**
@@ -213,6 +214,7 @@ a process ${config.subscriptionsMax} (<code>SERVICE_UNAVAILABLE</code>). ` +
     `Events are hints, delivered while the subscriber is connected; what changed ` +
     `while it was not is in the changes feed.</p>
 
+${hooksDocsSection(config)}
 <h2 id="cache">Response cache</h2>
 <p>Repeated identical requests (REST series answers, whole GraphQL results) ` +
     `are answered from memory, up to ${config.responseCacheMb} MB, until a ` +

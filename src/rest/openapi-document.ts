@@ -6,6 +6,7 @@ import {
   metricOperation,
   usageOperation,
 } from './openapi-operations.js';
+import { hookPaths } from './openapi-hooks.js';
 import { OPENAPI_COMPONENTS } from './openapi-schemas.js';
 
 /**
@@ -33,6 +34,7 @@ export function createOpenApiDocument(catalog: Catalog): Record<string, unknown>
       '/v1/export': { get: exportOperation(catalog) },
       '/v1/changes': { get: changesOperation(catalog) },
       '/v1/usage': { get: usageOperation() },
+      ...hookPaths(catalog),
     },
     components: OPENAPI_COMPONENTS,
   };

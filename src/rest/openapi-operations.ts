@@ -298,7 +298,8 @@ const ERROR_HEADERS: Partial<Record<ErrorKind, Record<string, unknown>>> = {
   unavailable: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } },
 };
 
-function errorResponses(kinds: readonly ErrorKind[]): Record<string, unknown> {
+/** Problem responses for `kinds`, with their headers. */
+export function errorResponses(kinds: readonly ErrorKind[]): Record<string, unknown> {
   return Object.fromEntries(
     kinds.map((kind) => [
       String(ERROR_KINDS[kind].status),

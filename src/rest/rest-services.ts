@@ -10,7 +10,11 @@ import type { UsageCounter } from '../limits/usage-counter.js';
 /** What the `/v1` routes use of the app's services (the app hands them all of its own). */
 export interface RestServices {
   catalog: Catalog;
-  config: Pick<Config, 'cacheMaxAgeSeconds' | 'stalledClientSeconds'>;
+  config: Pick<Config, 'cacheMaxAgeSeconds' | 'stalledClientSeconds' | 'hooksAllowPrivate'>;
+  /** The primary: where writes (hooks) go. */
+  store: Store;
+  /** The webhook deliverer, told when a hook has new work. */
+  hooks: { wake(): void };
   /** Where data reads go: a healthy replica, or the store. */
   reads: Store;
   clock: () => Date;

@@ -103,6 +103,8 @@ export async function startService(
       // Live subscriptions end now (they would hold the grace period). Listening stops later: on
       // the embedded store its statement waits behind any transaction, a handed-over import's too.
       const unlistened = services.seriesUpdates.close();
+      // Webhook attempts in flight are cut off (tried again later) and their hooks given back.
+      const hooksStopped = services.hooks.close();
       // Handed-over commands (an import, say) count as in flight; those still running after
       // the grace are stopped, rolled back and told so before the store closes.
       const inFlight = () => services.state.inFlight + (control?.running ?? 0);
@@ -115,6 +117,7 @@ export async function startService(
         control?.close(),
       ]);
       await unlistened;
+      await hooksStopped;
       await services.close();
       await store.close();
       claim?.release();
@@ -139,6 +142,7 @@ async function keepPreparing(services: Services, signal: AbortSignal): Promise<v
     try {
       const prepared = await prepareDatabase(services.store, services.catalog, services.config, services.logger);
       await services.seriesUpdates.start(services.store, prepared.directory, services.replicas?.caughtUp);
+      await services.hooks.start(services.store, prepared.directory);
       Object.assign(services.state, prepared);
       return;
     } catch (error) {
