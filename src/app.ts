@@ -20,6 +20,8 @@ import { handleExport } from './rest/export-route.js';
 import { handleDocsPage } from './pages/docs-page.js';
 import { handleExploreAsset, handleExplorePage } from './pages/explore-page.js';
 import { createMetricHandler } from './rest/metric-route.js';
+import { handleProfile } from './rest/profile-route.js';
+import { handleRevisions } from './rest/revisions-route.js';
 import { handleOpenApi } from './rest/openapi-route.js';
 import type { Services } from './services.js';
 import { clipped } from './clipped.js';
@@ -100,6 +102,14 @@ function createRoutes(services: Services): Route<Services>[] {
     { path: '/v1/metrics/:name', access: 'keyed', methods: READ, errors: renderProblem, handle: createMetricHandler() },
     { path: '/v1/export', access: 'keyed', methods: READ, errors: renderProblem, handle: handleExport },
     { path: '/v1/changes', access: 'keyed', methods: READ, errors: renderProblem, handle: handleChanges },
+    { path: '/v1/revisions/:name', access: 'keyed', methods: READ, errors: renderProblem, handle: handleRevisions },
+    {
+      path: '/v1/metrics/:name/profile',
+      access: 'keyed',
+      methods: READ,
+      errors: renderProblem,
+      handle: handleProfile,
+    },
   ];
 }
 

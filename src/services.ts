@@ -15,6 +15,7 @@ import { createRefusedKeyLimit, type RefusedKeyLimit } from './limits/refused-ke
 import { createStoredSpans, type StoredSpans } from './limits/stored-spans.js';
 import { createSeriesUpdates, type SeriesUpdates } from './live/series-updates.js';
 import { createServiceMetrics, type ServiceMetrics } from './ops/prometheus.js';
+import { createRevisionProfiles, type RevisionProfiles } from './revisions/revision-profiles.js';
 
 const IGNORED_METRICS: ServiceMetrics = {
   observeRequest: () => {},
@@ -50,6 +51,8 @@ export interface Services {
   answerBudget: AnswerBudget;
   /** Hot answers, dropped whenever a write is announced. */
   responseCache: ResponseCache;
+  /** Metrics' revision profiles, computed again after writes to their metric, at most once a minute. */
+  revisionProfiles: RevisionProfiles;
   /** Request counts and latencies and the other figures of `GET /metrics`. */
   metrics: ServiceMetrics;
   /** Releases what the services hold besides the store (the Redis connection). */
@@ -106,10 +109,13 @@ export function createServices(parts: ServiceParts): Services {
   );
   const responseCache = createResponseCache(Math.floor(parts.config.responseCacheMb * 2 ** 20));
   const storedSpans = createStoredSpans(parts.store, parts.logger);
+  const revisionProfiles = createRevisionProfiles(clock);
   seriesUpdates.observe((listening, update) => {
     responseCache.invalidate(listening);
     storedSpans.listening(listening);
     if (update !== undefined) storedSpans.written(update.name, update.slug);
+    if (update === undefined) revisionProfiles.listening(listening);
+    else revisionProfiles.written(update.name);
   });
   const { config } = parts;
   const replicas =
@@ -144,6 +150,7 @@ export function createServices(parts: ServiceParts): Services {
     seriesUpdates,
     responseCache,
     storedSpans,
+    revisionProfiles,
     answerBudget: createAnswerBudget(GRAPHQL_ANSWER_BUDGET_BYTES),
     state,
     keys: createKeyVerifier(parts.store, parts.config.apiKeys),

@@ -13,6 +13,7 @@ import type { CancelSignal, Store } from '../db/store.js';
 import { POINTS_PER_BATCH } from './metric-route.js';
 import { EXTENSION_PARAMS, readParameters, REST_PARAMS } from './parse-query.js';
 import { clipped } from '../clipped.js';
+import { priceVintageHistory } from '../limits/history-cost.js';
 
 /** The formats of an export and how each is served. */
 const FORMATS = {
@@ -68,8 +69,10 @@ export async function handleExport({ req, res, services, query, signal, meter }:
       r.slugs.map((slug) => services.storedSpans.of(r.metric.name, slug)),
     ),
   );
-  await meter.charge(prices.reduce((units, price) => units + price.cost, 0));
   const directory = readyDirectory(services.state);
+  let history = 0;
+  for (const r of requests) history += await priceVintageHistory(services.reads, r, directory, signal);
+  await meter.charge(prices.reduce((units, price) => units + price.cost, 0) + history);
   const plans = requests.map((r, i) => ({ plan: planSeries(r, directory), buckets: prices[i]!.span.buckets }));
   res.setHeader('content-disposition', `attachment; filename="metrics-export.${format}"`);
   res.setHeader('cache-control', 'no-store');
@@ -133,6 +136,8 @@ function exportRequests(metrics: ReadonlyMap<string, MetricDefinition>, params: 
             transform: params.get('transform'),
             window: params.get('window'),
             asOf: params.get('as_of'),
+            vintage: params.get('vintage'),
+            lagDays: params.get('lag_days'),
           },
           REST_PARAMS,
         ),

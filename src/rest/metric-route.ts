@@ -7,6 +7,7 @@ import { readSeriesRows } from '../series/read-series.js';
 import { createRequestPreparer } from './prepared-requests.js';
 import { sendKeptAnswer, sendSeriesBody } from './send-series.js';
 import { clipped } from '../clipped.js';
+import { priceVintageHistory } from '../limits/history-cost.js';
 
 /**
  * Points fetched per round trip (about 40 bytes each as JSON, so about 1.2 MB of bytes
@@ -32,7 +33,12 @@ export function createMetricHandler(): (call: RestCall) => Promise<void> {
       throw new ApiError('not-found', `unknown metric ${JSON.stringify(clipped(param))}; GET /v1/metrics lists them`);
     const prepared = prepare(metric, query, todayEpochDay(services.clock()));
     const { cost, span } = prepared.price(services.storedSpans);
-    const charged = meter.charge(cost);
+    // A vintage reads the history too, and pays for its rows (counted first; none for `latest`).
+    const history =
+      prepared.request.vintage === 'latest'
+        ? 0
+        : await priceVintageHistory(services.reads, prepared.request, readyDirectory(services.state), signal);
+    const charged = meter.charge(cost + history);
     if (charged !== undefined) await charged;
     const plan = prepared.plan(readyDirectory(services.state));
     // Charged first, for a kept answer too: it costs what reading it did (kept at cost 0).

@@ -5,6 +5,7 @@ import type { ProjectDirectory } from '../db/project-directory.js';
 import type { Store } from '../db/store.js';
 import type { RouteCall } from '../http/route.js';
 import type { StoredSpans } from '../limits/stored-spans.js';
+import type { RevisionProfiles } from '../revisions/revision-profiles.js';
 
 /** What the `/v1` routes use of the app's services (the app hands them all of its own). */
 export interface RestServices {
@@ -15,6 +16,7 @@ export interface RestServices {
   clock: () => Date;
   state: { readonly stopping: boolean; readonly directory: ProjectDirectory | undefined };
   storedSpans: StoredSpans;
+  revisionProfiles: RevisionProfiles;
   responseCache: ResponseCache;
 }
 
