@@ -1,6 +1,7 @@
 import { CATALOG, toGraphqlName } from '../../src/catalog/load-catalog.js';
 import { migrate } from '../../src/db/migrate.js';
 import { syncCatalog } from '../../src/db/sync-catalog.js';
+import type { Store } from '../../src/db/store.js';
 import { projectId } from './project-id.js';
 import { startTestService, type TestService } from './service.js';
 import type { StoreKind } from './stores.js';
@@ -31,12 +32,16 @@ export const SCENARIO_WRITES: readonly { at: string; days: DayWrites }[] = [
   { at: '2026-03-12T00:00:00Z', days: { [D2]: 180 } },
 ];
 
-/** A service over a store that holds the scenario and nothing else. */
-export async function startScenarioService(kind: StoreKind): Promise<TestService> {
+/** A service over a store that holds the scenario, what `more` writes, and nothing else. */
+export async function startScenarioService(
+  kind: StoreKind,
+  more?: (store: Store) => Promise<void>,
+): Promise<TestService> {
   const prepared = await kind.open();
   await migrate(prepared.store);
   await syncCatalog(prepared.store, CATALOG);
   const id = await projectId(prepared.store, SCENARIO_METRIC, SCENARIO_SLUG);
   for (const { at, days } of SCENARIO_WRITES) await writeAt(prepared.store, at, id, days);
+  await more?.(prepared.store);
   return startTestService(kind, {}, { store: prepared });
 }
