@@ -128,8 +128,7 @@ for (const kind of STORE_KINDS) {
     beforeAll(async () => {
       service = await startScenarioService(kind, async (store) => {
         const ids = { [A]: await projectId(store, METRIC.name, A), [B]: await projectId(store, METRIC.name, B) };
-        for (const w of WRITES)
-          await writeAt(store, new Date(w.at).toISOString(), ids[w.slug]!, { [w.day]: w.value });
+        for (const w of WRITES) await writeAt(store, new Date(w.at).toISOString(), ids[w.slug]!, { [w.day]: w.value });
       });
     });
     afterAll(async () => {
@@ -172,7 +171,9 @@ for (const kind of STORE_KINDS) {
         first.revisionProfile.computedAt,
       );
       const id = await projectId(service.running.services.store, SCENARIO_METRIC, SCENARIO_SLUG);
-      await heard(service, () => writeAt(service.running.services.store, '2026-03-20T00:00:00Z', id, { '2026-03-04': 1 }));
+      await heard(service, () =>
+        writeAt(service.running.services.store, '2026-03-20T00:00:00Z', id, { '2026-03-04': 1 }),
+      );
       expect((await rest(SCENARIO_METRIC, '?lookback_days=90')).revisionProfile).toEqual(first.revisionProfile);
     });
 

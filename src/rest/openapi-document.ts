@@ -1,5 +1,6 @@
 import type { Catalog } from '../catalog/load-catalog.js';
 import { catalogOperation, changesOperation, exportOperation, metricOperation } from './openapi-operations.js';
+import { profileOperation, revisionsOperation } from './openapi-revisions.js';
 import { OPENAPI_COMPONENTS } from './openapi-schemas.js';
 
 /**
@@ -26,6 +27,8 @@ export function createOpenApiDocument(catalog: Catalog): Record<string, unknown>
       ...Object.fromEntries(catalog.metrics.map((m) => [`/v1/metrics/${m.name}`, { get: metricOperation(m) }])),
       '/v1/export': { get: exportOperation(catalog) },
       '/v1/changes': { get: changesOperation(catalog) },
+      '/v1/revisions/{name}': { get: revisionsOperation(catalog) },
+      '/v1/metrics/{name}/profile': { get: profileOperation(catalog) },
     },
     components: OPENAPI_COMPONENTS,
   };
