@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { priceTriangle } from '../src/limits/history-cost.js';
+import { CATALOG } from '../src/catalog/load-catalog.js';
+import type { ProjectDirectory } from '../src/db/project-directory.js';
+import type { Queryable } from '../src/db/store.js';
+import { priceTriangle, priceVintageHistory } from '../src/limits/history-cost.js';
+import type { Vintage } from '../src/series/vintage.js';
 import type { TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 import {
@@ -144,5 +148,30 @@ describe('a triangle price', () => {
     expect(priceTriangle(90, 5, 0)).toBe(2);
     // A day revised 36,500 times costs ten more units.
     expect(priceTriangle(90, 5, 36_500)).toBe(12);
+  });
+});
+
+describe('a vintage price', () => {
+  const directory = { idOf: () => 1, projectOf: () => undefined } as unknown as ProjectDirectory;
+  const request = (vintage: Vintage) => ({
+    metric: CATALOG.byName.get(SCENARIO_METRIC)!,
+    slugs: [SCENARIO_SLUG],
+    from: null,
+    to: null,
+    vintage,
+  });
+
+  it('adds a unit per 3,650 history rows counted in the range, and asks nothing for latest', async () => {
+    const asked: unknown[][] = [];
+    const db = {
+      query: async (_text: string, params: unknown[]) => {
+        asked.push(params);
+        return [{ rows: '7301' }];
+      },
+    } as unknown as Queryable;
+    expect(await priceVintageHistory(db, request('latest'), directory)).toBe(0);
+    expect(asked).toEqual([]);
+    expect(await priceVintageHistory(db, request('first_release'), directory)).toBe(3);
+    expect(asked).toEqual([[[1], null, null]]);
   });
 });

@@ -137,8 +137,8 @@ async function ensureRevisionsDatabase(serverUrl: string, log: (line: string) =>
         await upsertPoints(tx, writes.get(at)!);
       });
     }
-    await store.exec('analyze point');
-    await store.exec('analyze point_history');
+    await store.exec('vacuum analyze point');
+    await store.exec('vacuum analyze point_history');
     return url.toString();
   } finally {
     await store.close();
