@@ -4,7 +4,9 @@ import type { ProjectDirectory } from '../src/db/project-directory.js';
 import type { Queryable } from '../src/db/store.js';
 import { priceTriangle, priceVintageHistory } from '../src/limits/history-cost.js';
 import type { Vintage } from '../src/series/vintage.js';
+import { projectId } from './support/project-id.js';
 import type { TestService } from './support/service.js';
+import { writeAt } from './support/timed-writes.js';
 import { STORE_KINDS } from './support/stores.js';
 import {
   D1,
@@ -103,6 +105,20 @@ for (const kind of STORE_KINDS) {
         `/v1/metrics/${SCENARIO_METRIC}?project=${SCENARIO_SLUG}&start_date=${D3}&end_date=${D3}&as_of=${asOf}`,
       );
       expect(await served.json()).toEqual({ [SCENARIO_SLUG]: [{ date: D3, value: 300 }] });
+    });
+
+    it('writes values a double would change exactly, on both APIs', async () => {
+      const store = service.running.services.store;
+      const id = await projectId(store, SCENARIO_METRIC, SCENARIO_SLUG);
+      const exact = '0.1234567890123456789';
+      await writeAt(store, '2026-03-21T00:00:00Z', id, { '2026-03-20': exact });
+      const rest = await (await service.get(`${PATH}&start_date=2026-03-20&end_date=2026-03-20&lags=0,1`)).text();
+      expect(rest).toContain(`"values":[null,${exact}],"latest":${exact}`);
+      const res = await service.graphql(
+        `{ revisions(name: staking_apy, project: ${SCENARIO_ENUM}, from: "2026-03-20", to: "2026-03-20", ` +
+          'lags: [0, 1]) { values latest } }',
+      );
+      expect(await res.text()).toContain(`"values":[null,${exact}],"latest":${exact}`);
     });
 
     it('refuses bad lags, ranges and projects, naming the parameter', async () => {

@@ -5,10 +5,13 @@ import { readTriangle, type TriangleRow } from '../revisions/read-triangle.js';
 import { triangleDays, validateTriangleRequest } from '../revisions/triangle-request.js';
 import type { Builder } from './builder.js';
 import type { Enums } from './enums.js';
+import { keepExact } from './exact-numbers.js';
 
 /** The `RevisionRow` type and the `revisions` query field: REST's `/v1/revisions/<metric>`. */
 export function addRevisionsQuery(builder: Builder, refs: { catalog: Catalog; enums: Enums }) {
   const number = (text: string | null) => (text === null ? null : Number(text));
+  // A value a double would change is written as PostgreSQL's text (exact-numbers.ts), as points' values are.
+  const inexact = (text: string | null) => text !== null && String(Number(text)) !== text;
   const RevisionRow = builder.objectRef<TriangleRow>('RevisionRow').implement({
     description: 'One day of a revision triangle: its value at each lag asked for, and how it was revised.',
     fields: (t) => ({
@@ -22,12 +25,18 @@ export function addRevisionsQuery(builder: Builder, refs: { catalog: Catalog; en
         type: ['Float'],
         nullable: { list: false, items: true },
         description: 'One per lag asked for: the value standing at the end of UTC day date + lag; null where none.',
-        resolve: (r) => r.values.map(number),
+        resolve: (r, _args, ctx, info) => {
+          if (r.values.some(inexact)) keepExact(ctx.splices, info, `[${r.values.map((v) => v ?? 'null').join(',')}]`);
+          return r.values.map(number);
+        },
       }),
       latest: t.float({
         nullable: true,
         description: 'The value served now; null when the day was removed.',
-        resolve: (r) => number(r.latest),
+        resolve: (r, _args, ctx, info) => {
+          if (inexact(r.latest)) keepExact(ctx.splices, info, r.latest!);
+          return number(r.latest);
+        },
       }),
       revisionCount: t.int({
         description: 'Writes after the first (revisions and removals); 0 for a day never revised.',

@@ -2,7 +2,7 @@ import { removePoints, upsertPoints } from '../../src/db/write-points.js';
 import type { Store } from '../../src/db/store.js';
 
 /** A day's value, or its removal (null). */
-export type DayWrites = Record<string, number | null>;
+export type DayWrites = Record<string, number | string | null>;
 
 /**
  * Writes one project's days in one transaction stamped `at` (the write clock, migration
