@@ -27,6 +27,8 @@ import { createMcpRoute } from './mcp/mcp-route.js';
 import type { RunRest } from './mcp/mcp-services.js';
 import { handleExploreAsset, handleExplorePage } from './pages/explore-page.js';
 import { createMetricHandler } from './rest/metric-route.js';
+import { handleProfile } from './rest/profile-route.js';
+import { handleRevisions } from './rest/revisions-route.js';
 import { handleOpenApi } from './rest/openapi-route.js';
 import { handleUsage } from './rest/usage-route.js';
 import type { Services } from './services.js';
@@ -130,6 +132,14 @@ function createRoutes(services: Services, runRest: RunRest): Route<Services>[] {
       methods: ['POST'],
       errors: renderProblem,
       handle: handleHookReplay,
+    },
+    { path: '/v1/revisions/:name', access: 'keyed', methods: READ, errors: renderProblem, handle: handleRevisions },
+    {
+      path: '/v1/metrics/:name/profile',
+      access: 'keyed',
+      methods: READ,
+      errors: renderProblem,
+      handle: handleProfile,
     },
   ];
 }

@@ -17,6 +17,7 @@ import { createUsageCounter, type UsageCounter } from './limits/usage-counter.js
 import { createSeriesUpdates, type SeriesUpdates } from './live/series-updates.js';
 import { createServiceMetrics, type ServiceMetrics } from './ops/prometheus.js';
 import { createHookWorker, type HookWorker } from './hooks/hook-worker.js';
+import { createRevisionProfiles, type RevisionProfiles } from './revisions/revision-profiles.js';
 
 const IGNORED_METRICS: ServiceMetrics = {
   observeRequest: () => {},
@@ -54,6 +55,8 @@ export interface Services {
   responseCache: ResponseCache;
   /** Webhook deliveries: started once the database is prepared, stopped at shutdown. */
   hooks: HookWorker;
+  /** Metrics' revision profiles, computed again after writes to their metric, at most once a minute. */
+  revisionProfiles: RevisionProfiles;
   /** Request counts and latencies and the other figures of `GET /metrics`. */
   metrics: ServiceMetrics;
   /** What each key spent per hour, counted in memory and written to the store every few seconds. */
@@ -112,10 +115,13 @@ export function createServices(parts: ServiceParts): Services {
   );
   const responseCache = createResponseCache(Math.floor(parts.config.responseCacheMb * 2 ** 20));
   const storedSpans = createStoredSpans(parts.store, parts.logger);
+  const revisionProfiles = createRevisionProfiles(clock);
   seriesUpdates.observe((listening, update) => {
     responseCache.invalidate(listening);
     storedSpans.listening(listening);
     if (update !== undefined) storedSpans.written(update.name, update.slug);
+    if (update === undefined) revisionProfiles.listening(listening);
+    else revisionProfiles.written(update.name);
   });
   const { config } = parts;
   const replicas =
@@ -155,6 +161,7 @@ export function createServices(parts: ServiceParts): Services {
     responseCache,
     storedSpans,
     hooks,
+    revisionProfiles,
     answerBudget: createAnswerBudget(GRAPHQL_ANSWER_BUDGET_BYTES),
     state,
     keys: createKeyVerifier(parts.store, parts.config.apiKeys),

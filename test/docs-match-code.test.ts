@@ -119,9 +119,11 @@ describe('REST parameters: what each path accepts is what OpenAPI and /docs name
     ['/v1/metrics/price', 'project=ethereum'],
     ['/v1/export', 'metric=price&project=ethereum'],
     ['/v1/changes', 'since=2026-01-01'],
+    ['/v1/revisions/{name}', 'project=ethereum'],
+    ['/v1/metrics/{name}/profile', 'lookback_days=30'],
   ])('%s', async (path, valid) => {
     // An unknown parameter's 400 lists the ones the route accepts.
-    const res = await svc.get(`${path}?${valid}&no_such_parameter=1`);
+    const res = await svc.get(`${path.replace('{name}', 'price')}?${valid}&no_such_parameter=1`);
     const message = ((await res.json()) as { errors: { message: string }[] }).errors[0]!.message;
     const accepted = /expected (.+)$/.exec(message)![1]!.split(', ');
     expect(accepted.length).toBeGreaterThan(0);
@@ -191,11 +193,11 @@ describe('/llms.txt and /docs.md: made from the /docs page, naming what the code
 /** The query parameters OpenAPI gives a path, shared ones (`$ref`) resolved. */
 function openApiParameterNames(path: string): string[] {
   const document = createOpenApiDocument(CATALOG) as {
-    paths: Record<string, { get: { parameters: { name?: string; $ref?: string }[] } }>;
+    paths: Record<string, { get: { parameters: { name?: string; $ref?: string; in?: string }[] } }>;
     components: { parameters: Record<string, { name: string }> };
   };
-  return document.paths[path]!.get.parameters.map(
-    (p) => p.name ?? document.components.parameters[p.$ref!.split('/').at(-1)!]!.name,
+  return document.paths[path]!.get.parameters.flatMap((p) =>
+    'in' in p && p.in === 'path' ? [] : [p.name ?? document.components.parameters[p.$ref!.split('/').at(-1)!]!.name],
   );
 }
 

@@ -21,7 +21,11 @@ const RULES = {
     { layer: 4, name: 'interfaces', units: ['rest/', 'graphql/', 'mcp/', 'pages/', 'ops/'] },
     { layer: 3, name: 'HTTP mechanics', units: ['http/'] },
     { layer: 2, name: 'policy', units: ['auth/', 'limits/', 'cache/'] },
-    { layer: 1, name: 'domain', units: ['series/', 'changes/', 'import/', 'seed/', 'sync/', 'live/', 'hooks/'] },
+    {
+      layer: 1,
+      name: 'domain',
+      units: ['series/', 'changes/', 'import/', 'seed/', 'sync/', 'live/', 'hooks/', 'revisions/'],
+    },
     {
       layer: 0,
       name: 'ground',

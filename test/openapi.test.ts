@@ -64,7 +64,7 @@ for (const kind of STORE_KINDS) {
     });
 
     it('describes exactly one path per catalog metric, with its allowed slugs as the project enum', () => {
-      const metricPaths = Object.keys(document.paths).filter((p) => p.startsWith('/v1/metrics/'));
+      const metricPaths = Object.keys(document.paths).filter((p) => /^\/v1\/metrics\/[^/]+$/.test(p));
       expect(metricPaths.sort()).toEqual(CATALOG.metrics.map((m) => `/v1/metrics/${m.name}`).sort());
 
       for (const metric of CATALOG.metrics) {
@@ -202,6 +202,8 @@ for (const kind of STORE_KINDS) {
         'Window',
         'AsOf',
         'DryRun',
+        'Vintage',
+        'LagDays',
       ]);
       const parameters = (
         document.components as unknown as { parameters: Record<string, { name: string; schema: { enum?: string[] } }> }

@@ -1,11 +1,13 @@
 import { todayEpochDay } from '../dates.js';
+import { priceVintageHistory } from '../limits/history-cost.js';
 import { priceRequest } from '../limits/request-cost.js';
 import type { SeriesRequest } from '../series/series-request.js';
 import type { GraphqlServices } from './graphql-services.js';
 import type { GraphqlContext } from './builder.js';
 
 /** What a series read is priced on: its metric, projects, range and options. */
-export type PricedSeries = Pick<SeriesRequest, 'metric' | 'slugs' | 'from' | 'to' | 'options'>;
+export type PricedSeries = Pick<SeriesRequest, 'metric' | 'slugs' | 'from' | 'to' | 'options'> &
+  Partial<Pick<SeriesRequest, 'vintage'>>;
 
 /**
  * Charges series to the caller's key as one REST request for the same projects, range
@@ -14,7 +16,13 @@ export type PricedSeries = Pick<SeriesRequest, 'metric' | 'slugs' | 'from' | 'to
  * runs: answer-size.ts.)
  */
 export async function chargeSeries(ctx: GraphqlContext, request: PricedSeries): Promise<void> {
-  await ctx.meter.charge(priceSeries(ctx.services, request).cost);
+  const { vintage = 'latest' } = request;
+  // A vintage reads the history too, and pays for its rows (counted first).
+  const history =
+    vintage === 'latest'
+      ? 0
+      : await priceVintageHistory(ctx.services.reads, { ...request, vintage }, ctx.directory, ctx.signal);
+  await ctx.meter.charge(priceSeries(ctx.services, request).cost + history);
 }
 
 /**

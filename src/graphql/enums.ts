@@ -1,5 +1,6 @@
 import { toGraphqlName, type Catalog } from '../catalog/load-catalog.js';
 import { AGGREGATIONS, FILLS, INTERVALS, TRANSFORMS } from '../series/series-options.js';
+import { VINTAGES } from '../series/vintage.js';
 import type { Builder } from './builder.js';
 
 /** The catalog as enums: metric names and project slugs (`-` becomes `_`, case kept). */
@@ -51,6 +52,14 @@ export function addEnums(builder: Builder, catalog: Catalog) {
         'null when it is missing (and, for a percentage, zero). CUMULATIVE_SUM: ' +
         "from the range's first bucket. A bucket without a value keeps none.",
       values: namesOf(TRANSFORMS),
+    }),
+    Vintage: builder.enumType('Vintage', {
+      description:
+        "Which of each day's values a read takes from its revision history: LATEST the one " +
+        'served now (or at `asOf`); FIRST_RELEASE the first ever written for the day; ' +
+        'KNOWN_AFTER the one that stood at the end of UTC day D + `lagDays`, absent when ' +
+        'none had been written by then. With `asOf`, nothing written later counts.',
+      values: namesOf(VINTAGES),
     }),
     ValueKind: builder.enumType('ValueKind', {
       description: "Whether a metric's values are whole numbers or decimals.",

@@ -9,6 +9,7 @@ import type { AnswerBudget } from '../limits/answer-budget.js';
 import type { PageLoadLimit } from '../limits/page-loads.js';
 import type { StoredSpans } from '../limits/stored-spans.js';
 import type { UsageCounter } from '../limits/usage-counter.js';
+import type { RevisionProfiles } from '../revisions/revision-profiles.js';
 import type { SeriesUpdates } from '../live/series-updates.js';
 
 /** What `/graphql` and its resolvers use of the app's services (the app hands them all of its own). */
@@ -32,6 +33,7 @@ export interface GraphqlServices {
   keys: KeyVerifier;
   seriesUpdates: SeriesUpdates;
   storedSpans: StoredSpans;
+  revisionProfiles: RevisionProfiles;
   answerBudget: AnswerBudget;
   /** Loads of GraphiQL's page and its files per client address. */
   graphiqlLoads: PageLoadLimit;

@@ -4,7 +4,7 @@ import type { Builder } from './builder.js';
 import type { Enums } from './enums.js';
 import type { SeriesRef } from './series.js';
 
-/** The `MetricInfo` type and the `metrics` catalog field. */
+/** The `MetricInfo` type and the `metrics` catalog field; returns `MetricInfo` for fields added beside it. */
 export function addMetricsQuery(builder: Builder, refs: { enums: Enums; Series: SeriesRef }) {
   const MetricInfo = builder.objectRef<MetricDefinition>('MetricInfo').implement({
     description: 'A metric of the catalog and what may be asked of it.',
@@ -64,4 +64,7 @@ export function addMetricsQuery(builder: Builder, refs: { enums: Enums; Series: 
       resolve: (_root, _args, ctx) => [...ctx.services.catalog.metrics],
     }),
   );
+  return MetricInfo;
 }
+
+export type MetricInfoRef = ReturnType<typeof addMetricsQuery>;

@@ -92,6 +92,17 @@ export function addMetricQuery(builder: Builder, refs: { catalog: Catalog; enums
               'Answer with the values as they were served at this instant: revised values ' +
               'as they were then, points written later absent. Omitted means now.',
           }),
+          vintage: t.arg({
+            type: refs.enums.Vintage,
+            required: false,
+            defaultValue: 'latest',
+            description:
+              "Which of each day's values to read (see Vintage); buckets, fill and transforms apply to them.",
+          }),
+          lagDays: t.arg.int({
+            required: false,
+            description: 'Days after each day for KNOWN_AFTER (0 to 3650); required with it, refused without it.',
+          }),
         },
         metricArgsSchema(refs.catalog),
       ),
@@ -129,6 +140,8 @@ export function metricArgsSchema(catalog: Catalog) {
         transform: args.transform ?? undefined,
         window: args.window ?? undefined,
         asOf: args.asOf ?? undefined,
+        vintage: args.vintage ?? undefined,
+        lagDays: args.lagDays ?? undefined,
       }),
       SERIES_REQUEST_SCHEMA,
     )

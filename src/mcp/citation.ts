@@ -65,6 +65,8 @@ function graphqlQueryOf(request: SeriesRequest, args: ToolArguments, asOf: strin
   if (given('fill')) parts.push(`fill: ${options.fill.toUpperCase()}`);
   if (options.transform !== null) parts.push(`transform: ${options.transform.toUpperCase()}`);
   if (given('window') && options.window !== null) parts.push(`window: ${options.window}`);
+  if (request.vintage !== 'latest') parts.push(`vintage: ${request.vintage.toUpperCase()}`);
+  if (request.lagDays !== null) parts.push(`lagDays: ${request.lagDays}`);
   parts.push(`asOf: "${asOf}"`);
   const fields = metric.extraFields.length > 0 ? 'date value extra' : 'date value';
   return `{ metric(${parts.join(', ')}) { series { slug points { ${fields} } } } }`;

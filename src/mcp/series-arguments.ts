@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Catalog } from '../catalog/load-catalog.js';
 import { AGGREGATIONS, FILLS, INTERVALS, MAX_WINDOW, TRANSFORMS } from '../series/series-options.js';
+import { MAX_LAG_DAYS, VINTAGES } from '../series/vintage.js';
 import {
   validateSeriesRequest,
   type SeriesRequest,
@@ -24,6 +25,8 @@ export const SERIES_ARGUMENT_NAMES: Readonly<Record<SeriesRequestField, string>>
   transform: 'transform',
   window: 'window',
   asOf: 'as_of',
+  vintage: 'vintage',
+  lagDays: 'lag_days',
 };
 
 /** REST's parameter order, in which a request's query is written. */
@@ -57,6 +60,11 @@ export function seriesArgumentsSchema(catalog: Catalog) {
       .string()
       .optional()
       .describe('RFC 3339 instant, or YYYY-MM-DD for the end of that UTC day: the values as served then.'),
+    vintage: z
+      .enum(VINTAGES)
+      .optional()
+      .describe("Which of each day's values: latest (default), first_release, or known_after lag_days days later."),
+    lag_days: z.number().int().min(0).max(MAX_LAG_DAYS).optional().describe('Days after each day, for known_after.'),
   });
 }
 
@@ -75,6 +83,8 @@ export function readSeriesRequest(args: ToolArguments, catalog: Catalog, more: r
     transform: optionalText(args, 'transform'),
     window: optionalCount(args, 'window'),
     asOf: optionalText(args, 'as_of'),
+    vintage: optionalText(args, 'vintage'),
+    lagDays: optionalCount(args, 'lag_days'),
   };
   return validateSeriesRequest(input, SERIES_ARGUMENT_NAMES);
 }

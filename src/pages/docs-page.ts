@@ -131,6 +131,19 @@ Every option above applies to that view. GraphQL: <code>metric(asOf: ` +
     `served value was written; a series' <code>firstDate</code>, <code>lastDate</code> ` +
     `and <code>updatedAt</code> are as of that instant too.
 Without <code>as_of</code> the answer is today's data.</li>
+<li><code>vintage=latest|first_release|known_after</code> and <code>lag_days=K</code> ` +
+    `(GraphQL <code>metric(vintage: Vintage = LATEST, lagDays: Int)</code>): which of each day's values ` +
+    `is read from its revision history.
+<code>latest</code> (the default) is the value served now, or at <code>as_of</code>; ` +
+    `<code>first_release</code> the first value ever written for the day, even one removed since;
+<code>known_after</code> with <code>lag_days</code> (0–3650, required with it and refused without it) ` +
+    `the value standing at the end of UTC day D + K, that is written before 00:00 UTC of D + K + 1 ` +
+    `and not yet replaced then, absent when none was.
+For a backtest that runs daily, <code>known_after&amp;lag_days=0</code> is each day's value as it ` +
+    `was known that day. With <code>as_of</code> nothing written after it counts.
+Buckets, fill and transforms then apply to the values chosen. Cost: the same request's cost without ` +
+    `it, plus one unit per 3,650 history rows (replaced or removed values) of its projects in its range, ` +
+    `counted before the read.</li>
 <li>Cost: one unit per 365 points asked for per project, or per 3,650 ` +
     `days read (the range and any warm-up), whichever is more: a yearly view ` +
     `of ten years is cheap,
@@ -194,6 +207,34 @@ Sample data loaded at first start is not a change. A cursor carries its ` +
     `entries asked for.
 GraphQL: <code>changes(since, first, after)</code> returns the same entries ` +
     `as a plain list with <code>endCursor</code> and <code>hasNextPage</code>.</p>
+
+<h2 id="revisions">Revision triangles and profiles</h2>
+<p><code>GET /v1/revisions/&lt;metric&gt;?project=&lt;one slug&gt;&amp;start_date=…&amp;end_date=…&amp;lags=0,1,7,30</code> ` +
+    `answers <code>{"metric","project","lags":[…],"rows":[…]}</code>, one row per day ever written, ascending:
+<code>date</code>; <code>firstWrittenAt</code> (UTC with microseconds, as the changes feed writes it, so it ` +
+    `can be passed back as <code>as_of</code>); <code>values</code>, one per lag, the value standing at the end ` +
+    `of UTC day date + lag (null where none);
+<code>latest</code> (null for a removed day); <code>revisionCount</code>, the writes after the first ` +
+    `(a removal counts); <code>maxAbsRevisionPercent</code>, the largest change of a revision relative to ` +
+    `the value it replaced, in percent (null when that was 0, or never revised).
+All of <code>project</code>, <code>start_date</code>, <code>end_date</code> and <code>lags</code> are required; ` +
+    `the range spans at most 3,660 days; <code>lags</code> are 1 to 16 whole numbers from 0 to 3650, strictly ` +
+    `increasing. Cost: <code>max(1, ceil(days × (lags + 1) / 365 + (days + history rows) / 3650))</code>, ` +
+    `the history rows counted before the read.
+GraphQL: <code>revisions(name, project, from, to, lags)</code> gives the same rows.</p>
+<p><code>GET /v1/metrics/&lt;name&gt;/profile?lookback_days=180</code> (7–3650, default 180) measures how the ` +
+    `metric's values were revised over its last days of data, every project together:
+<code>{"metric","lookbackDays","revisionProfile":{"days","revisedShare","medianRevisionDelayHours",` +
+    `"p95AbsRevisionPercent","stableAfterDays","computedAt"}}</code>. The window holds the days after the ` +
+    `last day ever written minus <code>lookback_days</code>.
+<code>revisedShare</code> is the share of those days written more than once; ` +
+    `<code>medianRevisionDelayHours</code> the median time from a day's first write to each later write; ` +
+    `<code>p95AbsRevisionPercent</code> the 95th percentile (interpolated) of revisions' changes;
+<code>stableAfterDays</code> the smallest K such that 95 % of days never change after the end of D + K ` +
+    `(null when fewer than 30 days are in the window). A profile is kept and computed again on the first ` +
+    `read after a write to its metric, at most once a minute (<code>computedAt</code> says when).
+Cost: one unit when kept, else <code>max(1, ceil(projects × lookback_days / 3650))</code>. GraphQL: ` +
+    `<code>metrics { revisionProfile(lookbackDays: 180) { … } }</code>.</p>
 
 <h2 id="live">Live updates</h2>
 <p>The GraphQL subscription <code>seriesUpdated(name, projects)</code> ` +

@@ -17,6 +17,7 @@ import { clipped } from '../clipped.js';
 import { arrowStream } from './export-arrow.js';
 import { columnarExport, columnBatches, type ExportPlan } from './export-columns.js';
 import { parquetFile } from './export-parquet.js';
+import { priceVintageHistory } from '../limits/history-cost.js';
 
 /** The formats of an export and how each is served. */
 const FORMATS = {
@@ -83,10 +84,12 @@ export async function handleExport(call: RestCall): Promise<void> {
       r.slugs.map((slug) => services.storedSpans.of(r.metric.name, slug)),
     ),
   );
-  const cost = prices.reduce((units, price) => units + price.cost, 0);
+  const directory = readyDirectory(services.state);
+  let history = 0;
+  for (const r of requests) history += await priceVintageHistory(services.reads, r, directory, signal);
+  const cost = prices.reduce((units, price) => units + price.cost, 0) + history;
   if (isDryRun(call)) return answerDryRun(call, cost);
   await meter.charge(cost);
-  const directory = readyDirectory(services.state);
   const plans = requests.map((r, i) => ({ plan: planSeries(r, directory), buckets: prices[i]!.span.buckets }));
   res.setHeader('content-disposition', `attachment; filename="metrics-export.${format}"`);
   res.setHeader('cache-control', 'no-store');
@@ -154,6 +157,8 @@ function exportRequests(metrics: ReadonlyMap<string, MetricDefinition>, params: 
             transform: params.get('transform'),
             window: params.get('window'),
             asOf: params.get('as_of'),
+            vintage: params.get('vintage'),
+            lagDays: params.get('lag_days'),
           },
           REST_PARAMS,
         ),

@@ -8,6 +8,7 @@ import { createRequestPreparer } from './prepared-requests.js';
 import { sendKeptAnswer, sendSeriesBody } from './send-series.js';
 import { answerDryRun, isDryRun } from './dry-run-answer.js';
 import { clipped } from '../clipped.js';
+import { priceVintageHistory } from '../limits/history-cost.js';
 
 /**
  * Points fetched per round trip (about 40 bytes each as JSON, so about 1.2 MB of bytes
@@ -34,8 +35,13 @@ export function createMetricHandler(): (call: RestCall) => Promise<void> {
       throw new ApiError('not-found', `unknown metric ${JSON.stringify(clipped(param))}; GET /v1/metrics lists them`);
     const prepared = prepare(metric, query, todayEpochDay(services.clock()));
     const { cost, span } = prepared.price(services.storedSpans);
-    if (isDryRun(call)) return answerDryRun(call, cost);
-    const charged = meter.charge(cost);
+    // A vintage reads the history too, and pays for its rows (counted first: an indexed count; none for `latest`).
+    const history =
+      prepared.request.vintage === 'latest'
+        ? 0
+        : await priceVintageHistory(services.reads, prepared.request, readyDirectory(services.state), signal);
+    if (isDryRun(call)) return answerDryRun(call, cost + history);
+    const charged = meter.charge(cost + history);
     if (charged !== undefined) await charged;
     const plan = prepared.plan(readyDirectory(services.state));
     // Charged first, for a kept answer too: it costs what reading it did (kept at cost 0).

@@ -7,6 +7,7 @@ import {
   usageOperation,
 } from './openapi-operations.js';
 import { hookPaths } from './openapi-hooks.js';
+import { profileOperation, revisionsOperation } from './openapi-revisions.js';
 import { OPENAPI_COMPONENTS } from './openapi-schemas.js';
 
 /**
@@ -35,6 +36,8 @@ export function createOpenApiDocument(catalog: Catalog): Record<string, unknown>
       '/v1/changes': { get: changesOperation(catalog) },
       '/v1/usage': { get: usageOperation() },
       ...hookPaths(catalog),
+      '/v1/revisions/{name}': { get: revisionsOperation(catalog) },
+      '/v1/metrics/{name}/profile': { get: profileOperation(catalog) },
     },
     components: OPENAPI_COMPONENTS,
   };

@@ -270,13 +270,15 @@ const SERIES_PARAMETERS = [
   'Window',
   'AsOf',
   'DryRun',
+  'Vintage',
+  'LagDays',
 ].map((name) => ({ $ref: `#/components/parameters/${name}` }));
 
 /** What a series path answers to dry_run=true. */
 const DRY_RUN_ANSWER = { $ref: '#/components/schemas/DryRun' };
 
 /** IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers-10) sent on every authenticated answer. */
-const RATE_LIMIT_HEADERS = {
+export const RATE_LIMIT_HEADERS = {
   RateLimit: {
     description: 'Remaining budget and seconds until it is full, e.g. "default";r=1190;t=2',
     schema: { type: 'string' },

@@ -82,6 +82,25 @@ export const OPENAPI_COMPONENTS = {
       schema: { type: 'string', examples: ['2026-03-01', '2026-03-01T12:00:00Z'] },
     },
     DryRun: DRY_RUN_PARAMETER,
+    Vintage: {
+      name: 'vintage',
+      in: 'query',
+      required: false,
+      description:
+        "Extension: which of each day's values to read from its revision history. latest (the default): " +
+        'the one served now (or at as_of); first_release: the first ever written for the day; known_after: ' +
+        'the one standing at the end of UTC day D + lag_days, absent when none had been written by then. ' +
+        'With as_of, nothing written later counts. Buckets, fill and transforms apply to the values chosen. ' +
+        'Priced as the same request without it plus one unit per 3,650 history rows in the range.',
+      schema: { enum: ['latest', 'first_release', 'known_after'], default: 'latest' },
+    },
+    LagDays: {
+      name: 'lag_days',
+      in: 'query',
+      required: false,
+      description: 'Extension: days after each day for vintage=known_after; required with it, refused without it.',
+      schema: { type: 'integer', minimum: 0, maximum: 3650 },
+    },
   },
   schemas: {
     ...COST_SCHEMAS,

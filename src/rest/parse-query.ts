@@ -15,10 +15,21 @@ export const REST_PARAMS: Readonly<Record<SeriesRequestField, string>> = {
   transform: 'transform',
   window: 'window',
   asOf: 'as_of',
+  vintage: 'vintage',
+  lagDays: 'lag_days',
 };
 
 /** The extension parameters: optional, and a request without them is answered exactly as the contract's. */
-export const EXTENSION_PARAMS = ['interval', 'aggregation', 'fill', 'transform', 'window', 'as_of'] as const;
+export const EXTENSION_PARAMS = [
+  'interval',
+  'aggregation',
+  'fill',
+  'transform',
+  'window',
+  'as_of',
+  'vintage',
+  'lag_days',
+] as const;
 
 /** Parameters every series path takes besides its own: `dry_run` asks only the request's price (dry-run-answer.ts). */
 export const COST_PARAMS = ['dry_run'] as const;
@@ -42,6 +53,8 @@ export function parseMetricQuery(metric: MetricDefinition, rawQuery: string): Se
     transform: seen.get('transform'),
     window: seen.get('window'),
     asOf: seen.get('as_of'),
+    vintage: seen.get('vintage'),
+    lagDays: seen.get('lag_days'),
   };
 }
 

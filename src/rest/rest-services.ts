@@ -6,6 +6,7 @@ import type { Store } from '../db/store.js';
 import type { RouteCall } from '../http/route.js';
 import type { StoredSpans } from '../limits/stored-spans.js';
 import type { UsageCounter } from '../limits/usage-counter.js';
+import type { RevisionProfiles } from '../revisions/revision-profiles.js';
 
 /** What the `/v1` routes use of the app's services (the app hands them all of its own). */
 export interface RestServices {
@@ -20,6 +21,7 @@ export interface RestServices {
   clock: () => Date;
   state: { readonly stopping: boolean; readonly directory: ProjectDirectory | undefined };
   storedSpans: StoredSpans;
+  revisionProfiles: RevisionProfiles;
   responseCache: ResponseCache;
   /** Each key's spend per hour (`/v1/usage`). */
   usage: Pick<UsageCounter, 'read'>;

@@ -157,6 +157,7 @@ function statementFor(plan: SeriesPlan, layout: PointLayout): SeriesStatement {
     options: plan.options,
     extraFields: plan.metric.extraFields,
     asOf: plan.asOf !== null,
+    vintage: plan.vintage,
   });
 }
 
@@ -169,5 +170,6 @@ function query(plan: SeriesPlan, projects: readonly PlannedProject[]) {
     metric: plan.metric.name,
     options: plan.options,
     asOf: plan.asOf,
+    lagDays: plan.lagDays,
   };
 }

@@ -2,6 +2,7 @@ import type { MetricDefinition } from '../catalog/load-catalog.js';
 import type { ProjectDirectory } from '../db/project-directory.js';
 import type { SeriesOptions } from './series-options.js';
 import type { SeriesRequest } from './series-request.js';
+import type { Vintage } from './vintage.js';
 
 /** A project of a plan: its slug as the caller named it and its row id. */
 export interface PlannedProject {
@@ -22,6 +23,9 @@ export interface SeriesPlan {
   options: SeriesOptions;
   /** See {@link SeriesRequest.asOf}. */
   asOf: string | null;
+  /** See {@link SeriesRequest.vintage}. */
+  vintage: Vintage;
+  lagDays: number | null;
   batchKey: string;
 }
 
@@ -35,16 +39,18 @@ export function planSeries(request: SeriesRequest, directory: ProjectDirectory):
     to: request.to,
     options: request.options,
     asOf: request.asOf,
+    vintage: request.vintage,
+    lagDays: request.lagDays,
     batchKey: batchKey(request),
   };
 }
 
 /** Everything but the projects: requests with the same key can share one statement. */
-function batchKey({ metric, from, to, options: o, asOf }: SeriesRequest): string {
+function batchKey({ metric, from, to, options: o, asOf, vintage, lagDays }: SeriesRequest): string {
   return (
     `${metric.name}|${from ?? ''}|${to ?? ''}|${o.interval}` +
     `|${o.aggregation}|${o.fill}|${o.transform}|${o.window}` +
-    `|${asOf ?? ''}`
+    `|${asOf ?? ''}${vintage === 'latest' ? '' : `|${vintage}|${lagDays ?? ''}`}`
   );
 }
 
@@ -57,5 +63,7 @@ export function wholeSeries(metric: MetricDefinition, slugs: readonly string[]):
     to: null,
     options: { interval: 'day', aggregation: metric.defaultAggregation, fill: 'none', transform: null, window: null },
     asOf: null,
+    vintage: 'latest',
+    lagDays: null,
   };
 }

@@ -12,6 +12,7 @@ import {
   type SeriesOptions,
 } from './series-options.js';
 import { clipped } from '../clipped.js';
+import { MAX_LAG_DAYS, VINTAGES, type Vintage } from './vintage.js';
 
 /**
  * A series request as an adapter read it, before any check. The metric is already known
@@ -33,6 +34,10 @@ export interface SeriesRequestInput {
   window?: string | number | undefined;
   /** An RFC 3339 instant, or `YYYY-MM-DD` for the end of that UTC day: the data as served then. */
   asOf?: string | undefined;
+  /** Which of each day's values to read (see vintage.ts); undefined means `latest`. */
+  vintage?: string | undefined;
+  /** Days after each day for `known_after`; a whole number, REST sends it as text. */
+  lagDays?: string | number | undefined;
 }
 
 /** A request every later step can trust: allowed distinct slugs, ordered bounds, resolved options. */
@@ -49,6 +54,10 @@ export interface SeriesRequest {
    * microseconds, as PostgreSQL stores write times); null reads the current values.
    */
   asOf: string | null;
+  /** Which of each day's values are read; `latest` reads the current ones (or `asOf`'s). */
+  vintage: Vintage;
+  /** Days after each day a `known_after` read looks at; null for the other vintages. */
+  lagDays: number | null;
 }
 
 /** The fields a caller can get wrong; each adapter names them in its own vocabulary. */
@@ -61,7 +70,9 @@ export type SeriesRequestField =
   | 'fill'
   | 'transform'
   | 'window'
-  | 'asOf';
+  | 'asOf'
+  | 'vintage'
+  | 'lagDays';
 
 /** `YYYY-MM-DD` naming a real calendar day. */
 const isoDateSchema = z.string().refine(isIsoDate, {
@@ -81,6 +92,16 @@ const windowSchema = z.union([z.number(), z.string()]).transform((v, ctx) => {
   ctx.addIssue({
     code: 'custom',
     message: `expected a whole number of buckets from 1 to ${MAX_WINDOW}, got ${JSON.stringify(clipped(String(v)))}`,
+  });
+  return z.NEVER;
+});
+
+const lagDaysSchema = z.union([z.number(), z.string()]).transform((v, ctx) => {
+  const n = typeof v === 'number' ? v : /^\d{1,5}$/.test(v) ? Number(v) : Number.NaN;
+  if (Number.isInteger(n) && n >= 0 && n <= MAX_LAG_DAYS) return n;
+  ctx.addIssue({
+    code: 'custom',
+    message: `expected a whole number of days from 0 to ${MAX_LAG_DAYS}, got ${JSON.stringify(clipped(String(v)))}`,
   });
   return z.NEVER;
 });
@@ -113,6 +134,8 @@ export const SERIES_REQUEST_SCHEMA = z
     transform: oneOf(TRANSFORMS).optional(),
     window: windowSchema.optional(),
     asOf: instantSchema.optional(),
+    vintage: oneOf(VINTAGES).optional(),
+    lagDays: lagDaysSchema.optional(),
   })
   .transform((input, ctx): SeriesRequest => {
     const slugs = resolveSlugs(input.metric, input.projects, ctx);
@@ -126,6 +149,17 @@ export const SERIES_REQUEST_SCHEMA = z
     const transform = input.transform ?? null;
     if (input.window !== undefined && transform !== 'moving_average') {
       ctx.addIssue({ code: 'custom', path: ['window'], message: 'window goes with the moving_average transform only' });
+    }
+    const vintage = input.vintage ?? 'latest';
+    if (vintage === 'known_after' && input.lagDays === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['lagDays'], message: 'the known_after vintage needs a number of days' });
+    }
+    if (vintage !== 'known_after' && input.lagDays !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['lagDays'],
+        message: 'a number of days goes with the known_after vintage only',
+      });
     }
     const options: SeriesOptions = {
       interval: input.interval ?? 'day',
@@ -141,6 +175,8 @@ export const SERIES_REQUEST_SCHEMA = z
       to: input.to ?? null,
       options,
       asOf: input.asOf ?? null,
+      vintage,
+      lagDays: vintage === 'known_after' ? (input.lagDays ?? null) : null,
     };
   });
 

@@ -1,4 +1,5 @@
 import { isDailyReplay, type Aggregation, type SeriesOptions } from './series-options.js';
+import type { Vintage } from './vintage.js';
 
 /**
  * The SQL of the series path. One statement answers one batch of a plan (one metric, one
@@ -50,6 +51,8 @@ export interface SeriesShape {
    * now.
    */
   asOf: boolean;
+  /** Which of each day's values are read (src/series/vintage.ts); omitted means `latest`. */
+  vintage?: Vintage | undefined;
 }
 
 /** A statement and how to fill its parameters. */
@@ -69,6 +72,8 @@ export interface SeriesQuery {
   options: SeriesOptions;
   /** The instant an as-of statement reads at; ignored by the others. */
   asOf: string | null;
+  /** The lag of a `known_after` statement; ignored by the others. */
+  lagDays?: number | null | undefined;
 }
 
 /**
@@ -80,7 +85,7 @@ export function seriesStatement(shape: SeriesShape): SeriesStatement {
   const layout = typeof shape.layout === 'string' ? shape.layout : shape.layout.graphql.join(',');
   const key =
     `${layout}|${interval}|${aggregation}|${fill}|${transform}` +
-    `|${window}|${shape.extraFields.join(',')}|${shape.asOf}`;
+    `|${window}|${shape.extraFields.join(',')}|${shape.asOf}|${shape.vintage ?? 'latest'}`;
   let built = STATEMENTS.get(key);
   if (built === undefined) {
     built = numberParameters(statement(shape));
@@ -106,6 +111,7 @@ const PARAMETERS = {
   window: (q: SeriesQuery) => q.options.window,
   metric: (q: SeriesQuery) => q.metric,
   asof: (q: SeriesQuery) => q.asOf,
+  lag: (q: SeriesQuery) => q.lagDays ?? null,
 } as const;
 
 type ParameterName = keyof typeof PARAMETERS;
@@ -399,8 +405,10 @@ function aggregateText(layout: TextLayout, point: string, order: string): string
  * history whose span holds the instant (at most one does); a day first written later has
  * neither. `written_at` is when the value read was written. The instant is sent as text: the
  * driver writes a timestamptz parameter through a JavaScript Date, which cuts microseconds.
+ * The other vintages choose among the same two tables (see {@link vintageSource}).
  */
 function pointSource(shape: SeriesShape): string {
+  if (shape.vintage !== undefined && shape.vintage !== 'latest') return vintageSource(shape);
   if (!shape.asOf) return 'point';
   return (
     `(select c.project_id, c.day, c.value, c.extra, c.written_at from point ` +
@@ -411,6 +419,41 @@ function pointSource(shape: SeriesShape): string {
     where h.valid_from <= {{asof}}::text::timestamptz and h.valid_to ` +
     `> {{asof}}::text::timestamptz)`
   );
+}
+
+/**
+ * A vintage's values, one per day at most, from the point table and its history (every
+ * value a day was ever served with: the history's spans, then the current value).
+ *
+ * - `first_release`: the history's earliest value of the day, or the current one when
+ *   the day was never replaced or removed (a day's history starts before its current value).
+ * - `known_after`: the value served at the day's own instant, the end of UTC day D + lag,
+ *   as an as-of read finds it: written by then and, for a history row, not yet replaced.
+ *   "By the end of the day" is "at most a microsecond before the next day's 00:00 UTC".
+ *
+ * With `asOf`, the instant is the earlier of the two, and nothing written after `asOf` is read.
+ */
+function vintageSource(shape: SeriesShape): string {
+  const asOf = (written: string) => (shape.asOf ? ` and ${written} <= {{asof}}::text::timestamptz` : '');
+  if (shape.vintage === 'first_release') {
+    const earlier = (p: string, at: string) =>
+      `not exists (select 1 from point_history e where e.project_id = ${p}.project_id and e.day = ${p}.day` +
+      `${at === '' ? '' : ` and e.valid_from < ${at}`})`;
+    return `(select h.project_id, h.day, h.value, h.extra, h.valid_from as written_at from point_history h
+    where ${earlier('h', 'h.valid_from')}${asOf('h.valid_from')}
+    union all
+    select c.project_id, c.day, c.value, c.extra, c.written_at from point c
+    where ${earlier('c', '')}${asOf('c.written_at')})`;
+  }
+  const instant = (day: string) => {
+    const end = `(${day} + {{lag}}::integer + 1)::timestamp at time zone 'UTC' - interval '1 microsecond'`;
+    return shape.asOf ? `least(${end}, {{asof}}::text::timestamptz)` : `(${end})`;
+  };
+  return `(select c.project_id, c.day, c.value, c.extra, c.written_at from point c
+    where c.written_at <= ${instant('c.day')}
+    union all
+    select h.project_id, h.day, h.value, h.extra, h.valid_from from point_history h
+    where h.valid_from <= ${instant('h.day')} and h.valid_to > ${instant('h.day')})`;
 }
 
 /** Whether a layout writes a GraphQL field. */

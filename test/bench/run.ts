@@ -13,6 +13,7 @@ import { CATALOG } from '../../src/catalog/load-catalog.js';
 import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
 import { measureExports } from './export-formats.js';
 import { measureFeed } from './feed.js';
+import { measureRevisions } from './revisions.js';
 import { pairedLoad, type PairedResult } from './paired-load.js';
 import { sampleRss, servicePort, startChild, startFloor, type Child } from './processes.js';
 import { SHAPES, type Shape, type Target, targetsFor } from './shapes.js';
@@ -345,6 +346,11 @@ const feedLines: string[] = [];
 if (!QUICK && (args.shape === undefined || args.shape === 'feed')) {
   feedLines.push(await measureFeed(BENCH_SERVER_URL, env, log));
   log(feedLines.at(-1)!);
+}
+
+// Vintages, triangles and profiles over a year of revisions (revisions.ts): reported, not gating.
+if (!QUICK && (args.shape === undefined || args.shape === 'revisions')) {
+  feedLines.push(...(await measureRevisions(BENCH_SERVER_URL, env, log)));
 }
 
 const report = [
