@@ -85,6 +85,27 @@ function failed(message: string): CallToolResult {
 
 /** A zod schema as the JSON Schema (draft 7) of an MCP tool, whose top level is an object. */
 function objectSchema(schema: z.ZodType): ListedTool['inputSchema'] {
-  const json = z.toJSONSchema(schema, { target: 'draft-7', io: 'input' }) as Record<string, unknown>;
+  const json = portable(z.toJSONSchema(schema, { target: 'draft-7', io: 'input' })) as Record<string, unknown>;
   return { ...json, type: 'object' } as ListedTool['inputSchema'];
+}
+
+/**
+ * The spellings clients that map schemas onto a one-`type` dialect (Gemini's function declarations)
+ * read: a nullable `type: [T, "null"]` as `anyOf` branches, and an open object's `additionalProperties: {}`
+ * as `true`. The same schema otherwise.
+ */
+function portable(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(portable);
+  if (typeof node !== 'object' || node === null) return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    const empty = typeof value === 'object' && value !== null && Object.keys(value).length === 0;
+    out[key] = key === 'additionalProperties' && empty ? true : portable(value);
+  }
+  const { type } = out;
+  if (Array.isArray(type) && type.length === 2 && type.includes('null')) {
+    delete out.type;
+    out.anyOf = [{ type: type.find((t) => t !== 'null') }, { type: 'null' }];
+  }
+  return out;
 }
