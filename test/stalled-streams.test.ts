@@ -65,8 +65,9 @@ describe.skipIf(!postgres.available)('clients that never read a large streamed a
   });
 
   it(`leave short reads answered at their usual pace: ${STALLED} stall beside a pool of ${POOL_SIZE}`, async () => {
+    // The export as CSV and as an Arrow stream (about 12 MB), every other one a wide read.
     const stalled = Array.from({ length: STALLED }, (_, i) =>
-      askAndNeverRead(service.url, i % 2 === 0 ? EXPORT : WIDE),
+      askAndNeverRead(service.url, [EXPORT, WIDE, `${EXPORT}&format=arrow`, WIDE][i % 4]!),
     );
     try {
       // Let the stalled answers fill their sockets and start waiting for a drain that never comes.

@@ -78,7 +78,8 @@ export async function* columnBatches(
 ): AsyncGenerator<ColumnBatch> {
   const layout = exported.extraFields.length > 0 ? 'columns-extra' : 'columns';
   const projectIndex = new Map(exported.projects.map((slug, i) => [slug, i]));
-  let batch = emptyBatch(batchRows, exported.extraFields.length);
+  const { extraFields } = exported;
+  let batch = emptyBatch(batchRows, extraFields.length);
   for (const [metricIndex, { plan, buckets }] of plans.entries()) {
     const perRoundTrip = Math.max(1, Math.floor(POINTS_PER_BATCH / Math.max(1, buckets)));
     for await (const rows of streamSeries(store, plan, layout, perRoundTrip, signal)) {
@@ -91,12 +92,12 @@ export async function* columnBatches(
           batch.project[at] = project;
           batch.date[at] = points.days[i]!;
           setDouble(batch.value, at, points.values[i]);
-          for (const [f, field] of exported.extraFields.entries())
-            setDouble(batch.extra[f]!, at, points.extra?.[i]?.[field]);
+          for (let f = 0; f < extraFields.length; f += 1)
+            setDouble(batch.extra[f]!, at, points.extra?.[i]?.[extraFields[f]!]);
           batch.length += 1;
           if (batch.length === batchRows) {
             yield batch;
-            batch = emptyBatch(batchRows, exported.extraFields.length);
+            batch = emptyBatch(batchRows, extraFields.length);
           }
         }
       }

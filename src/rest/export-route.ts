@@ -94,11 +94,10 @@ export async function handleExport(call: RestCall): Promise<void> {
   res.setHeader('content-disposition', `attachment; filename="metrics-export.${format}"`);
   res.setHeader('cache-control', 'no-store');
   // The first rows are read before anything is sent, so a busy or absent database is still a 503.
-  const chunks =
-    format === 'parquet' || format === 'arrow'
-      ? columnar(services.reads, plans, format, extra, signal)
-      : rows(services.reads, plans, format, extra, signal);
-  const type = format === 'parquet' || format === 'arrow' ? COLUMNAR_FORMATS[format].type : FORMATS[format].type;
+  const chunks = isColumnar(format)
+    ? columnar(services.reads, plans, format, extra, signal)
+    : rows(services.reads, plans, format, extra, signal);
+  const type = isColumnar(format) ? COLUMNAR_FORMATS[format].type : FORMATS[format].type;
   try {
     const first = await chunks.next();
     const stalledAfterMs = services.config.stalledClientSeconds * 1000;
@@ -192,6 +191,10 @@ async function* rows(
     }
   }
   if (header !== undefined) yield header;
+}
+
+function isColumnar(format: Format | ColumnarFormat): format is ColumnarFormat {
+  return format in COLUMNAR_FORMATS;
 }
 
 /** The export as typed columns in a binary format; it yields nothing before the first rows are read. */

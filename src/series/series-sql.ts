@@ -24,8 +24,8 @@ export type PointField = (typeof POINT_FIELDS)[number];
 
 /**
  * How points are written: REST's `{date, value, …extra}`, export lines (`-extra`: with the
- * extra fields, as the import reads them), or GraphQL's DataPoint objects holding exactly
- * the fields a query selected, in its order.
+ * extra fields, as the import reads them), typed columns for the binary exports, or
+ * GraphQL's DataPoint objects holding exactly the fields a query selected, in its order.
  */
 export type PointLayout = 'rest' | ExportLayout | ColumnarLayout | { graphql: readonly PointField[] };
 
