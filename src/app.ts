@@ -112,8 +112,15 @@ function createRoutes(services: Services, runRest: RunRest): Route<Services>[] {
     createSchemaRoute(services.catalog),
     { path: '/v1/openapi.json', access: 'keyed', methods: READ, errors: renderProblem, handle: handleOpenApi },
     { path: '/v1/metrics', access: 'keyed', methods: READ, errors: renderProblem, handle: handleCatalog },
-    { path: '/v1/metrics/:name', access: 'keyed', methods: READ, errors: renderProblem, handle: createMetricHandler() },
-    { path: '/v1/export', access: 'keyed', methods: READ, errors: renderProblem, handle: handleExport },
+    {
+      path: '/v1/metrics/:name',
+      access: 'keyed',
+      methods: READ,
+      errors: renderProblem,
+      handle: createMetricHandler(),
+      dryRun: true,
+    },
+    { path: '/v1/export', access: 'keyed', methods: READ, errors: renderProblem, handle: handleExport, dryRun: true },
     { path: '/v1/changes', access: 'keyed', methods: READ, errors: renderProblem, handle: handleChanges },
     { path: '/v1/usage', access: 'keyed', methods: READ, errors: renderProblem, handle: handleUsage },
     createMcpRoute(services, runRest),
@@ -271,7 +278,8 @@ async function run(services: Services, route: Route<Services>, call: RouteCall<S
     const onHeaders = (headers: Readonly<Record<string, string>>) => {
       for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
     };
-    const opened = services.rateLimiter.open(caller, onHeaders, dryRunAsked(req.headers, call.query));
+    const dryRun = route.dryRun === true && dryRunAsked(req.headers, call.query);
+    const opened = services.rateLimiter.open(caller, onHeaders, dryRun);
     call.meter = opened instanceof Promise ? await opened : opened;
   }
   if (route.methods !== undefined && !route.methods.includes(req.method ?? '')) {

@@ -186,6 +186,16 @@ for (const kind of STORE_KINDS) {
       expect(remaining(real)).toBe(4);
     });
 
+    it('charges the key as usual on routes that answer no dry run, whatever the request asks', async () => {
+      const before = await balance();
+      const document = await service.get('/v1/openapi.json?dry_run=true');
+      expect(document.status).toBe(200);
+      expect(remaining(document)).toBe(before - 1);
+      const catalog = await service.get('/v1/metrics', { headers: { 'x-dry-run': 'true' } });
+      expect(catalog.status).toBe(200);
+      expect(remaining(catalog)).toBe(before - 2);
+    });
+
     describe('GraphQL', () => {
       const post = (query: string, headers: Record<string, string> = {}, variables?: object) =>
         service.get('/graphql', {

@@ -454,7 +454,7 @@ describe('GraphQL document limits', () => {
       const answer = await ask('{ __typename }', { accept: GRAPHIQL_ACCEPT });
 
       expect(answer.status).toBe(200);
-      expect(answer.body).toEqual({ data: { __typename: 'Query' } });
+      expect(answer.body).toEqual({ data: { __typename: 'Query' }, extensions: { cost: { units: 1 } } });
     });
   });
 });

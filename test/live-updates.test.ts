@@ -175,6 +175,7 @@ for (const kind of STORE_KINDS) {
               extensions: { code: 'RATE_LIMITED' },
             }),
           ],
+          extensions: { cost: { units: 1 } },
         },
       ]);
       open[0]!.close();

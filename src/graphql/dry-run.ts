@@ -1,7 +1,7 @@
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import { ApiError, ERROR_KINDS } from '../api/api-error.js';
-import type { RateLimitMeter } from '../limits/rate-limiter.js';
+import { UNLIMITED_METER, type RateLimitMeter } from '../limits/rate-limiter.js';
 import type { GraphqlContext } from './builder.js';
 import type { GraphqlServices } from './graphql-services.js';
 import { metricArgsSchema } from './metric.js';
@@ -41,7 +41,8 @@ export function useCostExtension(): Plugin<object, { meter?: RateLimitMeter }> {
   return {
     onResultProcess({ result, serverContext }) {
       const { meter } = serverContext;
-      if (meter === undefined) return;
+      // Not keyed (Yoga used alone, in tests): nothing was charged to anyone.
+      if (meter === undefined || meter === UNLIMITED_METER) return;
       if (isAsyncIterable(result)) return;
       if (Array.isArray(result)) for (const each of result) withCost(each, meter);
       else withCost(result, meter);

@@ -29,6 +29,7 @@ export function createGraphqlRoute(services: GraphqlServices): Route<GraphqlServ
     // Only the page itself is public: with GRAPHIQL=off a browser's GET is an API call, keyed.
     access: (req) => (isGraphiqlPageRequest(req, services) ? 'public' : 'keyed'),
     errors: renderGraphqlError,
+    dryRun: true,
     handle: async ({ req, res, signal, meter, caller }) => {
       const head = req.method === 'HEAD';
       // Yoga and the page build the request's URL from it: one that holds no host is the client's error.

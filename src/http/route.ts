@@ -34,6 +34,12 @@ export interface Route<S> {
   bearer?: boolean;
   /** Methods answered (HEAD with GET); others get 405 with Allow, after the key check. Omitted: the handler decides. */
   methods?: readonly string[];
+  /**
+   * The route answers dry runs (`dry_run=true`, `x-dry-run: true`: limits/dry-run.ts): a request asking one
+   * is not charged the key's unit at the door. Only routes that answer them say so, or a dry run's flag
+   * would make any route's answer free of the key's balance.
+   */
+  dryRun?: boolean;
   /** How failures are written: problem+json for `/v1` and pages, GraphQL errors for `/graphql`. */
   errors: ErrorRenderer;
   handle(call: RouteCall<S>): Promise<void> | void;

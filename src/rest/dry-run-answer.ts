@@ -9,6 +9,8 @@ import type { RestCall } from './rest-services.js';
  * {@link answerDryRun}:
  *
  *     if (isDryRun(call)) return answerDryRun(call, cost);
+ *
+ * and its line in the route table says `dryRun: true`, so the app spares such a request the key's unit.
  */
 export function isDryRun({ query }: Pick<RestCall, 'query'>): boolean {
   if (!query.includes(DRY_RUN_PARAM)) return false;
