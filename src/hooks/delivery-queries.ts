@@ -102,15 +102,18 @@ export async function queueDeliveries(
     await tx.query('update hook set after_seq = $2::bigint where id = $1', [hookId, afterSeq]);
 }
 
-/** The oldest delivery the hook owes, when it is due now; a later one waits behind it (order per hook). */
-export async function dueDelivery(db: Queryable, hookId: string): Promise<DueDelivery | undefined> {
+/**
+ * The oldest deliveries the hook owes, up to `limit`, as far as they are due now: one that
+ * is not due stops the run, since the later ones wait behind it (order per hook).
+ */
+export async function dueDeliveries(db: Queryable, hookId: string, limit: number): Promise<DueDelivery[]> {
   const rows = await db.query<DueDelivery & { due: boolean }>(
     `select seq::text as seq, id, cursor, events, attempts, next_attempt_at <= now() as due
-     from hook_delivery where hook_id = $1 and state = 'pending' order by seq limit 1`,
-    [hookId],
+     from hook_delivery where hook_id = $1 and state = 'pending' order by seq limit $2`,
+    [hookId, limit],
   );
-  const head = rows[0];
-  return head?.due ? head : undefined;
+  const firstNotDue = rows.findIndex((row) => !row.due);
+  return firstNotDue < 0 ? rows : rows.slice(0, firstNotDue);
 }
 
 /** Records a successful attempt, and renews the hook's lease. */

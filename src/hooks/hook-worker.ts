@@ -5,7 +5,7 @@ import type { ProjectDirectory } from '../db/project-directory.js';
 import type { Store } from '../db/store.js';
 import {
   claimHooks,
-  dueDelivery,
+  dueDeliveries,
   lockHookState,
   queueDeliveries,
   recordDelivered,
@@ -69,6 +69,8 @@ export const HOOK_WORKER_LIMITS: HookWorkerLimits = {
 
 /** How long a hook whose work failed is left alone. */
 const ERROR_PAUSE_SECONDS = 5;
+/** Due deliveries read at once, then sent one after the other. */
+const DUE_BATCH = 100;
 /** Changes read from the log in one step. */
 const WINDOW = 5_000;
 /** Deliveries a hook may have waiting before its position stops moving: a dead receiver's queue is bounded. */
@@ -152,21 +154,28 @@ export function createHookWorker(
     let failed = true;
     try {
       let hook: HookState | undefined;
-      for (;;) {
+      let waiting = false;
+      serving: for (;;) {
         if (stop.signal.aborted) break;
-        const head = hook === undefined ? undefined : await dueDelivery(db, id);
-        if (head === undefined) {
+        const due = hook === undefined ? [] : await dueDeliveries(db, id, DUE_BATCH);
+        if (due.length === 0) {
           const extended = await extend(db, id);
           hook = extended.hook;
           if (hook === undefined) break;
           if (extended.queued > 0 || extended.moved) progressed = true;
-          if (extended.queued === 0 && !extended.more && (await dueDelivery(db, id)) === undefined) break;
+          if (extended.queued === 0 && !extended.more && waiting) break;
+          // Nothing was due before the log was read: once more, then done unless more came.
+          waiting = extended.queued === 0 && !extended.more;
           continue;
         }
-        const done = await attempt(db, hook!, head);
-        if (done === undefined) break; // cut off by shutdown: tried again later
-        progressed = true;
-        if (!done) break; // waits for its retry, and so do the deliveries behind it
+        waiting = false;
+        for (const delivery of due) {
+          if (stop.signal.aborted) break serving;
+          const done = await attempt(db, hook!, delivery);
+          if (done === undefined) break serving; // cut off by shutdown: tried again later
+          progressed = true;
+          if (!done) break serving; // waits for its retry, and so do the deliveries behind it
+        }
       }
       failed = false;
     } finally {
@@ -242,6 +251,7 @@ export function createHookWorker(
 
   return {
     async start(opened, names) {
+      if (store !== undefined) return;
       if (opened.kind === 'pglite') await releaseAllHooks(opened);
       store = opened;
       directory = names;
