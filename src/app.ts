@@ -17,6 +17,9 @@ import { UNLIMITED_METER } from './limits/rate-limiter.js';
 import { handleCatalog } from './rest/catalog-route.js';
 import { handleChanges } from './rest/changes-route.js';
 import { handleExport } from './rest/export-route.js';
+import { handleGroups } from './rest/groups-route.js';
+import { handleRank } from './rest/rank-route.js';
+import { handleTotal } from './rest/totals-route.js';
 import { handleDocsPage } from './pages/docs-page.js';
 import { handleExploreAsset, handleExplorePage } from './pages/explore-page.js';
 import { createMetricHandler } from './rest/metric-route.js';
@@ -100,6 +103,9 @@ function createRoutes(services: Services): Route<Services>[] {
     { path: '/v1/metrics/:name', access: 'keyed', methods: READ, errors: renderProblem, handle: createMetricHandler() },
     { path: '/v1/export', access: 'keyed', methods: READ, errors: renderProblem, handle: handleExport },
     { path: '/v1/changes', access: 'keyed', methods: READ, errors: renderProblem, handle: handleChanges },
+    { path: '/v1/groups', access: 'keyed', methods: READ, errors: renderProblem, handle: handleGroups },
+    { path: '/v1/totals/:name', access: 'keyed', methods: READ, errors: renderProblem, handle: handleTotal },
+    { path: '/v1/rank/:name', access: 'keyed', methods: READ, errors: renderProblem, handle: handleRank },
   ];
 }
 
