@@ -4,11 +4,14 @@ import { createBuilder } from './builder.js';
 import { addChangesQuery } from './changes.js';
 import { addDataPoint } from './data-point.js';
 import { addEnums } from './enums.js';
+import { addGroups } from './groups.js';
 import { addMetricQuery } from './metric.js';
 import { addMetricsQuery } from './metric-info.js';
+import { addRankQuery } from './rank.js';
 import { addScalars } from './scalars.js';
 import { addSeriesUpdatedSubscription } from './series-updated.js';
 import { addSeries } from './series.js';
+import { addTotalQuery } from './total.js';
 
 /** The GraphQL schema of a catalog: its metrics and slugs become enums. */
 export function createGraphqlSchema(catalog: Catalog): GraphQLSchema {
@@ -21,6 +24,9 @@ export function createGraphqlSchema(catalog: Catalog): GraphQLSchema {
   addMetricQuery(builder, { catalog, enums, Series });
   addMetricsQuery(builder, { enums, Series });
   addChangesQuery(builder, { enums });
+  const Group = addGroups(builder, { catalog, enums });
+  addTotalQuery(builder, { catalog, enums, Group });
+  addRankQuery(builder, { catalog, enums, Group });
   addSeriesUpdatedSubscription(builder, { enums });
   return builder.toSchema({ sortSchema: false });
 }
