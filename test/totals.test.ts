@@ -1,4 +1,8 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CATALOG } from '../src/catalog/load-catalog.js';
+import { createOpenApiDocument } from '../src/rest/openapi-document.js';
 import { enumName } from './support/graphql-names.js';
 import { near, startAnalyticsFixture, VENUES, type AnalyticsFixture } from './support/analytics-fixture.js';
 import { referenceTotal, type ReferenceTotalPoint, type TotalOptions } from './support/reference-analytics.js';
@@ -215,6 +219,60 @@ for (const kind of STORE_KINDS) {
         const body = (await res.json()) as { errors: { message: string; extensions: { code: string } }[] };
         expect(body.errors[0]!.extensions.code, args).toBe('BAD_USER_INPUT');
         expect(body.errors[0]!.message, args).toContain(name);
+      }
+    });
+
+    it('answers bodies that match the OpenAPI document, which a validator accepts', async () => {
+      const document = (await (await fx.svc.get('/v1/openapi.json')).json()) as Record<string, unknown>;
+      const ajv = new Ajv2020({ allErrors: true, strictSchema: false });
+      addFormats.default(ajv);
+      ajv.addSchema({ ...document, $id: 'https://metrics.test/openapi.json' });
+      const schemaOf = (path: string) =>
+        ajv.compile({
+          $ref: `https://metrics.test/openapi.json#/paths/${path.replaceAll('/', '~1')}/get/responses/200/content/application~1json/schema`,
+        });
+      const answers: [string, string][] = [
+        ['/v1/groups', '/v1/groups'],
+        [
+          '/v1/totals/{name}',
+          '/v1/totals/volume-usd?group=major-cex&start_date=2026-06-01&fill=null&require_complete=true',
+        ],
+        ['/v1/totals/{name}', '/v1/totals/etf-num-products?group=us-spot-btc-etf-issuers&interval=month&op=median'],
+        ['/v1/rank/{name}', '/v1/rank/volume-usd?group=major-cex&start_date=2026-06-26&end_date=2026-06-30&by=change'],
+        [
+          '/v1/rank/{name}',
+          '/v1/rank/etf-num-products?group=us-spot-btc-etf-issuers&start_date=2026-01-01&end_date=2026-06-30&aggregation=avg',
+        ],
+      ];
+      for (const [path, url] of answers) {
+        const validate = schemaOf(path);
+        const body = (await (await fx.svc.get(url)).json()) as unknown;
+        expect(validate(body), `${url}: ${JSON.stringify(validate.errors)}`).toBe(true);
+      }
+      expect(
+        schemaOf('/v1/totals/{name}')({ metric: 'volume-usd', op: 'sum', expected: [], points: [{ date: 1 }] }),
+      ).toBe(false);
+    });
+
+    it('accepts exactly the query parameters OpenAPI and /docs name', async () => {
+      const document = createOpenApiDocument(CATALOG) as {
+        paths: Record<string, { get: { parameters?: { name?: string; in?: string; $ref?: string }[] } }>;
+        components: { parameters: Record<string, { name: string }> };
+      };
+      const docs = await (await fx.svc.get('/docs')).text();
+      for (const [url, path] of [
+        ['/v1/totals/volume-usd', '/v1/totals/{name}'],
+        ['/v1/rank/volume-usd', '/v1/rank/{name}'],
+        ['/v1/groups', '/v1/groups'],
+      ] as const) {
+        const res = await fx.svc.get(`${url}?no_such_parameter=1`);
+        const message = ((await res.json()) as { errors: { message: string }[] }).errors[0]!.message;
+        const accepted = /expected (.+)$/.exec(message)![1]!.split(', ');
+        const named = (document.paths[path]!.get.parameters ?? [])
+          .filter((p) => p.in !== 'path')
+          .map((p) => p.name ?? document.components.parameters[p.$ref!.split('/').at(-1)!]!.name);
+        expect(named.sort(), path).toEqual(accepted.filter((a) => a !== 'none').sort());
+        for (const name of named) expect(docs, name).toMatch(new RegExp(`<code>[^<]*\\b${name}\\b`));
       }
     });
 

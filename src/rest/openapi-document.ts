@@ -1,4 +1,5 @@
 import type { Catalog } from '../catalog/load-catalog.js';
+import { groupsOperation, rankOperation, totalOperation } from './openapi-analytics.js';
 import { catalogOperation, changesOperation, exportOperation, metricOperation } from './openapi-operations.js';
 import { OPENAPI_COMPONENTS } from './openapi-schemas.js';
 
@@ -26,6 +27,9 @@ export function createOpenApiDocument(catalog: Catalog): Record<string, unknown>
       ...Object.fromEntries(catalog.metrics.map((m) => [`/v1/metrics/${m.name}`, { get: metricOperation(m) }])),
       '/v1/export': { get: exportOperation(catalog) },
       '/v1/changes': { get: changesOperation(catalog) },
+      '/v1/groups': { get: groupsOperation(catalog) },
+      '/v1/totals/{name}': { get: totalOperation(catalog) },
+      '/v1/rank/{name}': { get: rankOperation(catalog) },
     },
     components: OPENAPI_COMPONENTS,
   };

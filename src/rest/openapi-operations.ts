@@ -252,7 +252,7 @@ const SERIES_PARAMETERS = [
 ].map((name) => ({ $ref: `#/components/parameters/${name}` }));
 
 /** IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers-10) sent on every authenticated answer. */
-const RATE_LIMIT_HEADERS = {
+export const RATE_LIMIT_HEADERS = {
   RateLimit: {
     description: 'Remaining budget and seconds until it is full, e.g. "default";r=1190;t=2',
     schema: { type: 'string' },
@@ -274,7 +274,8 @@ const ERROR_HEADERS: Partial<Record<ErrorKind, Record<string, unknown>>> = {
   unavailable: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } },
 };
 
-function errorResponses(kinds: readonly ErrorKind[]): Record<string, unknown> {
+/** The problem responses of `kinds`, each with the headers that come with it. */
+export function errorResponses(kinds: readonly ErrorKind[]): Record<string, unknown> {
   return Object.fromEntries(
     kinds.map((kind) => [
       String(ERROR_KINDS[kind].status),
