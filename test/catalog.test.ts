@@ -65,8 +65,7 @@ const copy = (): {
   lists: Record<string, { slugs: string[] }>;
   metrics: Record<string, unknown>[];
   groups: { name: string; description: string; projects: string[] }[];
-} =>
-  structuredClone(raw) as never;
+} => structuredClone(raw) as never;
 
 describe('the shipped catalog', () => {
   it('has the 24 metrics of interface-v1.md in its order', () => {
@@ -190,7 +189,10 @@ describe('catalog validation at start-up', () => {
     );
     for (const group of CATALOG.groups) {
       for (const slug of group.projects) expect(CATALOG.allProjects, `${group.name}: ${slug}`).toContain(slug);
-      expect(CATALOG.metrics.some((m) => group.projects.some((p) => m.projects.includes(p))), group.name).toBe(true);
+      expect(
+        CATALOG.metrics.some((m) => group.projects.some((p) => m.projects.includes(p))),
+        group.name,
+      ).toBe(true);
     }
   });
 

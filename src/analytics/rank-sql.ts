@@ -71,7 +71,9 @@ function statement(shape: RankShape): string {
     `case when ${value} is not null then row_number() over (partition by ${value} is null ` +
     `order by ${key} ${direction} nulls last, slug collate "C") end`;
   const share = SHARED.includes(shape.aggregation) ? 'value * 100 / nullif(sum(value) over (), 0)' : 'null::numeric';
-  return `with m as (
+  // Materialized: each window value is used by several expressions, and an inlined CTE ran its subquery once per use
+  // (76 members x 2 windows: 5.7 s instead of 0.36 s).
+  return `with m as materialized (
     select r.slug, r.position, ${windowValue(0)} as value, ${windowValue(1)} as previous,
       ${shape.by === 'value' ? 'null::numeric' : windowValue(2)} as prior
     from unnest({{ids}}::integer[], {{slugs}}::text[]) with ordinality as r (project_id, slug, position)

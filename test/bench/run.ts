@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { CATALOG } from '../../src/catalog/load-catalog.js';
 import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
+import { measureAnalytics } from './analytics.js';
 import { measureFeed } from './feed.js';
 import { pairedLoad, type PairedResult } from './paired-load.js';
 import { sampleRss, servicePort, startChild, startFloor, type Child } from './processes.js';
@@ -339,6 +340,11 @@ const feedLines: string[] = [];
 if (!QUICK && (args.shape === undefined || args.shape === 'feed')) {
   feedLines.push(await measureFeed(BENCH_SERVER_URL, env, log));
   log(feedLines.at(-1)!);
+}
+
+// Totals and rankings across the 76 issuers, each beside the floor reading the same raw rows (analytics.ts).
+if (!QUICK && (args.shape === undefined || args.shape === 'analytics')) {
+  viewLines.push(...(await measureAnalytics(env, db, log)));
 }
 
 const report = [
