@@ -2,14 +2,7 @@ import { memberBuckets, numberParameters, PARAMETERS, transformed, type SeriesQu
 import type { SeriesOptions } from '../series/series-options.js';
 import type { TotalOp } from './total-request.js';
 
-/**
- * The SQL of a total: each member bucketed with the aggregation and filled by the series
- * path's own SQL (`memberBuckets`), gaps kept; the members combined per bucket; then the
- * total transformed over calendar buckets. One row per bucket, ascending:
- * `date, value, contributors, missing` (all text; `missing` a JSON array of slugs in
- * member order), where a member is expected in a bucket its stored days span (as of
- * the instant read at) and is missing there without a value.
- */
+/** What decides a total statement's text; equal shapes share one prepared statement. */
 export interface TotalShape {
   options: SeriesOptions;
   op: TotalOp;
@@ -23,9 +16,19 @@ export interface TotalStatement {
   parameters(q: SeriesQuery): unknown[];
 }
 
+/**
+ * The SQL of a total: each member bucketed with the aggregation and filled by the series
+ * path's own SQL (`memberBuckets`), gaps kept; the members combined per bucket; then the
+ * total transformed over calendar buckets. One row per bucket, ascending:
+ * `date, value, contributors, missing` (all text; `missing` a JSON array of slugs in
+ * member order), where a member is expected in a bucket its stored days span (as of
+ * the instant read at) and is missing there without a value.
+ */
 export function totalStatement(shape: TotalShape): TotalStatement {
   const o = shape.options;
-  const key = `${o.interval}|${o.aggregation}|${o.fill}|${o.transform}|${o.window}|${shape.op}|${shape.requireComplete}|${shape.asOf}`;
+  const key =
+    `${o.interval}|${o.aggregation}|${o.fill}|${o.transform}|${o.window}` +
+    `|${shape.op}|${shape.requireComplete}|${shape.asOf}`;
   let built = STATEMENTS.get(key);
   if (built === undefined) {
     built = numberParameters<SeriesQuery>(statement(shape), PARAMETERS);

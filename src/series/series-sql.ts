@@ -105,6 +105,7 @@ const STATEMENTS = new Map<string, SeriesStatement>();
 /**
  * Turns `{{name}}` into `$1`, `$2`, … in order of first use. PostgreSQL refuses to prepare
  * a statement with a parameter it never sees, so each text numbers exactly the ones it uses.
+ * `named`: the parameters a template may use, the series' {@link PARAMETERS} unless given.
  */
 export function numberParameters<Q = SeriesQuery>(
   template: string,
