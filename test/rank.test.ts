@@ -25,6 +25,7 @@ const CASES: { from: string; to: string; options: Partial<RankOptions> }[] = [
   { from: '2026-06-11', to: '2026-06-11', options: { aggregation: 'last' } },
   { from: '2026-05-01', to: '2026-06-30', options: { aggregation: 'avg', by: 'change' } },
   { from: '2026-06-26', to: '2026-06-30', options: { aggregation: 'max', top: 2 } },
+  { from: '2026-06-01', to: '2026-06-05', options: { by: 'percent_change' } },
 ];
 
 function rankQuery(from: string, to: string, o: Partial<RankOptions>, extra: Record<string, string>): string {
@@ -115,6 +116,18 @@ for (const kind of STORE_KINDS) {
         )
       ).json()) as RankBody;
       expect(avg.rows.every((r) => r.share_of_total === null)).toBe(true);
+    });
+
+    it('gives no percent change from a zero previous value, and ranks such a member after the others', async () => {
+      const res = await fx.svc.get(
+        '/v1/rank/volume-usd?group=major-cex&start_date=2026-06-01&end_date=2026-06-05&by=percent_change',
+      );
+      const body = (await res.json()) as RankBody;
+      const upbit = body.rows.find((r) => r.slug === 'Upbit')!;
+      expect(upbit.previous_value).toBe(0);
+      expect(upbit.change).toBe(upbit.value);
+      expect(upbit.change_percent).toBeNull();
+      expect(upbit.rank).toBe(body.rows.length);
     });
 
     it('ranks as of an instant from the values served then', async () => {

@@ -13,8 +13,8 @@ export const VENUES = ['binance', 'coinbase', 'okx', 'bybit', 'Upbit', 'kraken']
 /**
  * A test service whose volume-usd data has what totals and rankings must handle: gaps
  * (binance 10–12 June 2026, okx 11 June), a series that stops (kraken after 25 June),
- * series that start on different days (the seed's), and a tie (coinbase's days of 1–25
- * June copied from kraken). `asOf` is an instant after those writes and before a revision
+ * series that start on different days (the seed's), a tie (coinbase's days of 1–25
+ * June copied from kraken), and zeros (Upbit 27–31 May). `asOf` is an instant after those writes and before a revision
  * (binance 1–5 June become 1, okx 15 June removed), so as-of answers differ from current ones.
  */
 export interface AnalyticsFixture {
@@ -48,6 +48,7 @@ export async function startAnalyticsFixture(kind: StoreKind): Promise<AnalyticsF
     'volume-usd,okx,2026-06-11,',
     ...['26', '27', '28', '29', '30'].map((d) => `volume-usd,kraken,2026-06-${d},`),
     ...june.map((p) => `volume-usd,coinbase,${p.date},${p.value}`),
+    ...['27', '28', '29', '30', '31'].map((d) => `volume-usd,Upbit,2026-05-${d},0`),
   ]);
   await new Promise((resolve) => setTimeout(resolve, 20));
   const asOf = new Date().toISOString();
