@@ -1,5 +1,6 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../src/catalog/load-catalog.js';
 import { createOpenApiDocument } from '../src/rest/openapi-document.js';
@@ -274,6 +275,69 @@ for (const kind of STORE_KINDS) {
         expect(named.sort(), path).toEqual(accepted.filter((a) => a !== 'none').sort());
         for (const name of named) expect(docs, name).toMatch(new RegExp(`<code>[^<]*\\b${name}\\b`));
       }
+    });
+
+    it('answers any parameters with a 200 or a 400 problem naming them, never a crash or SQL', async () => {
+      const names = [
+        'project',
+        'group',
+        'start_date',
+        'end_date',
+        'interval',
+        'aggregation',
+        'fill',
+        'transform',
+        'window',
+        'as_of',
+        'op',
+        'require_complete',
+        'by',
+        'order',
+        'top',
+      ];
+      const value = fc.oneof(
+        fc.constantFrom(
+          'major-cex',
+          'binance,okx',
+          'binance,,okx',
+          'l2-rollups',
+          '2026-06-01',
+          '2026-02-30',
+          '0001-01-01',
+          '9999-12-31',
+          'week',
+          'median',
+          'percent_change',
+          'moving_average',
+          'true',
+          '0',
+          '-1',
+          '1001',
+          '7',
+          "'; drop table point; --",
+          '\u0000',
+          'x'.repeat(300),
+          '',
+        ),
+        fc.string({ maxLength: 12 }),
+      );
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom('/v1/totals/volume-usd', '/v1/rank/volume-usd', '/v1/totals/etf-num-products'),
+          fc.array(fc.tuple(fc.constantFrom(...names), value), { maxLength: 6 }),
+          async (path, params) => {
+            const res = await fx.svc.get(`${path}?${new URLSearchParams(params)}`);
+            const text = await res.text();
+            expect([200, 400], text).toContain(res.status);
+            expect(text).not.toMatch(/select |stack|postgres/i);
+            if (res.status === 400) {
+              const body = JSON.parse(text) as { errors: { param: string }[] };
+              expect(body.errors.length).toBeGreaterThan(0);
+            }
+          },
+        ),
+        { numRuns: 80 },
+      );
     });
 
     it('lists the groups in both APIs', async () => {
