@@ -20,6 +20,9 @@ import { handleCatalog } from './rest/catalog-route.js';
 import { handleChanges } from './rest/changes-route.js';
 import { handleExport } from './rest/export-route.js';
 import { handleHook, handleHookDeliveries, handleHookReplay, handleHooks } from './rest/hooks-route.js';
+import { handleGroups } from './rest/groups-route.js';
+import { handleRank } from './rest/rank-route.js';
+import { handleTotal } from './rest/totals-route.js';
 import { handleDocsPage } from './pages/docs-page.js';
 import { handleDocsMarkdown, handleLlmsText } from './pages/llms-txt.js';
 import { createSchemaRoute } from './graphql/schema-route.js';
@@ -148,6 +151,16 @@ function createRoutes(services: Services, runRest: RunRest): Route<Services>[] {
       errors: renderProblem,
       handle: handleProfile,
     },
+    { path: '/v1/groups', access: 'keyed', methods: READ, errors: renderProblem, handle: handleGroups },
+    {
+      path: '/v1/totals/:name',
+      access: 'keyed',
+      methods: READ,
+      errors: renderProblem,
+      dryRun: true,
+      handle: handleTotal,
+    },
+    { path: '/v1/rank/:name', access: 'keyed', methods: READ, errors: renderProblem, dryRun: true, handle: handleRank },
   ];
 }
 

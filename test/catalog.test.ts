@@ -61,8 +61,11 @@ const metric = (name: string) => {
 };
 
 /** A deep copy of the shipped catalog document to break in one place. */
-const copy = (): { lists: Record<string, { slugs: string[] }>; metrics: Record<string, unknown>[] } =>
-  structuredClone(raw) as never;
+const copy = (): {
+  lists: Record<string, { slugs: string[] }>;
+  metrics: Record<string, unknown>[];
+  groups: { name: string; description: string; projects: string[] }[];
+} => structuredClone(raw) as never;
 
 describe('the shipped catalog', () => {
   it('has the 24 metrics of interface-v1.md in its order', () => {
@@ -178,6 +181,31 @@ describe('catalog validation at start-up', () => {
     const doc = copy();
     (doc.metrics.find((m) => m.name === 'price') as { projects: string[] }).projects.push('21shares');
     expect(() => parseCatalog(doc)).toThrow(/"21shares" cannot be a GraphQL name/);
+  });
+
+  it('has groups whose members are all slugs of some metric, each group with members for some metric', () => {
+    expect(CATALOG.groups.map((g) => g.name)).toEqual(
+      expect.arrayContaining(['l2-rollups', 'eth-treasuries', 'btc-treasuries', 'us-spot-btc-etf-issuers']),
+    );
+    for (const group of CATALOG.groups) {
+      for (const slug of group.projects) expect(CATALOG.allProjects, `${group.name}: ${slug}`).toContain(slug);
+      expect(
+        CATALOG.metrics.some((m) => group.projects.some((p) => m.projects.includes(p))),
+        group.name,
+      ).toBe(true);
+    }
+  });
+
+  it('refuses a group naming a slug no metric has, or naming one twice, or two groups of one name', () => {
+    const unknown = copy();
+    unknown.groups[0]!.projects.push('nowhere-chain');
+    expect(() => parseCatalog(unknown)).toThrow(/group l2-rollups: "nowhere-chain" is not a project of any metric/);
+    const twice = copy();
+    twice.groups[0]!.projects.push(twice.groups[0]!.projects[0]!);
+    expect(() => parseCatalog(twice)).toThrow(/group l2-rollups: slug "arbitrum" appears twice/);
+    const same = copy();
+    same.groups.push({ ...same.groups[0]! });
+    expect(() => parseCatalog(same)).toThrow(/group "l2_rollups" appears twice/);
   });
 
   it('refuses a metric that names an unknown list, and an unknown value kind', () => {

@@ -24,7 +24,7 @@ const RULES = {
     {
       layer: 1,
       name: 'domain',
-      units: ['series/', 'changes/', 'import/', 'seed/', 'sync/', 'live/', 'hooks/', 'revisions/'],
+      units: ['series/', 'analytics/', 'revisions/', 'changes/', 'import/', 'seed/', 'sync/', 'live/', 'hooks/'],
     },
     {
       layer: 0,

@@ -61,9 +61,17 @@ const metricSchema = z
   })
   .refine((m) => (m.list === undefined) !== (m.projects === undefined), 'a metric names either "list" or "projects"');
 
+/** A named set of projects that may reach across metrics (src/analytics totals and ranks them). */
+const groupSchema = z.object({
+  name: z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/),
+  description: z.string().min(1),
+  projects: z.array(z.string().regex(SLUG)).min(1),
+});
+
 const fileSchema = z.object({
   lists: z.record(z.string(), listSchema),
   metrics: z.array(metricSchema).min(1),
+  groups: z.array(groupSchema).optional(),
 });
 
 export type ValueKind = 'integer' | 'decimal';
@@ -86,8 +94,17 @@ export interface MetricDefinition {
   readonly sampleSeries: SampleSeries;
 }
 
+/** A named group of projects; for a metric its members are the group's projects the metric allows. */
+export interface GroupDefinition {
+  readonly name: string;
+  readonly description: string;
+  readonly projects: readonly string[];
+}
+
 export interface Catalog {
   readonly metrics: readonly MetricDefinition[];
+  /** The named groups of projects, in catalog order. */
+  readonly groups: readonly GroupDefinition[];
   readonly byName: ReadonlyMap<string, MetricDefinition>;
   /** The metric of a name the catalog has (a GraphQL enum value); throws for any other. */
   metric(name: string): MetricDefinition;
@@ -108,7 +125,7 @@ export function toGraphqlName(slug: string): string {
 export function parseCatalog(input: unknown): Catalog {
   const parsed = fileSchema.safeParse(input);
   if (!parsed.success) throw new Error(`catalog is invalid: ${z.prettifyError(parsed.error)}`);
-  const { lists, metrics: rawMetrics } = parsed.data;
+  const { lists, metrics: rawMetrics, groups: rawGroups = [] } = parsed.data;
   const problems: string[] = [];
 
   const metrics = rawMetrics.map((m): MetricDefinition => {
@@ -143,11 +160,17 @@ export function parseCatalog(input: unknown): Catalog {
   for (const dup of duplicates(allProjects.map(toGraphqlName))) {
     problems.push(`two slugs map to the GraphQL enum value "${dup}"`);
   }
+  problems.push(...groupProblems(rawGroups, allProjects));
   if (problems.length > 0) throw new Error(`catalog is invalid:\n- ${problems.join('\n- ')}`);
 
   const byName = new Map(metrics.map((m) => [m.name, m]));
   return Object.freeze({
     metrics: Object.freeze(metrics),
+    groups: Object.freeze(
+      rawGroups.map((g) =>
+        Object.freeze({ name: g.name, description: g.description, projects: Object.freeze([...g.projects]) }),
+      ),
+    ),
     byName,
     metric: (name: string) => {
       const metric = byName.get(name);
@@ -177,6 +200,19 @@ function unmetExpectations(metric: string, slugs: readonly string[], expect: Exp
   }
   for (const slug of expect.includes ?? []) {
     if (!slugs.includes(slug)) problems.push(`${metric}: expected slug "${slug}" is missing`);
+  }
+  return problems;
+}
+
+/** Groups must have distinct names (also as GraphQL names) and name only slugs some metric has, each once. */
+function groupProblems(groups: readonly z.infer<typeof groupSchema>[], allProjects: readonly string[]): string[] {
+  const problems: string[] = [];
+  for (const dup of duplicates(groups.map((g) => toGraphqlName(g.name)))) problems.push(`group "${dup}" appears twice`);
+  const known = new Set(allProjects);
+  for (const group of groups) {
+    for (const dup of duplicates(group.projects)) problems.push(`group ${group.name}: slug "${dup}" appears twice`);
+    for (const slug of group.projects.filter((p) => !known.has(p)))
+      problems.push(`group ${group.name}: "${slug}" is not a project of any metric`);
   }
   return problems;
 }

@@ -13,6 +13,9 @@ import { addScalars } from './scalars.js';
 import { addSeriesUpdatedSubscription } from './series-updated.js';
 import { addSeries } from './series.js';
 import { addUsageQuery } from './usage.js';
+import { addGroups } from './groups.js';
+import { addRankQuery } from './rank.js';
+import { addTotalQuery } from './total.js';
 
 /** The GraphQL schema of a catalog: its metrics and slugs become enums. */
 export function createGraphqlSchema(catalog: Catalog): GraphQLSchema {
@@ -28,6 +31,9 @@ export function createGraphqlSchema(catalog: Catalog): GraphQLSchema {
   addRevisionsQuery(builder, { catalog, enums });
   addChangesQuery(builder, { enums });
   addUsageQuery(builder);
+  const Group = addGroups(builder, { catalog, enums });
+  addTotalQuery(builder, { catalog, enums, Group });
+  addRankQuery(builder, { catalog, enums, Group });
   addSeriesUpdatedSubscription(builder, { enums });
   builder.mutationType({ description: 'Changes to what the caller owns: its webhooks.' });
   addHooks(builder);

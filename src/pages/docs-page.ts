@@ -181,6 +181,35 @@ one without them stores those points without their extra fields. Memory ` +
     `polars: <code>pl.read_ipc_stream("metrics-export.arrow")</code>; DuckDB: ` +
     `<code>select * from 'metrics-export.parquet'</code>.</p>
 
+<h2 id="totals">Groups, totals and rankings</h2>
+<p><code>GET /v1/groups</code> lists named groups of projects (<code>{"groups":[{"name","description","projects"}]}</code>); ` +
+    `for a metric, a group's members are its projects the metric allows. Wherever a <code>group</code> is taken, ` +
+    `<code>project=a,b</code> may name the members instead (both: a 400; neither: every project of the metric).</p>
+<p><code>GET /v1/totals/&lt;name&gt;?group=…&amp;op=sum|avg|min|max|count|median&amp;require_complete=true</code> ` +
+    `plus <code>start_date</code>, <code>end_date</code> and the options above answers ` +
+    `<code>{"metric","op","expected":[…],"points":[{"date","value","contributors","missing":[…]}]}</code>. ` +
+    `Each member is bucketed with the aggregation and filled first; <code>op</code> then combines the members ` +
+    `with a value in the bucket (<code>count</code> counts them, <code>median</code> is exact); ` +
+    `<code>transform</code> applies to the total. A member is <em>expected</em> in a bucket its stored days span ` +
+    `(first to last stored day, as of <code>as_of</code>): a fund not launched yet is not missing. ` +
+    `<code>missing</code> names the expected members without a value, in member order; with ` +
+    `<code>require_complete=true</code> such a bucket's value is null. With <code>fill=none</code> a bucket ` +
+    `without any value is left out; with the other fills every bucket with an expected member is given. ` +
+    `An integer metric stays whole under sum, min and max. Priced like the members' series.</p>
+<p><code>GET /v1/rank/&lt;name&gt;?start_date=…&amp;end_date=…&amp;group=…&amp;by=value|change|percent_change` +
+    `&amp;order=desc|asc&amp;top=10&amp;aggregation=…&amp;as_of=…</code> answers ` +
+    `<code>{"metric","start_date","end_date","previous_start_date","previous_end_date","rows":[…],"unranked":[…]}</code>, ` +
+    `rows <code>{"rank","project","slug","value","previous_value","previous_rank","change","change_percent",` +
+    `"share_of_total"}</code>. <code>value</code> is the member's days in the window aggregated into one value; ` +
+    `the previous window is as many days just before <code>start_date</code> and is ranked the same way ` +
+    `(<code>previous_rank</code>). Ties are ordered by slug (code points); members without data in the window ` +
+    `are <code>unranked</code>; ranking by a change, a member without a previous value ranks after the others. ` +
+    `<code>change</code> is value minus previous value, <code>change_percent</code> that in percent of the ` +
+    `previous value (null from zero or none); <code>share_of_total</code> is the percent of the sum of ranked ` +
+    `values, for sum and last aggregations only. <code>top</code> is 1–1,000. Priced as a yearly series of ` +
+    `the days read. GraphQL: <code>groups</code>, <code>total(…)</code> and <code>rank(…)</code> with the same ` +
+    `rules.</p>
+
 <h2 id="changes">Changes feed</h2>
 <p><code>GET /v1/changes?since=&lt;RFC 3339 instant&gt;&amp;limit=N</code> ` +
     `(limit 1–10,000, default 1,000) lists every write of a point since that ` +

@@ -8,6 +8,7 @@ import {
 } from './openapi-operations.js';
 import { hookPaths } from './openapi-hooks.js';
 import { profileOperation, revisionsOperation } from './openapi-revisions.js';
+import { groupsOperation, rankOperation, totalOperation } from './openapi-analytics.js';
 import { OPENAPI_COMPONENTS } from './openapi-schemas.js';
 
 /**
@@ -38,6 +39,9 @@ export function createOpenApiDocument(catalog: Catalog): Record<string, unknown>
       ...hookPaths(catalog),
       '/v1/revisions/{name}': { get: revisionsOperation(catalog) },
       '/v1/metrics/{name}/profile': { get: profileOperation(catalog) },
+      '/v1/groups': { get: groupsOperation(catalog) },
+      '/v1/totals/{name}': { get: totalOperation(catalog) },
+      '/v1/rank/{name}': { get: rankOperation(catalog) },
     },
     components: OPENAPI_COMPONENTS,
   };

@@ -300,7 +300,7 @@ const ERROR_HEADERS: Partial<Record<ErrorKind, Record<string, unknown>>> = {
   unavailable: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } },
 };
 
-/** Problem responses for `kinds`, with their headers. */
+/** The problem responses of `kinds`, each with the headers that come with it. */
 export function errorResponses(kinds: readonly ErrorKind[]): Record<string, unknown> {
   return Object.fromEntries(
     kinds.map((kind) => [

@@ -100,7 +100,7 @@ export function seriesStatement(shape: SeriesShape): SeriesStatement {
 const STEPS = { day: '1 day', week: '7 days', month: '1 month', quarter: '3 months', year: '1 year' } as const;
 
 /** The named parameters a statement may use, written `{{name}}` in its text. */
-const PARAMETERS = {
+export const PARAMETERS = {
   ids: (q: SeriesQuery) => q.projectIds,
   from: (q: SeriesQuery) => q.from,
   to: (q: SeriesQuery) => q.to,
@@ -114,24 +114,26 @@ const PARAMETERS = {
   lag: (q: SeriesQuery) => q.lagDays ?? null,
 } as const;
 
-type ParameterName = keyof typeof PARAMETERS;
-
 const STATEMENTS = new Map<string, SeriesStatement>();
 
 /**
  * Turns `{{name}}` into `$1`, `$2`, … in order of first use. PostgreSQL refuses to prepare
  * a statement with a parameter it never sees, so each text numbers exactly the ones it uses.
+ * `named`: the parameters a template may use, the series' {@link PARAMETERS} unless given.
  */
-function numberParameters(template: string): SeriesStatement {
-  const used: ParameterName[] = [];
+export function numberParameters<Q = SeriesQuery>(
+  template: string,
+  named: Readonly<Record<string, (q: Q) => unknown>> = PARAMETERS as Readonly<Record<string, (q: Q) => unknown>>,
+): { text: string; parameters(q: Q): unknown[] } {
+  const used: string[] = [];
   const text = template.replace(/\{\{(\w+)\}\}/g, (_, name: string) => {
-    if (!(name in PARAMETERS)) throw new Error(`unknown parameter {{${name}}}`);
-    const at = used.indexOf(name as ParameterName);
+    if (!Object.hasOwn(named, name)) throw new Error(`unknown parameter {{${name}}}`);
+    const at = used.indexOf(name);
     if (at >= 0) return `$${at + 1}`;
-    used.push(name as ParameterName);
+    used.push(name);
     return `$${used.length}`;
   });
-  return { text, parameters: (q) => used.map((name) => PARAMETERS[name](q)) };
+  return { text, parameters: (q) => used.map((name) => named[name]!(q)) };
 }
 
 function statement(shape: SeriesShape): string {
@@ -185,6 +187,33 @@ function storedPoints(shape: SeriesShape): string {
  * - the buckets from `out_lo` to `out_hi` are written; with fill `none` only those with data.
  */
 function bucketedPoints(shape: SeriesShape): string {
+  const point: PointColumns = {
+    day: 'o.bucket',
+    value: 'trim_scale(o.value)::text',
+    number: 'o.value',
+    always: false,
+    count: 'o.n',
+    extra: 'o.extra',
+    revised: 'o.revised',
+  };
+  return (
+    `select ${projectPoints(shape.layout, point, 'o.bucket')}
+    from (
+      ` +
+    memberBuckets(shape, 'series') +
+    `
+    ) o`
+  );
+}
+
+/**
+ * The buckets of the project `r.project_id` as rows `bucket, n, value, extra, revised`, the
+ * steps {@link bucketedPoints} describes. `series` gives the shaped buckets from `out_lo` to
+ * `out_hi`. `members` gives each bucket the project's stored days span from the transform's
+ * warm-up on, filled but not transformed, gaps included with a null value: what a
+ * cross-project total (src/analytics) combines before it transforms the combination.
+ */
+export function memberBuckets(shape: SeriesShape, use: 'series' | 'members'): string {
   const { options } = shape;
   // The earliest bucket the transform looks at: `window - 1` buckets back, or the previous one.
   const needed =
@@ -209,20 +238,10 @@ function bucketedPoints(shape: SeriesShape): string {
       ? 'null::jsonb'
       : `jsonb_build_object(${shape.extraFields.map((f) => `'${identifier(f)}', trim_scale(${aggregate(options.aggregation, extraNumber(f))})`).join(', ')}` +
         `)`;
-  const point: PointColumns = {
-    day: 'o.bucket',
-    value: 'trim_scale(o.value)::text',
-    number: 'o.value',
-    always: false,
-    count: 'o.n',
-    extra: 'o.extra',
-    revised: 'o.revised',
-  };
   const revised = selects(shape.layout, 'revisedAt') ? 'max(d.written_at)' : 'null::timestamptz';
+  const series = use === 'series';
   return (
-    `select ${projectPoints(shape.layout, point, 'o.bucket')}
-    from (
-      with bounds as (
+    `with bounds as (
         select b.*, date_trunc({{unit}}, b.lo::timestamp)::date as out_lo, ` +
     `date_trunc({{unit}}, b.hi::timestamp)::date as out_hi,
           date_trunc({{unit}}, b.first_day::timestamp)::date as first_bucket
@@ -235,7 +254,7 @@ function bucketedPoints(shape: SeriesShape): string {
         ) b
         where b.lo <= b.hi
       ),
-      warm as (select b.*, ${warmLo} as warm_lo from bounds b),
+      warm as (select b.*, ${warmLo} as warm_lo${series ? '' : `, greatest(b.first_bucket, ${needed}) as lead_lo`} from bounds b),
       days as (
         select pt.day, pt.value, pt.extra, pt.written_at, date_trunc({{unit}}, ` +
     `pt.day::timestamp)::date as bucket
@@ -258,14 +277,17 @@ function bucketedPoints(shape: SeriesShape): string {
       filled as (select bucket, out_lo, coalesce(n, 0) as n, ${FILLED[options.fill]} ` +
     `as value, extra, revised from grid),
       shaped as (
-        select bucket, n, ${transformed(options)} as value,
+        select bucket, n, ${series ? transformed(options) : 'value'} as value,
           ${options.transform === null ? 'case when n > 0 then extra end' : 'null::jsonb'} ` +
     `as extra, revised
         from filled
       )
       select s.* from shaped s cross join warm w
-      where s.bucket between w.out_lo and w.out_hi${options.fill === 'none' ? ' and s.n > 0' : ''}
-    ) o`
+      where ${
+        series
+          ? `s.bucket between w.out_lo and w.out_hi${options.fill === 'none' ? ' and s.n > 0' : ''}`
+          : 's.bucket between w.lead_lo and w.out_hi'
+      }`
   );
 }
 
@@ -288,8 +310,11 @@ const FILLED: Record<SeriesOptions['fill'], string> = {
   previous: 'first_value(value) over (partition by carried order by bucket)',
 };
 
-/** The transform over the filled grid (ordered by bucket); a bucket whose own value is missing stays missing. */
-function transformed(options: SeriesOptions): string {
+/**
+ * The transform over a filled grid of columns `bucket`, `value` and `out_lo` (the range's first bucket), ordered by
+ * bucket; a bucket whose own value is missing stays missing.
+ */
+export function transformed(options: SeriesOptions): string {
   const previous = 'lag(value) over (order by bucket)';
   switch (options.transform) {
     case null:
@@ -313,7 +338,8 @@ function transformed(options: SeriesOptions): string {
   }
 }
 
-function aggregate(aggregation: Aggregation, value: string): string {
+/** A bucket's aggregation of `value` over days `d` (FIRST and LAST order by `d.day`). */
+export function aggregate(aggregation: Aggregation, value: string): string {
   switch (aggregation) {
     case 'sum':
     case 'avg':
@@ -407,7 +433,7 @@ function aggregateText(layout: TextLayout, point: string, order: string): string
  * driver writes a timestamptz parameter through a JavaScript Date, which cuts microseconds.
  * The other vintages choose among the same two tables (see {@link vintageSource}).
  */
-function pointSource(shape: SeriesShape): string {
+export function pointSource(shape: Pick<SeriesShape, 'asOf' | 'vintage'>): string {
   if (shape.vintage !== undefined && shape.vintage !== 'latest') return vintageSource(shape);
   if (!shape.asOf) return 'point';
   return (
@@ -433,7 +459,7 @@ function pointSource(shape: SeriesShape): string {
  *
  * With `asOf`, the instant is the earlier of the two, and nothing written after `asOf` is read.
  */
-function vintageSource(shape: SeriesShape): string {
+function vintageSource(shape: Pick<SeriesShape, 'asOf' | 'vintage'>): string {
   const asOf = (written: string) => (shape.asOf ? ` and ${written} <= {{asof}}::text::timestamptz` : '');
   if (shape.vintage === 'first_release') {
     const earlier = (p: string, at: string) =>

@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import { CATALOG } from '../../src/catalog/load-catalog.js';
 import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
 import { measureExports } from './export-formats.js';
+import { measureAnalytics } from './analytics.js';
 import { measureFeed } from './feed.js';
 import { measureRevisions } from './revisions.js';
 import { pairedLoad, type PairedResult } from './paired-load.js';
@@ -351,6 +352,11 @@ if (!QUICK && (args.shape === undefined || args.shape === 'feed')) {
 // Vintages, triangles and profiles over a year of revisions (revisions.ts): reported, not gating.
 if (!QUICK && (args.shape === undefined || args.shape === 'revisions')) {
   feedLines.push(...(await measureRevisions(BENCH_SERVER_URL, env, log)));
+}
+
+// Totals and rankings across the 76 issuers, each beside the floor reading the same raw rows (analytics.ts).
+if (!QUICK && (args.shape === undefined || args.shape === 'analytics')) {
+  viewLines.push(...(await measureAnalytics(env, db, log)));
 }
 
 const report = [

@@ -17,6 +17,9 @@ const STATE_PARAMS = [
   'window',
   'log',
   'view',
+  'mode',
+  'op',
+  'by',
 ];
 const OPTION_PARAMS = ['interval', 'aggregation', 'fill', 'transform', 'window'];
 const COLORS = [
@@ -88,6 +91,9 @@ function controlsState() {
     // Always written: a price metric defaults to log, so "off" must survive a reload.
     log: $('log').checked ? 'on' : 'off',
     view: $('table-view').checked ? 'table' : '',
+    mode: $('mode').value,
+    op: $('mode').value === 'total' ? $('op').value : '',
+    by: $('mode').value === 'rank' ? $('by').value : '',
   };
 }
 
@@ -123,7 +129,7 @@ function applyState(state) {
           `left empty.`,
       );
   }
-  for (const p of ['interval', 'aggregation', 'fill', 'transform']) {
+  for (const p of ['interval', 'aggregation', 'fill', 'transform', 'mode', 'op', 'by']) {
     $(p).value = state[p] ?? '';
     if (state[p] && $(p).value !== state[p]) {
       const choices = [...$(p).options]
@@ -332,6 +338,7 @@ async function loadSeries({ push = false } = {}) {
     setStatus('Choose at least one project.', 'error');
     return;
   }
+  if (state.mode === 'total' || state.mode === 'rank') return loadAcross(state, request);
   const started = performance.now();
   setStatus(`Loading ${state.project.split(',').length} series of ${state.metric}…`, 'loading');
   explorer.ready = false;
@@ -372,6 +379,8 @@ function noDataNote(state) {
 
 function clearDrawing() {
   explorer.series = {};
+  explorer.total = undefined;
+  explorer.ranking = undefined;
   plot?.destroy();
   plot = undefined;
   explorer.plot = undefined;
@@ -380,6 +389,8 @@ function clearDrawing() {
 
 /** Draws the loaded series as the view asks; returns a note for the status line ('' or a sentence). */
 function draw(state) {
+  if (state.mode === 'total' && explorer.total) return drawTotal(state);
+  if (state.mode === 'rank' && explorer.ranking) return drawRanking();
   const slugs = Object.keys(explorer.series);
   const dates = [...new Set(slugs.flatMap((s) => explorer.series[s].map((p) => p.date)))].sort();
   const index = new Map(dates.map((d, i) => [d, i]));
@@ -467,6 +478,186 @@ function escapeHtml(text) {
   return text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
 }
 
+// Across projects: a total of the chosen projects, or their ranking over the range
+
+/** The query of a total or a ranking view; a ranking asks for every row (top 1000). */
+function acrossQuery(state) {
+  if (state.mode === 'total')
+    return (
+      `query Total($name: MetricName!, $projects: [Project!], $from: Date, $to: Date, $interval: Interval, ` +
+      `$aggregation: Aggregation, $fill: Fill, $transform: Transform, $window: Int, $op: TotalOp) {
+  total(name: $name, projects: $projects, from: $from, to: $to, interval: $interval, aggregation: $aggregation, ` +
+      `fill: $fill, transform: $transform, window: $window, op: $op) {
+    op expected points { date value contributors missing }
+  }
+}`
+    );
+  return (
+    `query Rank($name: MetricName!, $projects: [Project!], $from: Date!, $to: Date!, $aggregation: Aggregation, ` +
+    `$by: RankBy) {
+  rank(name: $name, projects: $projects, from: $from, to: $to, aggregation: $aggregation, by: $by, top: 1000) {
+    from to previousFrom previousTo
+    rows { rank slug value previousValue previousRank change changePercent shareOfTotal }
+    unranked
+  }
+}`
+  );
+}
+
+function acrossVariables(state) {
+  const v = seriesVariables(state);
+  if (state.mode === 'total') {
+    if (state.op) v.op = state.op.toUpperCase();
+    return v;
+  }
+  const rank = { name: v.name, projects: v.projects, from: v.from, to: v.to };
+  if (v.aggregation) rank.aggregation = v.aggregation;
+  if (state.by) rank.by = state.by.toUpperCase();
+  return rank;
+}
+
+/** The REST parameters of a total or ranking view, as /v1/totals/<name> and /v1/rank/<name> take them. */
+function acrossParams(state) {
+  const q = new URLSearchParams();
+  q.set('project', state.project);
+  if (state.start_date) q.set('start_date', state.start_date);
+  if (state.end_date) q.set('end_date', state.end_date);
+  const options = state.mode === 'total' ? [...OPTION_PARAMS, 'op'] : ['aggregation', 'by'];
+  for (const p of options) if (state[p]) q.set(p, state[p]);
+  return q.toString().replaceAll('%2C', ',');
+}
+
+/** Project enum names (`-` as `_`) back to the metric's slugs. */
+function slugsOf(metricName, names) {
+  const metric = explorer.catalog.find((m) => m.name === metricName);
+  const bySlug = new Map(metric.coverage.map((c) => [gqlName(c.slug), c.slug]));
+  return names.map((n) => bySlug.get(n) ?? n);
+}
+
+async function loadAcross(state, request) {
+  if (state.mode === 'rank' && (!state.start_date || !state.end_date)) {
+    setStatus('A ranking needs a range: choose From and To.', 'error');
+    return;
+  }
+  const started = performance.now();
+  setStatus(`Loading the ${state.mode} of ${state.project.split(',').length} projects of ${state.metric}…`, 'loading');
+  explorer.ready = false;
+  let data;
+  try {
+    data = await graphql(acrossQuery(state), acrossVariables(state));
+  } catch (error) {
+    if (request !== seriesRequests) return;
+    clearDrawing();
+    throw error;
+  }
+  if (request !== seriesRequests) return;
+  explorer.series = {};
+  explorer.total = undefined;
+  explorer.ranking = undefined;
+  const ms = Math.round(performance.now() - started);
+  if (state.mode === 'total') {
+    const points = data.total.points.map((p) => ({ ...p, missing: slugsOf(state.metric, p.missing) }));
+    explorer.total = { op: data.total.op.toLowerCase(), expected: slugsOf(state.metric, data.total.expected), points };
+    const incomplete = points.filter((p) => p.missing.length > 0).length;
+    explorer.summary =
+      `The ${explorer.total.op} of ${explorer.total.expected.length} projects: ${points.length} points in ${ms} ms` +
+      `${incomplete ? `; ${incomplete} miss a project (marked; hover for the names).` : '.'}`;
+  } else {
+    const r = data.rank;
+    explorer.ranking = { ...r, unranked: slugsOf(state.metric, r.unranked) };
+    explorer.summary =
+      `${r.rows.length} ranked from ${r.from} to ${r.to}, against ${r.previousFrom} to ${r.previousTo}, in ${ms} ms` +
+      `${r.unranked.length ? `; no data: ${explorer.ranking.unranked.join(', ')}.` : '.'}`;
+  }
+  if (explorer.linkNotes.length) explorer.summary += ` ${explorer.linkNotes.join(' ')}`;
+  explorer.linkNotes = [];
+  const note = draw(state);
+  explorer.ready = true;
+  explorer.loads += 1;
+  setStatus(explorer.summary + note);
+}
+
+/** The total as a line, each bucket that misses a project marked, the missing names in the legend on hover. */
+function drawTotal(state) {
+  const { points, op } = explorer.total;
+  const table = state.view === 'table';
+  $('table').hidden = !table;
+  $('chart').hidden = table;
+  if (table) {
+    const columns = [
+      points.map((p) => p.value),
+      points.map((p) => p.contributors),
+      points.map((p) => p.missing.join(', ')),
+    ];
+    drawTable(
+      [op, 'contributors', 'missing'],
+      points.map((p) => p.date),
+      columns,
+    );
+    return '';
+  }
+  plot?.destroy();
+  const xs = points.map((p) => Date.parse(`${p.date}T00:00:00Z`) / 1000);
+  const values = points.map((p) => p.value);
+  const positive = values.every((v) => v === null || v > 0);
+  const log = state.log === 'on';
+  const opts = {
+    width: Math.max(320, $('chart').clientWidth || document.body.clientWidth - 32),
+    height: 420,
+    tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
+    scales: {
+      x: { time: true, range: (_u, min, max) => (xs.length === 1 ? [xs[0] - 86_400, xs[0] + 86_400] : [min, max]) },
+      y: { distr: log && positive ? 3 : 1 },
+    },
+    series: [
+      { label: 'date (UTC)', value: (_u, ts) => (ts == null ? '' : new Date(ts * 1000).toISOString().slice(0, 10)) },
+      { label: op, stroke: COLORS[0], width: 1.5, spanGaps: false, value: (_u, v) => (v == null ? '–' : String(v)) },
+      {
+        label: 'missing',
+        stroke: COLORS[1],
+        fill: COLORS[1],
+        width: 0,
+        paths: () => null,
+        points: { show: true, size: 9, stroke: COLORS[1], fill: COLORS[1] },
+        value: (_u, _v, _s, idx) => (idx == null ? '' : points[idx].missing.join(', ') || '–'),
+      },
+    ],
+    axes: [{}, { size: yAxisSize }],
+    legend: { live: true },
+  };
+  // A marker sits on the line (or, where the total is null, on the axis's lowest value).
+  const floor = Math.min(...values.filter((v) => v !== null));
+  const marks = points.map((p) => (p.missing.length ? (p.value ?? (Number.isFinite(floor) ? floor : 0)) : null));
+  plot = new uPlot(opts, [xs, values, marks], $('chart'));
+  explorer.plot = plot;
+  return log && !positive ? ' Log scale needs positive values: drawn on a linear scale.' : '';
+}
+
+/** The ranking as a table: rank, project, value, previous rank, change and share. */
+function drawRanking() {
+  plot?.destroy();
+  plot = undefined;
+  $('chart').hidden = true;
+  $('table').hidden = false;
+  const r = explorer.ranking;
+  const cell = (v) => `<td>${v ?? ''}</td>`;
+  const head =
+    '<thead><tr><th>rank</th><th>project</th><th>value</th><th>previous rank</th><th>previous value</th>' +
+    '<th>change</th><th>change %</th><th>share %</th></tr></thead>';
+  const rows = r.rows
+    .map(
+      (row) =>
+        `<tr>${cell(row.rank)}<td>${escapeHtml(row.slug)}</td>${cell(row.value)}${cell(row.previousRank)}` +
+        `${cell(row.previousValue)}${cell(row.change)}${cell(row.changePercent)}${cell(row.shareOfTotal)}</tr>`,
+    )
+    .join('');
+  const unranked = r.unranked.length ? `<p>No data in the range: ${r.unranked.map(escapeHtml).join(', ')}.</p>` : '';
+  $('table').innerHTML =
+    `<p>${r.from} to ${r.to} against ${r.previousFrom} to ${r.previousTo}.</p>` +
+    `<table id="ranking">${head}<tbody>${rows}</tbody></table>${unranked}`;
+  return '';
+}
+
 // Copy and download
 
 function show(text) {
@@ -479,10 +670,16 @@ function show(text) {
 }
 
 function graphqlText(state) {
+  if (state.mode === 'total' || state.mode === 'rank')
+    return `${acrossQuery(state)}\n\n# variables\n${JSON.stringify(acrossVariables(state), null, 2)}`;
   return `${seriesQuery(state)}\n\n# variables\n${JSON.stringify(seriesVariables(state), null, 2)}`;
 }
 
 function curlText(state) {
+  if (state.mode === 'total' || state.mode === 'rank') {
+    const path = state.mode === 'total' ? 'totals' : 'rank';
+    return `curl -H "x-api-key: $KEY" "${location.origin}/v1/${path}/${state.metric}?${acrossParams(state)}"`;
+  }
   return `curl -H "x-api-key: $KEY" "${location.origin}/v1/metrics/${state.metric}?${restParams(state)}"`;
 }
 
