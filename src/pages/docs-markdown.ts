@@ -54,6 +54,10 @@ export function docsMarkdown(html: string): string {
       case '/b':
         line += '**';
         break;
+      case 'em':
+      case '/em':
+        line += '*';
+        break;
       case 'a':
         link = /href="([^"]*)"/.exec(attributes ?? '')?.[1];
         line += '[';
