@@ -17,6 +17,7 @@ import { UNLIMITED_METER } from './limits/rate-limiter.js';
 import { handleCatalog } from './rest/catalog-route.js';
 import { handleChanges } from './rest/changes-route.js';
 import { handleExport } from './rest/export-route.js';
+import { handleFormula } from './rest/formula-route.js';
 import { handleDocsPage } from './pages/docs-page.js';
 import { handleExploreAsset, handleExplorePage } from './pages/explore-page.js';
 import { createMetricHandler } from './rest/metric-route.js';
@@ -100,6 +101,7 @@ function createRoutes(services: Services): Route<Services>[] {
     { path: '/v1/metrics/:name', access: 'keyed', methods: READ, errors: renderProblem, handle: createMetricHandler() },
     { path: '/v1/export', access: 'keyed', methods: READ, errors: renderProblem, handle: handleExport },
     { path: '/v1/changes', access: 'keyed', methods: READ, errors: renderProblem, handle: handleChanges },
+    { path: '/v1/formula', access: 'keyed', methods: READ, errors: renderProblem, handle: handleFormula },
   ];
 }
 

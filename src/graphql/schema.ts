@@ -4,6 +4,7 @@ import { createBuilder } from './builder.js';
 import { addChangesQuery } from './changes.js';
 import { addDataPoint } from './data-point.js';
 import { addEnums } from './enums.js';
+import { addFormulaQuery } from './formula.js';
 import { addMetricQuery } from './metric.js';
 import { addMetricsQuery } from './metric-info.js';
 import { addScalars } from './scalars.js';
@@ -20,6 +21,7 @@ export function createGraphqlSchema(catalog: Catalog): GraphQLSchema {
   const Series = addSeries(builder, { DataPoint, enums });
   addMetricQuery(builder, { catalog, enums, Series });
   addMetricsQuery(builder, { enums, Series });
+  addFormulaQuery(builder, { catalog, enums, Series });
   addChangesQuery(builder, { enums });
   addSeriesUpdatedSubscription(builder, { enums });
   return builder.toSchema({ sortSchema: false });

@@ -1,5 +1,5 @@
 import { civilFromDays, daysFromCivil, toEpochDay } from '../dates.js';
-import { bucketStart, shiftBucket, type Interval } from '../series/series-options.js';
+import { bucketStart, isDailyReplay, shiftBucket, type Interval } from '../series/series-options.js';
 import type { SeriesRequest } from '../series/series-request.js';
 
 /**
@@ -63,19 +63,19 @@ export interface PricedRequest {
  *   without points (or not known).
  */
 export function priceRequest(
-  request: Pick<SeriesRequest, 'slugs' | 'from' | 'to' | 'options'>,
+  request: Pick<SeriesRequest, 'slugs' | 'from' | 'to' | 'options' | 'limitPerProject'>,
   today: number,
   stored: readonly (StoredSpan | undefined)[],
 ): PricedRequest {
   const [first, last] = assumedRange(request, today);
-  const assumed = spanBetween(first, last, request.options);
+  const assumed = limitedSpan(request, spanBetween(first, last, request.options));
   const perProject = unitsPerProject(assumed);
   let beyondAssumed = 0;
   let span = assumed;
   for (const series of stored) {
     // A series within the assumed range reads no more than it (a few warm-up days aside).
     if (series === undefined || (series.first >= first && series.last <= last)) continue;
-    const read = readSpan(request, series);
+    const read = limitedSpan(request, readSpan(request, series));
     beyondAssumed += Math.max(0, unitsPerProject(read) - perProject);
     span = {
       days: Math.max(span.days, read.days),
@@ -88,6 +88,20 @@ export function priceRequest(
 }
 
 // Private
+
+/**
+ * What a `limitPerProject` request writes and reads: at most that many points; a daily
+ * replay reads only those rows (newest first, by the primary key), while buckets are still
+ * computed over the whole range, so only their points are cut.
+ */
+function limitedSpan(request: Pick<SeriesRequest, 'options' | 'limitPerProject'>, span: RequestedSpan): RequestedSpan {
+  const limit = request.limitPerProject;
+  if (limit == null) return span;
+  const buckets = Math.min(span.buckets, limit);
+  return isDailyReplay(request.options)
+    ? { days: Math.min(span.days, limit), warmUpDays: 0, buckets }
+    : { ...span, buckets };
+}
 
 /** The first and last day a request is assumed to read (see {@link priceRequest}). */
 function assumedRange(request: Pick<SeriesRequest, 'from' | 'to'>, today: number): [number, number] {

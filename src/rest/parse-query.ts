@@ -15,10 +15,19 @@ export const REST_PARAMS: Readonly<Record<SeriesRequestField, string>> = {
   transform: 'transform',
   window: 'window',
   asOf: 'as_of',
+  limitPerProject: 'limit_per_project',
 };
 
 /** The extension parameters: optional, and a request without them is answered exactly as the contract's. */
-export const EXTENSION_PARAMS = ['interval', 'aggregation', 'fill', 'transform', 'window', 'as_of'] as const;
+export const EXTENSION_PARAMS = [
+  'interval',
+  'aggregation',
+  'fill',
+  'transform',
+  'window',
+  'as_of',
+  'limit_per_project',
+] as const;
 
 /**
  * Reads a metric request's parameters from a raw query string. Unknown and repeated
@@ -39,6 +48,7 @@ export function parseMetricQuery(metric: MetricDefinition, rawQuery: string): Se
     transform: seen.get('transform'),
     window: seen.get('window'),
     asOf: seen.get('as_of'),
+    limitPerProject: seen.get('limit_per_project'),
   };
 }
 

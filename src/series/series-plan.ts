@@ -1,6 +1,7 @@
 import type { MetricDefinition } from '../catalog/load-catalog.js';
 import type { ProjectDirectory } from '../db/project-directory.js';
 import type { SeriesOptions } from './series-options.js';
+import type { PointLayout } from './series-sql.js';
 import type { SeriesRequest } from './series-request.js';
 
 /** A project of a plan: its slug as the caller named it and its row id. */
@@ -22,7 +23,20 @@ export interface SeriesPlan {
   options: SeriesOptions;
   /** See {@link SeriesRequest.asOf}. */
   asOf: string | null;
+  /** See {@link SeriesRequest.limitPerProject}. */
+  limitPerProject?: number | null;
   batchKey: string;
+  /**
+   * Where the points come from when they are not one metric's stored points (a formula's
+   * plan, src/formula/): the statement for some of its projects. Undefined: the series statement.
+   */
+  source?: PlanSource;
+}
+
+/** The statement of a plan whose points are computed by other SQL than the series statement. */
+export interface PlanSource {
+  /** The statement answering `projects` in `layout`, with the rows the series statement has, and its parameters. */
+  statement(layout: PointLayout, projects: readonly PlannedProject[]): { text: string; parameters: unknown[] };
 }
 
 /** Resolves a request's slugs to project ids. */
@@ -35,16 +49,17 @@ export function planSeries(request: SeriesRequest, directory: ProjectDirectory):
     to: request.to,
     options: request.options,
     asOf: request.asOf,
+    ...(request.limitPerProject == null ? {} : { limitPerProject: request.limitPerProject }),
     batchKey: batchKey(request),
   };
 }
 
 /** Everything but the projects: requests with the same key can share one statement. */
-function batchKey({ metric, from, to, options: o, asOf }: SeriesRequest): string {
+function batchKey({ metric, from, to, options: o, asOf, limitPerProject }: SeriesRequest): string {
   return (
     `${metric.name}|${from ?? ''}|${to ?? ''}|${o.interval}` +
     `|${o.aggregation}|${o.fill}|${o.transform}|${o.window}` +
-    `|${asOf ?? ''}`
+    `|${asOf ?? ''}${limitPerProject == null ? '' : `|${limitPerProject}`}`
   );
 }
 

@@ -33,6 +33,8 @@ export interface SeriesRequestInput {
   window?: string | number | undefined;
   /** An RFC 3339 instant, or `YYYY-MM-DD` for the end of that UTC day: the data as served then. */
   asOf?: string | undefined;
+  /** The newest points (buckets) of each series to answer with; a whole number, REST sends it as text. */
+  limitPerProject?: string | number | undefined;
 }
 
 /** A request every later step can trust: allowed distinct slugs, ordered bounds, resolved options. */
@@ -49,6 +51,8 @@ export interface SeriesRequest {
    * microseconds, as PostgreSQL stores write times); null reads the current values.
    */
   asOf: string | null;
+  /** Only the newest this many points (buckets) of each series in the range, still ascending; absent: all. */
+  limitPerProject?: number | null;
 }
 
 /** The fields a caller can get wrong; each adapter names them in its own vocabulary. */
@@ -61,7 +65,8 @@ export type SeriesRequestField =
   | 'fill'
   | 'transform'
   | 'window'
-  | 'asOf';
+  | 'asOf'
+  | 'limitPerProject';
 
 /** `YYYY-MM-DD` naming a real calendar day. */
 const isoDateSchema = z.string().refine(isIsoDate, {
@@ -75,15 +80,23 @@ function oneOf<const T extends readonly string[]>(names: T) {
   });
 }
 
-const windowSchema = z.union([z.number(), z.string()]).transform((v, ctx) => {
-  const n = typeof v === 'number' ? v : /^\d{1,5}$/.test(v) ? Number(v) : Number.NaN;
-  if (Number.isInteger(n) && n >= 1 && n <= MAX_WINDOW) return n;
-  ctx.addIssue({
-    code: 'custom',
-    message: `expected a whole number of buckets from 1 to ${MAX_WINDOW}, got ${JSON.stringify(clipped(String(v)))}`,
+/** A whole number from 1 to `max`, given as a number (GraphQL) or as text (REST). */
+function wholeNumberSchema(max: number, what: string) {
+  return z.union([z.number(), z.string()]).transform((v, ctx) => {
+    const n = typeof v === 'number' ? v : /^\d{1,6}$/.test(v) ? Number(v) : Number.NaN;
+    if (Number.isInteger(n) && n >= 1 && n <= max) return n;
+    ctx.addIssue({
+      code: 'custom',
+      message: `expected a whole number of ${what} from 1 to ${max}, got ${JSON.stringify(clipped(String(v)))}`,
+    });
+    return z.NEVER;
   });
-  return z.NEVER;
-});
+}
+
+const windowSchema = wholeNumberSchema(MAX_WINDOW, 'buckets');
+
+/** The largest `limitPerProject`: more than ten years of days, so any larger limit would be no limit. */
+export const MAX_LIMIT_PER_PROJECT = 10_000;
 
 /** An instant as the canonical UTC text PostgreSQL compares write times with (see `canonicalInstant`). */
 const instantSchema = z.string().transform((text, ctx) => {
@@ -113,6 +126,7 @@ export const SERIES_REQUEST_SCHEMA = z
     transform: oneOf(TRANSFORMS).optional(),
     window: windowSchema.optional(),
     asOf: instantSchema.optional(),
+    limitPerProject: wholeNumberSchema(MAX_LIMIT_PER_PROJECT, 'points').optional(),
   })
   .transform((input, ctx): SeriesRequest => {
     const slugs = resolveSlugs(input.metric, input.projects, ctx);
@@ -141,6 +155,7 @@ export const SERIES_REQUEST_SCHEMA = z
       to: input.to ?? null,
       options,
       asOf: input.asOf ?? null,
+      ...(input.limitPerProject === undefined ? {} : { limitPerProject: input.limitPerProject }),
     };
   });
 

@@ -42,6 +42,8 @@ export interface SeriesShape {
    * now.
    */
   asOf: boolean;
+  /** Whether only the newest `limitPerProject` points of each project are written (still ascending). */
+  limited?: boolean;
 }
 
 /** A statement and how to fill its parameters. */
@@ -61,6 +63,8 @@ export interface SeriesQuery {
   options: SeriesOptions;
   /** The instant an as-of statement reads at; ignored by the others. */
   asOf: string | null;
+  /** Points per project a limited statement writes; ignored by the others. */
+  limitPerProject?: number | null;
 }
 
 /**
@@ -72,7 +76,7 @@ export function seriesStatement(shape: SeriesShape): SeriesStatement {
   const layout = typeof shape.layout === 'string' ? shape.layout : shape.layout.graphql.join(',');
   const key =
     `${layout}|${interval}|${aggregation}|${fill}|${transform}` +
-    `|${window}|${shape.extraFields.join(',')}|${shape.asOf}`;
+    `|${window}|${shape.extraFields.join(',')}|${shape.asOf}${shape.limited ? '|limited' : ''}`;
   let built = STATEMENTS.get(key);
   if (built === undefined) {
     built = numberParameters(statement(shape));
@@ -98,6 +102,7 @@ const PARAMETERS = {
   window: (q: SeriesQuery) => q.options.window,
   metric: (q: SeriesQuery) => q.metric,
   asof: (q: SeriesQuery) => q.asOf,
+  limit: (q: SeriesQuery) => q.limitPerProject ?? null,
 } as const;
 
 type ParameterName = keyof typeof PARAMETERS;
@@ -147,10 +152,16 @@ function storedPoints(shape: SeriesShape): string {
     extra: 'pt.extra',
     revised: 'pt.written_at',
   };
-  return `select ${aggregateText(shape.layout, pointText(shape.layout, point), 'pt.day')}
-    from ${pointSource(shape)} pt
+  const days = `${pointSource(shape)} pt
     where pt.project_id = r.project_id
       and pt.day between coalesce({{from}}::date, '-infinity') and coalesce({{to}}::date, 'infinity')`;
+  return `select ${aggregateText(shape.layout, pointText(shape.layout, point), 'pt.day')}
+    from ${shape.limited ? `(select pt.* from ${days} order by pt.day desc limit {{limit}}) pt` : days}`;
+}
+
+/** The newest `{{limit}}` rows of a project's rows when the shape is limited; the rows themselves otherwise. */
+function limited(shape: SeriesShape, rows: string, order: string): string {
+  return shape.limited ? `select o.* from (${rows}) o order by ${order} desc limit {{limit}}` : rows;
 }
 
 /**
@@ -170,6 +181,23 @@ function storedPoints(shape: SeriesShape): string {
  * - the buckets from `out_lo` to `out_hi` are written; with fill `none` only those with data.
  */
 function bucketedPoints(shape: SeriesShape): string {
+  const point: PointColumns = {
+    day: 'o.bucket',
+    value: 'trim_scale(o.value)::text',
+    always: false,
+    count: 'o.n',
+    extra: 'o.extra',
+    revised: 'o.revised',
+  };
+  return `select ${aggregateText(shape.layout, pointText(shape.layout, point), 'o.bucket')}
+    from (${limited(shape, bucketRows(shape), 'o.bucket')}) o`;
+}
+
+/**
+ * The buckets of the project `r.project_id` as rows `bucket, n, value, extra, revised`, in
+ * the steps {@link bucketedPoints} describes; a formula joins several of them.
+ */
+export function bucketRows(shape: SeriesShape): string {
   const { options } = shape;
   // The earliest bucket the transform looks at: `window - 1` buckets back, or the previous one.
   const needed =
@@ -194,18 +222,9 @@ function bucketedPoints(shape: SeriesShape): string {
       ? 'null::jsonb'
       : `jsonb_build_object(${shape.extraFields.map((f) => `'${identifier(f)}', trim_scale(${aggregate(options.aggregation, extraNumber(f))})`).join(', ')}` +
         `)`;
-  const point: PointColumns = {
-    day: 'o.bucket',
-    value: 'trim_scale(o.value)::text',
-    always: false,
-    count: 'o.n',
-    extra: 'o.extra',
-    revised: 'o.revised',
-  };
   const revised = selects(shape.layout, 'revisedAt') ? 'max(d.written_at)' : 'null::timestamptz';
   return (
-    `select ${aggregateText(shape.layout, pointText(shape.layout, point), 'o.bucket')}
-    from (
+    `
       with bounds as (
         select b.*, date_trunc({{unit}}, b.lo::timestamp)::date as out_lo, ` +
     `date_trunc({{unit}}, b.hi::timestamp)::date as out_hi,
@@ -249,7 +268,7 @@ function bucketedPoints(shape: SeriesShape): string {
       )
       select s.* from shaped s cross join warm w
       where s.bucket between w.out_lo and w.out_hi${options.fill === 'none' ? ' and s.n > 0' : ''}
-    ) o`
+    `
   );
 }
 
@@ -273,7 +292,7 @@ const FILLED: Record<SeriesOptions['fill'], string> = {
 };
 
 /** The transform over the filled grid (ordered by bucket); a bucket whose own value is missing stays missing. */
-function transformed(options: SeriesOptions): string {
+export function transformed(options: SeriesOptions): string {
   const previous = 'lag(value) over (order by bucket)';
   switch (options.transform) {
     case null:
@@ -311,7 +330,7 @@ function aggregate(aggregation: Aggregation, value: string): string {
   }
 }
 
-interface PointColumns {
+export interface PointColumns {
   day: string;
   /** The value's text; SQL null for a bucket without one, unless `always` says it is never null. */
   value: string;
@@ -323,7 +342,7 @@ interface PointColumns {
 }
 
 /** One point's text: a missing value is JSON `null`, an empty CSV field. */
-function pointText(layout: PointLayout, p: PointColumns): string {
+export function pointText(layout: PointLayout, p: PointColumns): string {
   const value = p.always ? p.value : `coalesce(${p.value}, 'null')`;
   if (typeof layout !== 'string') {
     const fields: Record<PointField, string> = {
@@ -358,7 +377,7 @@ function pointText(layout: PointLayout, p: PointColumns): string {
 }
 
 /** A project's points joined into one text: a JSON array, or export lines. */
-function aggregateText(layout: PointLayout, point: string, order: string): string {
+export function aggregateText(layout: PointLayout, point: string, order: string): string {
   return typeof layout === 'string' && layout !== 'rest'
     ? `string_agg(${point}, '' order by ${order})`
     : `'[' || string_agg(${point}, ',' order by ${order}) || ']'`;
@@ -371,7 +390,7 @@ function aggregateText(layout: PointLayout, point: string, order: string): strin
  * neither. `written_at` is when the value read was written. The instant is sent as text: the
  * driver writes a timestamptz parameter through a JavaScript Date, which cuts microseconds.
  */
-function pointSource(shape: SeriesShape): string {
+export function pointSource(shape: SeriesShape): string {
   if (!shape.asOf) return 'point';
   return (
     `(select c.project_id, c.day, c.value, c.extra, c.written_at from point ` +
@@ -394,7 +413,7 @@ function selects(layout: PointLayout, field: PointField): boolean {
  * writes it, so a time given out and passed back as `asOf` names the same instant (cut to
  * milliseconds, it fell before the write it named).
  */
-function isoInstant(value: string): string {
+export function isoInstant(value: string): string {
   return `to_char(${value} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 }
 
