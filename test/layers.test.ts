@@ -21,7 +21,7 @@ const RULES = {
     { layer: 4, name: 'interfaces', units: ['rest/', 'graphql/', 'pages/', 'ops/'] },
     { layer: 3, name: 'HTTP mechanics', units: ['http/'] },
     { layer: 2, name: 'policy', units: ['auth/', 'limits/', 'cache/'] },
-    { layer: 1, name: 'domain', units: ['series/', 'changes/', 'import/', 'seed/', 'sync/', 'live/'] },
+    { layer: 1, name: 'domain', units: ['series/', 'formula/', 'changes/', 'import/', 'seed/', 'sync/', 'live/'] },
     {
       layer: 0,
       name: 'ground',

@@ -131,6 +131,19 @@ Every option above applies to that view. GraphQL: <code>metric(asOf: ` +
     `served value was written; a series' <code>firstDate</code>, <code>lastDate</code> ` +
     `and <code>updatedAt</code> are as of that instant too.
 Without <code>as_of</code> the answer is today's data.</li>
+<li><code>limit_per_project=N</code> (1–10000; GraphQL <code>limitPerProject</code>): only the newest N ` +
+    `points (buckets) of each series within the range, still ascending; <code>limit_per_project=1</code> ` +
+    `is the latest value. Priced by what is read: a daily series reads only those N days.</li>
+<li><code>GET /v1/formula?expr=…&amp;input=p:priority-fees-usd&amp;input=b:transaction-base-fee-total-usd[:sum]</code> ` +
+    `(GraphQL <code>formula</code>): an expression per bucket of stored metrics, answered as ` +
+    `<code>{"slug":[{date, value}]}</code>. Each input is bucketed with its own aggregation (its ` +
+    `metric's default), the inputs are joined on (project, bucket); a bucket an input lacks has no point ` +
+    `(with <code>fill=null</code> a null one). Operators + − * / ^ (right-associative), unary minus ` +
+    `(binding tightest), parentheses, numbers, input names, abs min max coalesce ln exp sqrt; at most 8 ` +
+    `inputs, 500 characters, 64 nodes. Division by zero, ln or sqrt out of range and results beyond ` +
+    `about 1e300 are <code>null</code>. Projects: those every input allows. Priced as the sum of its ` +
+    `inputs. Derived metrics (<code>priority-fee-share-pct</code> = 100 × p / (p + b)) are served by ` +
+    `<code>/v1/metrics/&lt;name&gt;</code> like stored ones and listed with their <code>formula</code>.</li>
 <li>Cost: one unit per 365 points asked for per project, or per 3,650 ` +
     `days read (the range and any warm-up), whichever is more: a yearly view ` +
     `of ten years is cheap,

@@ -249,6 +249,7 @@ const SERIES_PARAMETERS = [
   'Transform',
   'Window',
   'AsOf',
+  'LimitPerProject',
 ].map((name) => ({ $ref: `#/components/parameters/${name}` }));
 
 /** IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers-10) sent on every authenticated answer. */

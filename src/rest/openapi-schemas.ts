@@ -80,6 +80,16 @@ export const OPENAPI_COMPONENTS = {
         'written later is absent; a value revised later shows its earlier value.',
       schema: { type: 'string', examples: ['2026-03-01', '2026-03-01T12:00:00Z'] },
     },
+    LimitPerProject: {
+      name: 'limit_per_project',
+      in: 'query',
+      required: false,
+      description:
+        'Extension: only the newest this many points (buckets) of each series within the range, still ' +
+        'ascending; `limit_per_project=1` is the latest value. Priced by what is read: a daily series reads ' +
+        'only those days.',
+      schema: { type: 'integer', minimum: 1, maximum: 10000 },
+    },
   },
   schemas: {
     Date: { type: 'string', format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
