@@ -195,6 +195,7 @@ for (const kind of STORE_KINDS) {
         'Transform',
         'Window',
         'AsOf',
+        'LimitPerProject',
       ]);
       const parameters = (
         document.components as unknown as { parameters: Record<string, { name: string; schema: { enum?: string[] } }> }

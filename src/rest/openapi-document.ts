@@ -1,5 +1,6 @@
 import type { Catalog } from '../catalog/load-catalog.js';
 import { catalogOperation, changesOperation, exportOperation, metricOperation } from './openapi-operations.js';
+import { formulaOperation } from './openapi-formula.js';
 import { OPENAPI_COMPONENTS } from './openapi-schemas.js';
 
 /**
@@ -23,9 +24,12 @@ export function createOpenApiDocument(catalog: Catalog): Record<string, unknown>
     security: [{ apiKey: [] }],
     paths: {
       '/v1/metrics': { get: catalogOperation() },
-      ...Object.fromEntries(catalog.metrics.map((m) => [`/v1/metrics/${m.name}`, { get: metricOperation(m) }])),
+      ...Object.fromEntries(
+        [...catalog.served.values()].map((m) => [`/v1/metrics/${m.name}`, { get: metricOperation(m) }]),
+      ),
       '/v1/export': { get: exportOperation(catalog) },
       '/v1/changes': { get: changesOperation(catalog) },
+      '/v1/formula': { get: formulaOperation(catalog) },
     },
     components: OPENAPI_COMPONENTS,
   };

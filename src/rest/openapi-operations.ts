@@ -102,7 +102,7 @@ export function exportOperation(catalog: Catalog): Record<string, unknown> {
         style: 'form',
         explode: false,
         description: 'One metric or several joined with commas.',
-        schema: { type: 'array', minItems: 1, items: { enum: catalog.metrics.map((m) => m.name) } },
+        schema: { type: 'array', minItems: 1, items: { enum: [...catalog.served.keys()] } },
       },
       {
         name: 'project',
@@ -240,7 +240,8 @@ export function changesOperation(catalog: Catalog): Record<string, unknown> {
 
 // Private
 
-const SERIES_PARAMETERS = [
+/** The series options' parameters, by reference: `/v1/metrics/<name>`, the export and `/v1/formula` take them. */
+export const SERIES_PARAMETERS = [
   'StartDate',
   'EndDate',
   'Interval',
@@ -253,7 +254,7 @@ const SERIES_PARAMETERS = [
 ].map((name) => ({ $ref: `#/components/parameters/${name}` }));
 
 /** IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers-10) sent on every authenticated answer. */
-const RATE_LIMIT_HEADERS = {
+export const RATE_LIMIT_HEADERS = {
   RateLimit: {
     description: 'Remaining budget and seconds until it is full, e.g. "default";r=1190;t=2',
     schema: { type: 'string' },
@@ -275,7 +276,7 @@ const ERROR_HEADERS: Partial<Record<ErrorKind, Record<string, unknown>>> = {
   unavailable: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } },
 };
 
-function errorResponses(kinds: readonly ErrorKind[]): Record<string, unknown> {
+export function errorResponses(kinds: readonly ErrorKind[]): Record<string, unknown> {
   return Object.fromEntries(
     kinds.map((kind) => [
       String(ERROR_KINDS[kind].status),
