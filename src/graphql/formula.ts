@@ -105,8 +105,11 @@ export function formulaProjects(args: Pick<FormulaArgs, 'projects'>): readonly s
   return args.projects ?? undefined;
 }
 
-/** The shared formula request schema over the field's arguments; it yields `{ request }`. */
-function formulaArgsSchema(catalog: Catalog) {
+/**
+ * The shared formula request schema over the field's arguments; it yields `{ request }`. The
+ * field validates with it, and the answer's size is estimated with it (answer-size.ts).
+ */
+export function formulaArgsSchema(catalog: Catalog) {
   return z
     .preprocess(
       (args: FormulaArgs): FormulaRequestInput => ({

@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import { CATALOG } from '../../src/catalog/load-catalog.js';
 import { BENCH_KEY, BENCH_SERVER_URL, benchServiceEnv, ensureBenchDatabase } from './bench-database.js';
 import { measureFeed } from './feed.js';
+import { measureFormula } from './formula-bench.js';
 import { pairedLoad, type PairedResult } from './paired-load.js';
 import { sampleRss, servicePort, startChild, startFloor, type Child } from './processes.js';
 import { SHAPES, type Shape, type Target, targetsFor } from './shapes.js';
@@ -300,6 +301,15 @@ if (!QUICK && (args.shape === undefined || args.shape === 'views')) {
           `bytes per answer, non-2xx ${result.non2xx}`,
       );
       log(viewLines.at(-1)!);
+    }
+    for (const line of await measureFormula(
+      db.url,
+      db.lastDay,
+      { floor: floor.port, service: fresh.port },
+      BENCH_KEY,
+    )) {
+      viewLines.push(line);
+      log(line);
     }
     // One export per metric with all its projects (a project list must suit every metric of one export).
     const before = fresh.rss();
