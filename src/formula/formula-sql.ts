@@ -1,9 +1,10 @@
 import type { Aggregation } from '../catalog/load-catalog.js';
-import type { SeriesOptions } from '../series/series-options.js';
+import { isDailyReplay, type SeriesOptions } from '../series/series-options.js';
 import {
   aggregateText,
   bucketRows,
   isoInstant,
+  pointSource,
   pointText,
   transformed,
   type PointColumns,
@@ -82,12 +83,18 @@ const STATEMENTS = new Map<string, { text: string; parameters(q: FormulaQuery): 
 function statement(shape: FormulaShape): string {
   const { options } = shape;
   const inputs = shape.aggregations.map((aggregation, i) => {
-    const rows = bucketRows({
+    const inputShape = {
       layout: shape.layout,
       options: { ...options, aggregation, transform: null, window: null },
       extraFields: [],
       asOf: shape.asOf,
-    });
+    };
+    // Stored days need no buckets: one primary-key range scan per input, about 3x faster (bench "formula").
+    const rows = isDailyReplay(options)
+      ? `select pt.day as bucket, 1 as n, pt.value, pt.written_at as revised from ${pointSource(inputShape)} pt
+          where pt.project_id = r.project_id
+            and pt.day between coalesce({{from}}::date, '-infinity') and coalesce({{to}}::date, 'infinity')`
+      : bucketRows(inputShape);
     return `(select x.* from (select r.i${i} as project_id) r cross join lateral (${rows}) x) i${i}`;
   });
   const inner = options.fill === 'none';
