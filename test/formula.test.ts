@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../src/catalog/load-catalog.js';
+import { compileExpression } from '../src/formula/compile-expression.js';
+import { parseFormula } from '../src/formula/formula-expression.js';
 import { importFile } from '../src/import/import-files.js';
 import { startTestService, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
@@ -40,6 +42,38 @@ function expectClose(actual: Points[string], expected: Points[string]): void {
     else expect(Math.abs(x.value! - want), x.date).toBeLessThan(1e-9 * Math.max(1, Math.abs(want)));
   });
 }
+
+describe('formula expressions', () => {
+  it('compile to SQL that holds no user text: literals are parameters, names are made columns', () => {
+    const { text, literals } = compileExpression(
+      parseFormula('12345.678 * revenue_x / (7e3 + cost)', ['revenue_x', 'cost']),
+      (name) => (name === 'revenue_x' ? 'i0.value' : 'i1.value'),
+    );
+    expect(literals).toEqual(['12345.678', '7e3']);
+    expect(text).not.toMatch(/12345|7e3|revenue_x|cost/);
+    expect(text).toBe('(({{lit0}}::numeric * i0.value) / nullif(({{lit1}}::numeric + i1.value), 0))');
+  });
+
+  it('reads ^ as right-associative and tighter than * , and unary minus tighter still', () => {
+    const tree = parseFormula('2 * -p ^ 3 ^ 2', ['p']);
+    expect(tree).toEqual({
+      kind: 'binary',
+      operator: '*',
+      left: { kind: 'number', text: '2' },
+      right: {
+        kind: 'binary',
+        operator: '^',
+        left: { kind: 'negate', argument: { kind: 'input', name: 'p' } },
+        right: {
+          kind: 'binary',
+          operator: '^',
+          left: { kind: 'number', text: '3' },
+          right: { kind: 'number', text: '2' },
+        },
+      },
+    });
+  });
+});
 
 for (const kind of STORE_KINDS) {
   describe.skipIf(!kind.available)(`formula series on ${kind.name}`, () => {
@@ -187,6 +221,26 @@ for (const kind of STORE_KINDS) {
       };
       expect(body.data.formula.expr).toBe('100 * p / (p + b)');
       expectClose(body.data.formula.series[0]!.points, rest.arbitrum!);
+    });
+
+    it('answers the newest points of a formula with limit_per_project', async () => {
+      const whole = await json(`/v1/formula?${SHARE}&project=arbitrum,base&${RANGE}&interval=week`);
+      const latest = await json(
+        `/v1/formula?${SHARE}&project=arbitrum,base&${RANGE}&interval=week&limit_per_project=2`,
+      );
+      for (const slug of ['arbitrum', 'base']) expect(latest[slug]).toEqual(whole[slug]!.slice(-2));
+    });
+
+    it('refuses an input the expression does not use, and a stored metric it does not know', async () => {
+      expect(await problem(`/v1/formula?expr=p&input=p:${P}&input=b:${B}`)).toEqual([
+        { param: 'input', message: 'input b is not used by the expression' },
+      ]);
+      expect(await problem(`/v1/formula?expr=p&input=p:priority-fee-share-pct`)).toEqual([
+        {
+          param: 'input',
+          message: 'input "p": unknown stored metric "priority-fee-share-pct"; GET /v1/metrics lists them',
+        },
+      ]);
     });
 
     it.each([

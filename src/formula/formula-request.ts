@@ -26,7 +26,8 @@ export type FormulaRequestField = Exclude<keyof FormulaRequestInput, 'aggregatio
 export function formulaRequestSchema(catalog: Catalog) {
   return z.custom<FormulaRequestInput>().transform((input, ctx): SeriesRequest => {
     const inputs = checkInputs(catalog, input.inputs, ctx);
-    const names = inputs.map((i) => i.name);
+    // The names as given: an input refused for its metric is not also an unknown name in the expression.
+    const names = input.inputs.map((i) => i.name);
     if (input.expr === undefined)
       ctx.addIssue({ code: 'custom', path: ['expr'], message: 'an expression is required' });
     else {

@@ -157,6 +157,25 @@ export const OPENAPI_COMPONENTS = {
               valueKind: { enum: ['integer', 'decimal'] },
               projectRequired: { type: 'boolean' },
               defaultAggregation: { enum: [...AGGREGATIONS] },
+              formula: {
+                type: 'string',
+                description:
+                  'Derived metrics only (listed after the stored ones): the expression computing it from ' +
+                  "its inputs, e.g. `100 * p / (p + b)`. Its projects' dates are the days all inputs span.",
+              },
+              inputs: {
+                type: 'array',
+                description: 'Derived metrics only: the stored metrics its formula reads.',
+                items: {
+                  type: 'object',
+                  required: ['name', 'metric', 'aggregation'],
+                  properties: {
+                    name: { type: 'string' },
+                    metric: { type: 'string' },
+                    aggregation: { enum: [...AGGREGATIONS, null] },
+                  },
+                },
+              },
               projects: {
                 type: 'array',
                 items: {
