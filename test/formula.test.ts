@@ -6,6 +6,8 @@ import { CATALOG } from '../src/catalog/load-catalog.js';
 import { compileExpression } from '../src/formula/compile-expression.js';
 import { parseFormula } from '../src/formula/formula-expression.js';
 import { importFile } from '../src/import/import-files.js';
+import { priceSeriesRequest } from '../src/limits/formula-cost.js';
+import { priceRequest } from '../src/limits/request-cost.js';
 import { startTestService, type TestService } from './support/service.js';
 import { STORE_KINDS } from './support/stores.js';
 
@@ -52,6 +54,16 @@ describe('formula expressions', () => {
     expect(literals).toEqual(['12345.678', '7e3']);
     expect(text).not.toMatch(/12345|7e3|revenue_x|cost/);
     expect(text).toBe('(({{lit0}}::numeric * i0.value) / nullif(({{lit1}}::numeric + i1.value), 0))');
+  });
+
+  it('prices a derived metric as the sum of its inputs read over the same projects and range', () => {
+    const share = CATALOG.served.get('priority-fee-share-pct')!;
+    const options = { interval: 'day', aggregation: 'sum', fill: 'none', transform: null, window: null } as const;
+    const request = { metric: share, slugs: ['arbitrum', 'base'], from: '2024-01-01', to: '2025-12-31', options };
+    const today = Date.parse('2026-06-30T00:00:00Z') / 86_400_000;
+    const input = priceRequest(request, today, []).cost;
+    expect(input).toBe(Math.ceil((2 * 731) / 365));
+    expect(priceSeriesRequest(request, today, () => undefined).cost).toBe(2 * input);
   });
 
   it('reads ^ as right-associative and tighter than * , and unary minus tighter still', () => {
@@ -207,6 +219,16 @@ for (const kind of STORE_KINDS) {
         { name: 'b', metric: B, aggregation: null },
       ]);
       expect(list.metrics.filter((m) => m.formula === undefined)).toHaveLength(24);
+      const csv = await (
+        await svc.get(`/v1/export?metric=priority-fee-share-pct&project=arbitrum&${RANGE}&format=csv`)
+      ).text();
+      // The same digits as REST's answer, read as text (they carry more than a double holds).
+      const restText = await (await svc.get(`/v1/metrics/priority-fee-share-pct?project=arbitrum&${RANGE}`)).text();
+      const rows = [...restText.matchAll(/"date":"([^"]+)","value":([^,}]+)/g)].map(
+        ([, date, value]) => `priority-fee-share-pct,arbitrum,${date},${value === 'null' ? '' : value}`,
+      );
+      expect(rows.length).toBeGreaterThan(20);
+      expect(csv.trim().split('\n').slice(1)).toEqual(rows);
     });
 
     it('answers GraphQL formula with the same points as REST', async () => {
