@@ -56,7 +56,9 @@ export interface PricedRequest {
  * series' first stored day and an omitted end to its last, which may lie further back, or
  * after today (a mistyped year): such a series is priced at what the statement reads of it
  * (the range asked, clipped to its stored days) when that costs more, so a request never
- * reads more than it paid for.
+ * reads more than it paid for. With `limitPerProject`, a series is priced for the points it
+ * writes and, for stored days, the days it reads ({@link limitedSpan}): the latest value of
+ * every project of a metric costs one unit.
  *
  * @param today the current UTC day (days since 1970-01-01); passed in so the function stays pure.
  * @param stored each slug's stored span, in the order of `request.slugs`; undefined for a series
