@@ -23,6 +23,7 @@ import { handleHook, handleHookDeliveries, handleHookReplay, handleHooks } from 
 import { handleGroups } from './rest/groups-route.js';
 import { handleRank } from './rest/rank-route.js';
 import { handleTotal } from './rest/totals-route.js';
+import { handleFormula } from './rest/formula-route.js';
 import { handleDocsPage } from './pages/docs-page.js';
 import { handleDocsMarkdown, handleLlmsText } from './pages/llms-txt.js';
 import { createSchemaRoute } from './graphql/schema-route.js';
@@ -161,6 +162,7 @@ function createRoutes(services: Services, runRest: RunRest): Route<Services>[] {
       handle: handleTotal,
     },
     { path: '/v1/rank/:name', access: 'keyed', methods: READ, errors: renderProblem, dryRun: true, handle: handleRank },
+    { path: '/v1/formula', access: 'keyed', methods: READ, errors: renderProblem, dryRun: true, handle: handleFormula },
   ];
 }
 

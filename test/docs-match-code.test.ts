@@ -121,6 +121,7 @@ describe('REST parameters: what each path accepts is what OpenAPI and /docs name
     ['/v1/changes', 'since=2026-01-01'],
     ['/v1/revisions/{name}', 'project=ethereum'],
     ['/v1/metrics/{name}/profile', 'lookback_days=30'],
+    ['/v1/formula', 'expr=p&input=p:price&project=ethereum'],
   ])('%s', async (path, valid) => {
     // An unknown parameter's 400 lists the ones the route accepts.
     const res = await svc.get(`${path.replace('{name}', 'price')}?${valid}&no_such_parameter=1`);

@@ -24,7 +24,18 @@ const RULES = {
     {
       layer: 1,
       name: 'domain',
-      units: ['series/', 'analytics/', 'revisions/', 'changes/', 'import/', 'seed/', 'sync/', 'live/', 'hooks/'],
+      units: [
+        'series/',
+        'analytics/',
+        'formula/',
+        'revisions/',
+        'changes/',
+        'import/',
+        'seed/',
+        'sync/',
+        'live/',
+        'hooks/',
+      ],
     },
     {
       layer: 0,

@@ -63,11 +63,11 @@ for (const kind of STORE_KINDS) {
       expect((await service.get('/v1/openapi.json', { key: null })).status).toBe(401);
     });
 
-    it('describes exactly one path per catalog metric, with its allowed slugs as the project enum', () => {
-      const metricPaths = Object.keys(document.paths).filter((p) => /^\/v1\/metrics\/[^/]+$/.test(p));
-      expect(metricPaths.sort()).toEqual(CATALOG.metrics.map((m) => `/v1/metrics/${m.name}`).sort());
+    it('describes exactly one path per catalog metric, stored and derived, with its allowed slugs as the project enum', () => {
+      const metricPaths = Object.keys(document.paths).filter((p) => /^\/v1\/metrics\/[^/{]+$/.test(p));
+      expect(metricPaths.sort()).toEqual([...CATALOG.served.keys()].map((name) => `/v1/metrics/${name}`).sort());
 
-      for (const metric of CATALOG.metrics) {
+      for (const metric of CATALOG.served.values()) {
         const project = document.paths[`/v1/metrics/${metric.name}`]!.get.parameters.find((p) => p.name === 'project');
         expect(project, metric.name).toMatchObject({ in: 'query', required: metric.projectRequired });
         expect(project!.schema.items?.enum, metric.name).toEqual(metric.projects);
@@ -204,6 +204,7 @@ for (const kind of STORE_KINDS) {
         'DryRun',
         'Vintage',
         'LagDays',
+        'LimitPerProject',
       ]);
       const parameters = (
         document.components as unknown as { parameters: Record<string, { name: string; schema: { enum?: string[] } }> }

@@ -68,10 +68,31 @@ const groupSchema = z.object({
   projects: z.array(z.string().regex(SLUG)).min(1),
 });
 
+/** A metric computed from stored ones by a formula (src/formula/), over the projects all its inputs allow. */
+const derivedSchema = z.object({
+  name: z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/),
+  valueKind: z.enum(['integer', 'decimal']),
+  /** How each input's buckets are aggregated unless the input or a request says otherwise. */
+  defaultAggregation: z.enum(AGGREGATIONS),
+  aggregationReason: z.string().min(10),
+  formula: z.string().min(1).max(500),
+  inputs: z
+    .array(
+      z.object({
+        name: z.string().regex(/^[a-z_][a-z0-9_]{0,15}$/),
+        metric: z.string(),
+        aggregation: z.enum(AGGREGATIONS).optional(),
+      }),
+    )
+    .min(1)
+    .max(8),
+});
+
 const fileSchema = z.object({
   lists: z.record(z.string(), listSchema),
   metrics: z.array(metricSchema).min(1),
   groups: z.array(groupSchema).optional(),
+  derived: z.array(derivedSchema).optional(),
 });
 
 export type ValueKind = 'integer' | 'decimal';
@@ -92,6 +113,23 @@ export interface MetricDefinition {
   /** Fields a point may carry beyond `date` and `value`; empty for most metrics. */
   readonly extraFields: readonly string[];
   readonly sampleSeries: SampleSeries;
+  /** For a metric computed from others (a derived metric, or a formula request): how. Undefined for stored ones. */
+  readonly formula?: FormulaDefinition;
+}
+
+/** An expression over named inputs, each a stored metric bucketed with an aggregation. */
+export interface FormulaDefinition {
+  /** The expression's text, e.g. `100 * p / (p + b)` (src/formula/formula-expression.ts). */
+  readonly expr: string;
+  readonly inputs: readonly FormulaInputDefinition[];
+}
+
+export interface FormulaInputDefinition {
+  /** The name the expression uses. */
+  readonly name: string;
+  readonly metric: MetricDefinition;
+  /** How its buckets aggregate; undefined: the request's aggregation (a derived metric's default). */
+  readonly aggregation?: Aggregation;
 }
 
 /** A named group of projects; for a metric its members are the group's projects the metric allows. */
@@ -102,11 +140,16 @@ export interface GroupDefinition {
 }
 
 export interface Catalog {
+  /** The stored metrics: what is imported, synced, seeded and read from points. */
   readonly metrics: readonly MetricDefinition[];
   /** The named groups of projects, in catalog order. */
   readonly groups: readonly GroupDefinition[];
   readonly byName: ReadonlyMap<string, MetricDefinition>;
-  /** The metric of a name the catalog has (a GraphQL enum value); throws for any other. */
+  /** The derived metrics: computed from stored ones by their formula, served like them. */
+  readonly derived: readonly MetricDefinition[];
+  /** Every metric served by name, stored and derived. */
+  readonly served: ReadonlyMap<string, MetricDefinition>;
+  /** The metric (stored or derived) of a name the catalog has (a GraphQL enum value); throws for any other. */
   metric(name: string): MetricDefinition;
   /** Every distinct slug of every metric, in first-seen order. */
   readonly allProjects: readonly string[];
@@ -148,12 +191,39 @@ export function parseCatalog(input: unknown): Catalog {
     };
   });
 
-  for (const dup of duplicates(metrics.map((m) => m.name))) problems.push(`metric "${dup}" appears twice`);
-  for (const dup of duplicates(metrics.map((m) => toGraphqlName(m.name)))) {
+  const stored = new Map(metrics.map((m) => [m.name, m]));
+  const derived = (parsed.data.derived ?? []).map((d): MetricDefinition => {
+    const inputs = d.inputs.flatMap((input) => {
+      const metric = stored.get(input.metric);
+      if (metric === undefined) problems.push(`${d.name}: input ${input.name} names unknown metric "${input.metric}"`);
+      return metric === undefined ? [] : [{ name: input.name, metric, aggregation: input.aggregation }];
+    });
+    for (const dup of duplicates(d.inputs.map((i) => i.name))) problems.push(`${d.name}: input "${dup}" twice`);
+    const projects = inputs.reduce<readonly string[]>(
+      (common, input) => common.filter((slug) => input.metric.projects.includes(slug)),
+      inputs[0]?.metric.projects ?? [],
+    );
+    if (projects.length === 0) problems.push(`${d.name}: its inputs share no project`);
+    return {
+      name: d.name,
+      valueKind: d.valueKind,
+      projectRequired: inputs.some((i) => i.metric.projectRequired),
+      defaultAggregation: d.defaultAggregation,
+      description: `${d.aggregationReason.charAt(0).toUpperCase()}${d.aggregationReason.slice(1)}`,
+      projects: Object.freeze([...projects]),
+      sampleProjects: false,
+      extraFields: Object.freeze([]),
+      sampleSeries: { model: 'walk', min: 0, max: 1 },
+      formula: Object.freeze({ expr: d.formula, inputs: Object.freeze(inputs) }),
+    };
+  });
+  const everyMetric = [...metrics, ...derived];
+  for (const dup of duplicates(everyMetric.map((m) => m.name))) problems.push(`metric "${dup}" appears twice`);
+  for (const dup of duplicates(everyMetric.map((m) => toGraphqlName(m.name)))) {
     problems.push(`two metric names map to the GraphQL name "${dup}"`);
   }
   const allProjects = [...new Set(metrics.flatMap((m) => m.projects))];
-  for (const name of [...metrics.map((m) => m.name), ...allProjects]) {
+  for (const name of [...everyMetric.map((m) => m.name), ...allProjects]) {
     if (!GRAPHQL_NAME.test(toGraphqlName(name)))
       problems.push(`"${name}" cannot be a GraphQL name (it must not start with a digit)`);
   }
@@ -164,6 +234,7 @@ export function parseCatalog(input: unknown): Catalog {
   if (problems.length > 0) throw new Error(`catalog is invalid:\n- ${problems.join('\n- ')}`);
 
   const byName = new Map(metrics.map((m) => [m.name, m]));
+  const served = new Map(everyMetric.map((m) => [m.name, m]));
   return Object.freeze({
     metrics: Object.freeze(metrics),
     groups: Object.freeze(
@@ -172,8 +243,10 @@ export function parseCatalog(input: unknown): Catalog {
       ),
     ),
     byName,
+    derived: Object.freeze(derived),
+    served,
     metric: (name: string) => {
-      const metric = byName.get(name);
+      const metric = served.get(name);
       if (metric === undefined) throw new Error(`the catalog has no metric named ${JSON.stringify(name)}`);
       return metric;
     },

@@ -21,6 +21,7 @@ import type { GraphqlContext } from './builder.js';
 import { priceSeries } from './charge-series.js';
 import type { GraphqlServices } from './graphql-services.js';
 import { metricArgsSchema, type MetricArgs } from './metric.js';
+import { formulaArgsSchema, type FormulaArgs } from './formula.js';
 
 /**
  * Reserves a query's answer from the answer budget once, before it runs, for the points
@@ -32,10 +33,11 @@ import { metricArgsSchema, type MetricArgs } from './metric.js';
  */
 export function useAnswerBudget(services: GraphqlServices): Plugin<GraphqlContext> {
   const metricArgs = metricArgsSchema(services.catalog);
+  const formulaArgs = formulaArgsSchema(services.catalog);
   return {
     async onExecute({ args, setResultAndStopExecution }) {
       const ctx = args.contextValue as GraphqlContext;
-      const bytes = estimateAnswerBytes(services, metricArgs, args);
+      const bytes = estimateAnswerBytes(services, metricArgs, args, formulaArgs);
       if (bytes < SMALL_ANSWER_BYTES) return;
       const limit = services.answerBudget.totalBytes;
       if (bytes > limit) return setResultAndStopExecution({ errors: [answerTooLarge(bytes, limit)] });
@@ -50,12 +52,14 @@ export function useAnswerBudget(services: GraphqlServices): Plugin<GraphqlContex
  * `points` field reads all its series, so `metric` counts once per `series { points }`
  * path under it (aliases and fragments included, @skip/@include honoured). Arguments that
  * do not validate add nothing: such a field reads no points. The catalog's `coverage`
- * prices each series alone, each too small to reserve, so it is not counted.
+ * prices each series alone, each too small to reserve, so it is not counted. A `formula`
+ * field counts as `metric` does, sized by the widest of its inputs.
  */
 export function estimateAnswerBytes(
   services: GraphqlServices,
   metricArgs: ReturnType<typeof metricArgsSchema>,
   args: ExecutionInput,
+  formulaArgs?: ReturnType<typeof formulaArgsSchema>,
 ): number {
   const operation = getOperationAST(args.document, args.operationName);
   if (operation?.operation !== 'query') return 0;
@@ -63,6 +67,7 @@ export function estimateAnswerBytes(
   if (coerced.errors !== undefined) return 0;
   const walk: Walk = { variables: coerced.coerced, fragments: fragmentsOf(args.document) };
   const metricField = args.schema.getQueryType()?.getFields().metric;
+  const formulaField = args.schema.getQueryType()?.getFields().formula;
   let bytes = 0;
   for (const nodes of collect(walk, [operation.selectionSet]).values()) {
     const name = nodes[0]!.name.value;
@@ -71,6 +76,12 @@ export function estimateAnswerBytes(
       if (reads === 0) continue;
       const args = () => getArgumentValues(metricField, nodes[0]!, walk.variables) as MetricArgs;
       const request = metricRequest(metricArgs, args);
+      if (request !== undefined) bytes += reads * priceSeries(services, request).bytes;
+    } else if (name === 'formula' && formulaField !== undefined && formulaArgs !== undefined) {
+      const reads = pathsTo(walk, nodes, ['series', 'points']);
+      if (reads === 0) continue;
+      const args = () => getArgumentValues(formulaField, nodes[0]!, walk.variables) as unknown as FormulaArgs;
+      const request = metricRequest(formulaArgs, args);
       if (request !== undefined) bytes += reads * priceSeries(services, request).bytes;
     }
   }
@@ -136,7 +147,10 @@ function included(walk: Walk, node: Parameters<typeof getDirectiveValues>[1]): b
 }
 
 /** The series request of a `metric` field's arguments; undefined when they do not coerce or validate. */
-function metricRequest(schema: ReturnType<typeof metricArgsSchema>, args: () => MetricArgs): SeriesRequest | undefined {
+function metricRequest<A>(
+  schema: { safeParse(args: A): { success: true; data: { request: SeriesRequest } } | { success: false } },
+  args: () => A,
+): SeriesRequest | undefined {
   try {
     const parsed = schema.safeParse(args());
     return parsed.success ? parsed.data.request : undefined;

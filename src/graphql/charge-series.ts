@@ -1,12 +1,12 @@
 import { todayEpochDay } from '../dates.js';
 import { priceVintageHistory } from '../limits/history-cost.js';
-import { priceRequest } from '../limits/request-cost.js';
+import { priceSeriesRequest } from '../limits/formula-cost.js';
 import type { SeriesRequest } from '../series/series-request.js';
 import type { GraphqlServices } from './graphql-services.js';
 import type { GraphqlContext } from './builder.js';
 
 /** What a series read is priced on: its metric, projects, range and options. */
-export type PricedSeries = Pick<SeriesRequest, 'metric' | 'slugs' | 'from' | 'to' | 'options'> &
+export type PricedSeries = Pick<SeriesRequest, 'metric' | 'slugs' | 'from' | 'to' | 'options' | 'limitPerProject'> &
   Partial<Pick<SeriesRequest, 'vintage'>>;
 
 /**
@@ -33,8 +33,9 @@ export function priceSeries(
   { storedSpans, clock }: Pick<GraphqlServices, 'storedSpans' | 'clock'>,
   request: PricedSeries,
 ): { cost: number; bytes: number } {
-  const stored = request.slugs.map((slug) => storedSpans.of(request.metric.name, slug));
-  const { cost, span } = priceRequest(request, todayEpochDay(clock()), stored);
+  const { cost, span } = priceSeriesRequest(request, todayEpochDay(clock()), (metric, slug) =>
+    storedSpans.of(metric, slug),
+  );
   return { cost, bytes: request.slugs.length * span.buckets * POINT_BYTES };
 }
 

@@ -11,7 +11,10 @@ export function addEnums(builder: Builder, catalog: Catalog) {
       description:
         'A metric of the catalog. The GraphQL name replaces `-` with `_`; the description gives the REST name.',
       values: Object.fromEntries(
-        catalog.metrics.map((m) => [toGraphqlName(m.name), { value: m.name, description: `REST name: ${m.name}` }]),
+        [...catalog.metrics, ...catalog.derived].map((m) => [
+          toGraphqlName(m.name),
+          { value: m.name, description: `REST name: ${m.name}${m.formula === undefined ? '' : ' (derived)'}` },
+        ]),
       ),
     }),
     /** Every slug of the catalog; the internal value is the slug. */

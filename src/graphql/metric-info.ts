@@ -1,11 +1,30 @@
-import type { MetricDefinition } from '../catalog/load-catalog.js';
-import { planSeries, wholeSeries } from '../series/series-plan.js';
+import type { FormulaInputDefinition, MetricDefinition } from '../catalog/load-catalog.js';
+import { wholeSeries } from '../series/series-plan.js';
+import { planMetric } from '../formula/formula-plan.js';
 import type { Builder } from './builder.js';
 import type { Enums } from './enums.js';
 import type { SeriesRef } from './series.js';
 
 /** The `MetricInfo` type and the `metrics` catalog field; returns `MetricInfo` for fields added beside it. */
 export function addMetricsQuery(builder: Builder, refs: { enums: Enums; Series: SeriesRef }) {
+  const MetricInput = builder.objectRef<FormulaInputDefinition>('MetricInput').implement({
+    description: 'An input of a derived metric: a name its formula uses and the stored metric behind it.',
+    fields: (t) => ({
+      name: t.exposeString('name', { description: 'The name in the formula.' }),
+      metric: t.field({
+        type: refs.enums.MetricName,
+        description: 'The stored metric read.',
+        resolve: (i) => i.metric.name,
+      }),
+      aggregation: t.field({
+        type: refs.enums.Aggregation,
+        nullable: true,
+        description: "How its buckets aggregate; null: the derived metric's (or the request's) aggregation.",
+        resolve: (i) => i.aggregation ?? null,
+      }),
+    }),
+  });
+
   const MetricInfo = builder.objectRef<MetricDefinition>('MetricInfo').implement({
     description: 'A metric of the catalog and what may be asked of it.',
     fields: (t) => ({
@@ -43,6 +62,19 @@ export function addMetricsQuery(builder: Builder, refs: { enums: Enums; Series: 
         description: 'The projects this metric accepts, in catalog order.',
         resolve: (m) => [...m.projects],
       }),
+      formula: t.string({
+        nullable: true,
+        description:
+          'For a derived metric, the expression computing it from its `inputs` (e.g. `100 * p / (p + b)`); ' +
+          'null for a stored metric.',
+        resolve: (m) => m.formula?.expr ?? null,
+      }),
+      inputs: t.field({
+        type: [MetricInput],
+        nullable: true,
+        description: 'For a derived metric, the stored metrics its formula reads; null for a stored metric.',
+        resolve: (m) => (m.formula === undefined ? null : [...m.formula.inputs]),
+      }),
       coverage: t.field({
         type: [refs.Series],
         description:
@@ -50,7 +82,7 @@ export function addMetricsQuery(builder: Builder, refs: { enums: Enums; Series: 
           'what data exists. Reading `points` here costs what the whole history of ' +
           'each project costs through `metric`.',
         resolve: (m, _args, ctx) => {
-          const plan = planSeries(wholeSeries(m, m.projects), ctx.directory);
+          const plan = planMetric(wholeSeries(m, m.projects), ctx.directory);
           return plan.projects.map((project) => ({ plan, project, unpriced: true as const }));
         },
       }),
@@ -60,8 +92,10 @@ export function addMetricsQuery(builder: Builder, refs: { enums: Enums; Series: 
   builder.queryField('metrics', (t) =>
     t.field({
       type: [MetricInfo],
-      description: 'The catalog: every metric, its value kind, and the projects it accepts.',
-      resolve: (_root, _args, ctx) => [...ctx.services.catalog.metrics],
+      description:
+        'The catalog: every metric, its value kind, and the projects it accepts; the stored metrics, ' +
+        'then the derived ones (with their `formula`).',
+      resolve: (_root, _args, ctx) => [...ctx.services.catalog.metrics, ...ctx.services.catalog.derived],
     }),
   );
   return MetricInfo;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Catalog } from '../catalog/load-catalog.js';
-import { planSeries, type SeriesPlan } from '../series/series-plan.js';
+import type { SeriesPlan } from '../series/series-plan.js';
+import { planMetric } from '../formula/formula-plan.js';
 import { SERIES_REQUEST_SCHEMA, type SeriesRequestInput } from '../series/series-request.js';
 import type { Builder } from './builder.js';
 import { chargeSeries } from './charge-series.js';
@@ -103,6 +104,12 @@ export function addMetricQuery(builder: Builder, refs: { catalog: Catalog; enums
             required: false,
             description: 'Days after each day for KNOWN_AFTER (0 to 3650); required with it, refused without it.',
           }),
+          limitPerProject: t.arg.int({
+            required: false,
+            description:
+              'Only the newest this many points (buckets) of each series within the range, ' +
+              'still ascending (1 to 10000): `limitPerProject: 1` is the latest value. Priced by what is read.',
+          }),
         },
         metricArgsSchema(refs.catalog),
       ),
@@ -110,7 +117,7 @@ export function addMetricQuery(builder: Builder, refs: { catalog: Catalog; enums
       // the first.
       resolve: async (_root, { request }, ctx) => {
         await chargeSeries(ctx, request);
-        return planSeries(request, ctx.directory);
+        return planMetric(request, ctx.directory);
       },
     }),
   );
@@ -142,6 +149,7 @@ export function metricArgsSchema(catalog: Catalog) {
         asOf: args.asOf ?? undefined,
         vintage: args.vintage ?? undefined,
         lagDays: args.lagDays ?? undefined,
+        limitPerProject: args.limitPerProject ?? undefined,
       }),
       SERIES_REQUEST_SCHEMA,
     )

@@ -5,6 +5,7 @@ import { addChangesQuery } from './changes.js';
 import { addDataPoint } from './data-point.js';
 import { addEnums } from './enums.js';
 import { addHooks } from './hooks.js';
+import { addFormulaQuery } from './formula.js';
 import { addMetricQuery } from './metric.js';
 import { addMetricsQuery } from './metric-info.js';
 import { addRevisionProfileField } from './revision-profile.js';
@@ -29,6 +30,7 @@ export function createGraphqlSchema(catalog: Catalog): GraphQLSchema {
   const MetricInfo = addMetricsQuery(builder, { enums, Series });
   addRevisionProfileField(builder, { MetricInfo });
   addRevisionsQuery(builder, { catalog, enums });
+  addFormulaQuery(builder, { catalog, enums, Series });
   addChangesQuery(builder, { enums });
   addUsageQuery(builder);
   const Group = addGroups(builder, { catalog, enums });

@@ -1,5 +1,5 @@
 import { civilFromDays, daysFromCivil, toEpochDay } from '../dates.js';
-import { bucketStart, shiftBucket, type Interval } from '../series/series-options.js';
+import { bucketStart, isDailyReplay, shiftBucket, type Interval } from '../series/series-options.js';
 import type { SeriesRequest } from '../series/series-request.js';
 
 /**
@@ -56,26 +56,28 @@ export interface PricedRequest {
  * series' first stored day and an omitted end to its last, which may lie further back, or
  * after today (a mistyped year): such a series is priced at what the statement reads of it
  * (the range asked, clipped to its stored days) when that costs more, so a request never
- * reads more than it paid for.
+ * reads more than it paid for. With `limitPerProject`, a series is priced for the points it
+ * writes and, for stored days, the days it reads ({@link limitedSpan}): the latest value of
+ * every project of a metric costs one unit.
  *
  * @param today the current UTC day (days since 1970-01-01); passed in so the function stays pure.
  * @param stored each slug's stored span, in the order of `request.slugs`; undefined for a series
  *   without points (or not known).
  */
 export function priceRequest(
-  request: Pick<SeriesRequest, 'slugs' | 'from' | 'to' | 'options'>,
+  request: Pick<SeriesRequest, 'slugs' | 'from' | 'to' | 'options' | 'limitPerProject'>,
   today: number,
   stored: readonly (StoredSpan | undefined)[],
 ): PricedRequest {
   const [first, last] = assumedRange(request, today);
-  const assumed = spanBetween(first, last, request.options);
+  const assumed = limitedSpan(request, spanBetween(first, last, request.options));
   const perProject = unitsPerProject(assumed);
   let beyondAssumed = 0;
   let span = assumed;
   for (const series of stored) {
     // A series within the assumed range reads no more than it (a few warm-up days aside).
     if (series === undefined || (series.first >= first && series.last <= last)) continue;
-    const read = readSpan(request, series);
+    const read = limitedSpan(request, readSpan(request, series));
     beyondAssumed += Math.max(0, unitsPerProject(read) - perProject);
     span = {
       days: Math.max(span.days, read.days),
@@ -88,6 +90,20 @@ export function priceRequest(
 }
 
 // Private
+
+/**
+ * What a `limitPerProject` request writes and reads: at most that many points; a daily
+ * replay reads only those rows (newest first, by the primary key), while buckets are still
+ * computed over the whole range, so only their points are cut.
+ */
+function limitedSpan(request: Pick<SeriesRequest, 'options' | 'limitPerProject'>, span: RequestedSpan): RequestedSpan {
+  const limit = request.limitPerProject;
+  if (limit == null) return span;
+  const buckets = Math.min(span.buckets, limit);
+  return isDailyReplay(request.options)
+    ? { days: Math.min(span.days, limit), warmUpDays: 0, buckets }
+    : { ...span, buckets };
+}
 
 /** The first and last day a request is assumed to read (see {@link priceRequest}). */
 function assumedRange(request: Pick<SeriesRequest, 'from' | 'to'>, today: number): [number, number] {

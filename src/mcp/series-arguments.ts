@@ -27,6 +27,7 @@ export const SERIES_ARGUMENT_NAMES: Readonly<Record<SeriesRequestField, string>>
   asOf: 'as_of',
   vintage: 'vintage',
   lagDays: 'lag_days',
+  limitPerProject: 'limit_per_project',
 };
 
 /** REST's parameter order, in which a request's query is written. */
@@ -65,6 +66,12 @@ export function seriesArgumentsSchema(catalog: Catalog) {
       .optional()
       .describe("Which of each day's values: latest (default), first_release, or known_after lag_days days later."),
     lag_days: z.number().int().min(0).max(MAX_LAG_DAYS).optional().describe('Days after each day, for known_after.'),
+    limit_per_project: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe('Only the newest this many points (buckets) of each series; 1 gives the latest value.'),
   });
 }
 
@@ -85,6 +92,7 @@ export function readSeriesRequest(args: ToolArguments, catalog: Catalog, more: r
     asOf: optionalText(args, 'as_of'),
     vintage: optionalText(args, 'vintage'),
     lagDays: optionalCount(args, 'lag_days'),
+    limitPerProject: optionalCount(args, 'limit_per_project'),
   };
   return validateSeriesRequest(input, SERIES_ARGUMENT_NAMES);
 }

@@ -144,6 +144,19 @@ For a backtest that runs daily, <code>known_after&amp;lag_days=0</code> is each 
 Buckets, fill and transforms then apply to the values chosen. Cost: the same request's cost without ` +
     `it, plus one unit per 3,650 history rows (replaced or removed values) of its projects in its range, ` +
     `counted before the read.</li>
+<li><code>limit_per_project=N</code> (1–10000; GraphQL <code>limitPerProject</code>): only the newest N ` +
+    `points (buckets) of each series within the range, still ascending; <code>limit_per_project=1</code> ` +
+    `is the latest value. Priced by what is read: a daily series reads only those N days.</li>
+<li><code>GET /v1/formula?expr=…&amp;input=p:priority-fees-usd&amp;input=b:transaction-base-fee-total-usd[:sum]</code> ` +
+    `(GraphQL <code>formula</code>): an expression per bucket of stored metrics, answered as ` +
+    `<code>{"slug":[{date, value}]}</code>. Each input is bucketed with its own aggregation (its ` +
+    `metric's default), the inputs are joined on (project, bucket); a bucket an input lacks has no point ` +
+    `(with <code>fill=null</code> a null one). Operators + − * / ^ (right-associative), unary minus ` +
+    `(binding tightest), parentheses, numbers, input names, abs min max coalesce ln exp sqrt; at most 8 ` +
+    `inputs, 500 characters, 64 nodes. Division by zero, ln or sqrt out of range and results beyond ` +
+    `about 1e300 are <code>null</code>. Projects: those every input allows. Priced as the sum of its ` +
+    `inputs. Derived metrics (<code>priority-fee-share-pct</code> = 100 × p / (p + b)) are served by ` +
+    `<code>/v1/metrics/&lt;name&gt;</code> like stored ones and listed with their <code>formula</code>.</li>
 <li>Cost: one unit per 365 points asked for per project, or per 3,650 ` +
     `days read (the range and any warm-up), whichever is more: a yearly view ` +
     `of ten years is cheap,

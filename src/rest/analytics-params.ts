@@ -20,6 +20,7 @@ export const RANK_PARAMS: Readonly<Record<RankRequestField, string>> = {
   asOf: 'as_of',
   vintage: 'vintage',
   lagDays: 'lag_days',
+  limitPerProject: 'limit_per_project',
   group: 'group',
   by: 'by',
   order: 'order',

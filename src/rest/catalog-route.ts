@@ -2,12 +2,14 @@ import { readyDirectory } from '../api/unavailable.js';
 import type { RestCall } from './rest-services.js';
 import { sendJson } from '../http/send-json.js';
 import { readParameters } from './parse-query.js';
-import { createSeriesLoaders } from '../series/series-loader.js';
+import { createSeriesLoaders, type Coverage } from '../series/series-loader.js';
 
 /**
- * `GET /v1/metrics`: every metric with its value kind, whether `project` is required, its
+ * `GET /v1/metrics`: every stored metric with its value kind, whether `project` is required, its
  * default aggregation, its allowed slugs, and each slug's stored date coverage and last write.
- * It takes no parameters: any is refused, naming it, as on every other `/v1` path.
+ * It takes no parameters: any is refused, naming it, as on every other `/v1` path. The
+ * derived metrics follow, each with its `formula` and `inputs`, and as coverage the days
+ * all its inputs span (the latest first day, the earliest last day).
  */
 export async function handleCatalog({ req, res, services, query, signal }: RestCall): Promise<void> {
   readParameters(query, []);
@@ -32,5 +34,44 @@ export async function handleCatalog({ req, res, services, query, signal }: RestC
       };
     }),
   );
-  await sendJson(req, res, JSON.stringify({ metrics }), { maxAgeSeconds: services.config.cacheMaxAgeSeconds });
+  const derived = await Promise.all(
+    services.catalog.derived.map(async (metric) => {
+      const inputs = metric.formula?.inputs ?? [];
+      return {
+        name: metric.name,
+        path: `/v1/metrics/${metric.name}`,
+        valueKind: metric.valueKind,
+        projectRequired: metric.projectRequired,
+        defaultAggregation: metric.defaultAggregation,
+        formula: metric.formula?.expr ?? null,
+        inputs: inputs.map((i) => ({ name: i.name, metric: i.metric.name, aggregation: i.aggregation ?? null })),
+        projects: await Promise.all(
+          metric.projects.map(async (slug) => {
+            const all = await Promise.all(inputs.map((i) => loaders.coverage.load({ metric: i.metric.name, slug })));
+            return { slug, ...commonCoverage(all) };
+          }),
+        ),
+      };
+    }),
+  );
+  await sendJson(req, res, JSON.stringify({ metrics: [...metrics, ...derived] }), {
+    maxAgeSeconds: services.config.cacheMaxAgeSeconds,
+  });
+}
+
+// Private
+
+/** The days every input spans (null when one has none), and the newest write to any. */
+function commonCoverage(all: readonly Coverage[]) {
+  const firsts = all.map((c) => c.first);
+  const lasts = all.map((c) => c.last);
+  const complete = firsts.every((d) => d !== null) && lasts.every((d) => d !== null);
+  const firstDate = complete ? (firsts as string[]).reduce((a, b) => (a > b ? a : b)) : null;
+  const lastDate = complete ? (lasts as string[]).reduce((a, b) => (a < b ? a : b)) : null;
+  const written = all.map((c) => c.updatedAt).filter((t): t is string => t !== null);
+  return {
+    firstDate: firstDate !== null && lastDate !== null && firstDate <= lastDate ? firstDate : null,
+    lastDate: firstDate !== null && lastDate !== null && firstDate <= lastDate ? lastDate : null,
+    updatedAt: written.length === 0 ? null : written.reduce((a, b) => (a > b ? a : b)),
+  };
 }

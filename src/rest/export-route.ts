@@ -4,9 +4,10 @@ import type { MetricDefinition } from '../catalog/load-catalog.js';
 import { todayEpochDay } from '../dates.js';
 import type { RestCall } from './rest-services.js';
 import { streamBody, type BodyChunk } from '../http/send-json.js';
-import { priceRequest } from '../limits/request-cost.js';
+import { priceSeriesRequest } from '../limits/formula-cost.js';
+import { planMetric } from '../formula/formula-plan.js';
 import { streamSeries } from '../series/read-series.js';
-import { planSeries, type SeriesPlan } from '../series/series-plan.js';
+import type { SeriesPlan } from '../series/series-plan.js';
 import { validateSeriesRequest, type SeriesRequest } from '../series/series-request.js';
 import type { ExportLayout } from '../series/series-sql.js';
 import type { CancelSignal, Store } from '../db/store.js';
@@ -75,22 +76,16 @@ export async function handleExport(call: RestCall): Promise<void> {
   ]);
   const format = choice('format', params.get('format'), FORMAT_NAMES);
   const extra = choice('extra', params.get('extra'), EXTRA);
-  const requests = exportRequests(services.catalog.byName, params);
+  const requests = exportRequests(services.catalog.served, params);
   const today = todayEpochDay(services.clock());
-  const prices = requests.map((r) =>
-    priceRequest(
-      r,
-      today,
-      r.slugs.map((slug) => services.storedSpans.of(r.metric.name, slug)),
-    ),
-  );
+  const prices = requests.map((r) => priceSeriesRequest(r, today, (name, slug) => services.storedSpans.of(name, slug)));
   const directory = readyDirectory(services.state);
   let history = 0;
   for (const r of requests) history += await priceVintageHistory(services.reads, r, directory, signal);
   const cost = prices.reduce((units, price) => units + price.cost, 0) + history;
   if (isDryRun(call)) return answerDryRun(call, cost);
   await meter.charge(cost);
-  const plans = requests.map((r, i) => ({ plan: planSeries(r, directory), buckets: prices[i]!.span.buckets }));
+  const plans = requests.map((r, i) => ({ plan: planMetric(r, directory), buckets: prices[i]!.span.buckets }));
   res.setHeader('content-disposition', `attachment; filename="metrics-export.${format}"`);
   res.setHeader('cache-control', 'no-store');
   // The first rows are read before anything is sent, so a busy or absent database is still a 503.
@@ -158,6 +153,7 @@ function exportRequests(metrics: ReadonlyMap<string, MetricDefinition>, params: 
             asOf: params.get('as_of'),
             vintage: params.get('vintage'),
             lagDays: params.get('lag_days'),
+            limitPerProject: params.get('limit_per_project'),
           },
           REST_PARAMS,
         ),

@@ -30,7 +30,7 @@ export function createMetricHandler(): (call: RestCall) => Promise<void> {
   const prepare = createRequestPreparer();
   return async (call) => {
     const { req, res, services, param, query, signal, meter } = call;
-    const metric = services.catalog.byName.get(param);
+    const metric = services.catalog.served.get(param);
     if (metric === undefined)
       throw new ApiError('not-found', `unknown metric ${JSON.stringify(clipped(param))}; GET /v1/metrics lists them`);
     const prepared = prepare(metric, query, todayEpochDay(services.clock()));

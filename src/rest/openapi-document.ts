@@ -9,6 +9,7 @@ import {
 import { hookPaths } from './openapi-hooks.js';
 import { profileOperation, revisionsOperation } from './openapi-revisions.js';
 import { groupsOperation, rankOperation, totalOperation } from './openapi-analytics.js';
+import { formulaOperation } from './openapi-formula.js';
 import { OPENAPI_COMPONENTS } from './openapi-schemas.js';
 
 /**
@@ -32,7 +33,9 @@ export function createOpenApiDocument(catalog: Catalog): Record<string, unknown>
     security: [{ apiKey: [] }],
     paths: {
       '/v1/metrics': { get: catalogOperation() },
-      ...Object.fromEntries(catalog.metrics.map((m) => [`/v1/metrics/${m.name}`, { get: metricOperation(m) }])),
+      ...Object.fromEntries(
+        [...catalog.served.values()].map((m) => [`/v1/metrics/${m.name}`, { get: metricOperation(m) }]),
+      ),
       '/v1/export': { get: exportOperation(catalog) },
       '/v1/changes': { get: changesOperation(catalog) },
       '/v1/usage': { get: usageOperation() },
@@ -42,6 +45,7 @@ export function createOpenApiDocument(catalog: Catalog): Record<string, unknown>
       '/v1/groups': { get: groupsOperation(catalog) },
       '/v1/totals/{name}': { get: totalOperation(catalog) },
       '/v1/rank/{name}': { get: rankOperation(catalog) },
+      '/v1/formula': { get: formulaOperation(catalog) },
     },
     components: OPENAPI_COMPONENTS,
   };

@@ -110,7 +110,7 @@ export function exportOperation(catalog: Catalog): Record<string, unknown> {
         style: 'form',
         explode: false,
         description: 'One metric or several joined with commas.',
-        schema: { type: 'array', minItems: 1, items: { enum: catalog.metrics.map((m) => m.name) } },
+        schema: { type: 'array', minItems: 1, items: { enum: [...catalog.served.keys()] } },
       },
       {
         name: 'project',
@@ -260,7 +260,8 @@ export function usageOperation(): Record<string, unknown> {
 
 // Private
 
-const SERIES_PARAMETERS = [
+/** The series options' parameters, by reference: `/v1/metrics/<name>`, the export and `/v1/formula` take them. */
+export const SERIES_PARAMETERS = [
   'StartDate',
   'EndDate',
   'Interval',
@@ -272,6 +273,7 @@ const SERIES_PARAMETERS = [
   'DryRun',
   'Vintage',
   'LagDays',
+  'LimitPerProject',
 ].map((name) => ({ $ref: `#/components/parameters/${name}` }));
 
 /** What a series path answers to dry_run=true. */

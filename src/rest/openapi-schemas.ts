@@ -101,6 +101,16 @@ export const OPENAPI_COMPONENTS = {
       description: 'Extension: days after each day for vintage=known_after; required with it, refused without it.',
       schema: { type: 'integer', minimum: 0, maximum: 3650 },
     },
+    LimitPerProject: {
+      name: 'limit_per_project',
+      in: 'query',
+      required: false,
+      description:
+        'Extension: only the newest this many points (buckets) of each series within the range, still ' +
+        'ascending; `limit_per_project=1` is the latest value. Priced by what is read: a daily series reads ' +
+        'only those days.',
+      schema: { type: 'integer', minimum: 1, maximum: 10000 },
+    },
   },
   schemas: {
     ...COST_SCHEMAS,
@@ -169,6 +179,25 @@ export const OPENAPI_COMPONENTS = {
               valueKind: { enum: ['integer', 'decimal'] },
               projectRequired: { type: 'boolean' },
               defaultAggregation: { enum: [...AGGREGATIONS] },
+              formula: {
+                type: 'string',
+                description:
+                  'Derived metrics only (listed after the stored ones): the expression computing it from ' +
+                  "its inputs, e.g. `100 * p / (p + b)`. Its projects' dates are the days all inputs span.",
+              },
+              inputs: {
+                type: 'array',
+                description: 'Derived metrics only: the stored metrics its formula reads.',
+                items: {
+                  type: 'object',
+                  required: ['name', 'metric', 'aggregation'],
+                  properties: {
+                    name: { type: 'string' },
+                    metric: { type: 'string' },
+                    aggregation: { enum: [...AGGREGATIONS, null] },
+                  },
+                },
+              },
               projects: {
                 type: 'array',
                 items: {

@@ -17,6 +17,7 @@ export const REST_PARAMS: Readonly<Record<SeriesRequestField, string>> = {
   asOf: 'as_of',
   vintage: 'vintage',
   lagDays: 'lag_days',
+  limitPerProject: 'limit_per_project',
 };
 
 /** The extension parameters: optional, and a request without them is answered exactly as the contract's. */
@@ -29,6 +30,7 @@ export const EXTENSION_PARAMS = [
   'as_of',
   'vintage',
   'lag_days',
+  'limit_per_project',
 ] as const;
 
 /** Parameters every series path takes besides its own: `dry_run` asks only the request's price (dry-run-answer.ts). */
@@ -55,6 +57,7 @@ export function parseMetricQuery(metric: MetricDefinition, rawQuery: string): Se
     asOf: seen.get('as_of'),
     vintage: seen.get('vintage'),
     lagDays: seen.get('lag_days'),
+    limitPerProject: seen.get('limit_per_project'),
   };
 }
 

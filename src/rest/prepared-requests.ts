@@ -1,8 +1,10 @@
 import type { MetricDefinition } from '../catalog/load-catalog.js';
 import type { ProjectDirectory } from '../db/project-directory.js';
-import { priceRequest, type PricedRequest } from '../limits/request-cost.js';
+import { priceSeriesRequest } from '../limits/formula-cost.js';
+import type { PricedRequest } from '../limits/request-cost.js';
+import { planMetric } from '../formula/formula-plan.js';
 import type { StoredSpans } from '../limits/stored-spans.js';
-import { planSeries, type SeriesPlan } from '../series/series-plan.js';
+import type { SeriesPlan } from '../series/series-plan.js';
 import { validateSeriesRequest, type SeriesRequest } from '../series/series-request.js';
 import { parseMetricQuery, REST_PARAMS } from './parse-query.js';
 
@@ -70,17 +72,13 @@ function prepare(key: string, metric: MetricDefinition, query: string, today: nu
     request,
     price: (spans) => {
       if (priced?.spans !== spans || priced.generation !== spans.generation) {
-        const price = priceRequest(
-          request,
-          today,
-          request.slugs.map((slug) => spans.of(metric.name, slug)),
-        );
+        const price = priceSeriesRequest(request, today, (name, slug) => spans.of(name, slug));
         priced = { spans, generation: spans.generation, price };
       }
       return priced.price;
     },
     plan: (directory) => {
-      if (planned?.directory !== directory) planned = { directory, plan: planSeries(request, directory) };
+      if (planned?.directory !== directory) planned = { directory, plan: planMetric(request, directory) };
       return planned.plan;
     },
   };

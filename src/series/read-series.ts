@@ -74,10 +74,10 @@ export async function readSeries(
   layout: PointLayout,
   signal?: CancelSignal,
 ): Promise<SeriesText[]> {
-  const { text, parameters } = statementFor(plan, layout);
+  const { text, parameters } = planStatement(plan, layout, projects);
   // String(): the id is bytes from PostgreSQL, but PGlite gives integer columns already parsed.
   return guardUnavailable(async () =>
-    toRows(await db.queryRaw(text, parameters(query(plan, projects)), signal)).map((r) => ({
+    toRows(await db.queryRaw(text, parameters, signal)).map((r) => ({
       projectId: Number(String(r.projectId)),
       points: r.points,
     })),
@@ -124,10 +124,7 @@ function toRows(rows: ColumnText[][]): RawSeriesRow[] {
  * may convert them once too.
  */
 function wholePlanStatement(plan: SeriesPlan, layout: PointLayout): WholePlanStatement {
-  if (typeof layout !== 'string') {
-    const { text, parameters } = statementFor(plan, layout);
-    return { text, parameters: parameters(query(plan, plan.projects)), reused: false };
-  }
+  if (typeof layout !== 'string') return { ...planStatement(plan, layout, plan.projects), reused: false };
   let byLayout = WHOLE_PLAN_STATEMENTS.get(plan);
   if (byLayout === undefined) {
     byLayout = new Map();
@@ -135,8 +132,8 @@ function wholePlanStatement(plan: SeriesPlan, layout: PointLayout): WholePlanSta
   }
   let made = byLayout.get(layout);
   if (made === undefined) {
-    const { text, parameters } = statementFor(plan, layout);
-    made = { text, parameters: Object.freeze(parameters(query(plan, plan.projects))), reused: true };
+    const { text, parameters } = planStatement(plan, layout, plan.projects);
+    made = { text, parameters: Object.freeze(parameters), reused: true };
     byLayout.set(layout, made);
   }
   return made;
@@ -151,6 +148,17 @@ interface WholePlanStatement {
 
 const WHOLE_PLAN_STATEMENTS = new WeakMap<SeriesPlan, Map<string, WholePlanStatement>>();
 
+/** The statement reading some projects of a plan: the series statement, or the plan's own (a formula's). */
+function planStatement(
+  plan: SeriesPlan,
+  layout: PointLayout,
+  projects: readonly PlannedProject[],
+): { text: string; parameters: unknown[] } {
+  if (plan.source !== undefined) return plan.source.statement(layout, projects);
+  const { text, parameters } = statementFor(plan, layout);
+  return { text, parameters: parameters(query(plan, projects)) };
+}
+
 function statementFor(plan: SeriesPlan, layout: PointLayout): SeriesStatement {
   return seriesStatement({
     layout,
@@ -158,6 +166,7 @@ function statementFor(plan: SeriesPlan, layout: PointLayout): SeriesStatement {
     extraFields: plan.metric.extraFields,
     asOf: plan.asOf !== null,
     vintage: plan.vintage,
+    limited: plan.limitPerProject != null,
   });
 }
 
@@ -171,5 +180,6 @@ function query(plan: SeriesPlan, projects: readonly PlannedProject[]) {
     options: plan.options,
     asOf: plan.asOf,
     lagDays: plan.lagDays,
+    limitPerProject: plan.limitPerProject ?? null,
   };
 }

@@ -1,6 +1,7 @@
 import type { MetricDefinition } from '../catalog/load-catalog.js';
 import type { ProjectDirectory } from '../db/project-directory.js';
 import type { SeriesOptions } from './series-options.js';
+import type { PointLayout } from './series-sql.js';
 import type { SeriesRequest } from './series-request.js';
 import type { Vintage } from './vintage.js';
 
@@ -26,7 +27,20 @@ export interface SeriesPlan {
   /** See {@link SeriesRequest.vintage}. */
   vintage: Vintage;
   lagDays: number | null;
+  /** See {@link SeriesRequest.limitPerProject}. */
+  limitPerProject?: number | null;
   batchKey: string;
+  /**
+   * Where the points come from when they are not one metric's stored points (a formula's
+   * plan, src/formula/): the statement for some of its projects. Undefined: the series statement.
+   */
+  source?: PlanSource;
+}
+
+/** The statement of a plan whose points are computed by other SQL than the series statement. */
+export interface PlanSource {
+  /** The statement answering `projects` in `layout`, with the rows the series statement has, and its parameters. */
+  statement(layout: PointLayout, projects: readonly PlannedProject[]): { text: string; parameters: unknown[] };
 }
 
 /** Resolves a request's slugs to project ids. */
@@ -41,16 +55,18 @@ export function planSeries(request: SeriesRequest, directory: ProjectDirectory):
     asOf: request.asOf,
     vintage: request.vintage,
     lagDays: request.lagDays,
+    ...(request.limitPerProject == null ? {} : { limitPerProject: request.limitPerProject }),
     batchKey: batchKey(request),
   };
 }
 
 /** Everything but the projects: requests with the same key can share one statement. */
-function batchKey({ metric, from, to, options: o, asOf, vintage, lagDays }: SeriesRequest): string {
+function batchKey({ metric, from, to, options: o, asOf, vintage, lagDays, limitPerProject }: SeriesRequest): string {
   return (
     `${metric.name}|${from ?? ''}|${to ?? ''}|${o.interval}` +
     `|${o.aggregation}|${o.fill}|${o.transform}|${o.window}` +
-    `|${asOf ?? ''}${vintage === 'latest' ? '' : `|${vintage}|${lagDays ?? ''}`}`
+    `|${asOf ?? ''}${vintage === 'latest' ? '' : `|${vintage}|${lagDays ?? ''}`}` +
+    `${limitPerProject == null ? '' : `|limit ${limitPerProject}`}`
   );
 }
 

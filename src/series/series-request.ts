@@ -38,6 +38,8 @@ export interface SeriesRequestInput {
   vintage?: string | undefined;
   /** Days after each day for `known_after`; a whole number, REST sends it as text. */
   lagDays?: string | number | undefined;
+  /** The newest points (buckets) of each series to answer with; a whole number, REST sends it as text. */
+  limitPerProject?: string | number | undefined;
 }
 
 /** A request every later step can trust: allowed distinct slugs, ordered bounds, resolved options. */
@@ -58,6 +60,8 @@ export interface SeriesRequest {
   vintage: Vintage;
   /** Days after each day a `known_after` read looks at; null for the other vintages. */
   lagDays: number | null;
+  /** Only the newest this many points (buckets) of each series in the range, still ascending; absent: all. */
+  limitPerProject?: number | null;
 }
 
 /** The fields a caller can get wrong; each adapter names them in its own vocabulary. */
@@ -72,7 +76,8 @@ export type SeriesRequestField =
   | 'window'
   | 'asOf'
   | 'vintage'
-  | 'lagDays';
+  | 'lagDays'
+  | 'limitPerProject';
 
 /** `YYYY-MM-DD` naming a real calendar day. */
 const isoDateSchema = z.string().refine(isIsoDate, {
@@ -86,15 +91,23 @@ function oneOf<const T extends readonly string[]>(names: T) {
   });
 }
 
-const windowSchema = z.union([z.number(), z.string()]).transform((v, ctx) => {
-  const n = typeof v === 'number' ? v : /^\d{1,5}$/.test(v) ? Number(v) : Number.NaN;
-  if (Number.isInteger(n) && n >= 1 && n <= MAX_WINDOW) return n;
-  ctx.addIssue({
-    code: 'custom',
-    message: `expected a whole number of buckets from 1 to ${MAX_WINDOW}, got ${JSON.stringify(clipped(String(v)))}`,
+/** A whole number from 1 to `max`, given as a number (GraphQL) or as text (REST). */
+function wholeNumberSchema(max: number, what: string) {
+  return z.union([z.number(), z.string()]).transform((v, ctx) => {
+    const n = typeof v === 'number' ? v : /^\d{1,6}$/.test(v) ? Number(v) : Number.NaN;
+    if (Number.isInteger(n) && n >= 1 && n <= max) return n;
+    ctx.addIssue({
+      code: 'custom',
+      message: `expected a whole number of ${what} from 1 to ${max}, got ${JSON.stringify(clipped(String(v)))}`,
+    });
+    return z.NEVER;
   });
-  return z.NEVER;
-});
+}
+
+const windowSchema = wholeNumberSchema(MAX_WINDOW, 'buckets');
+
+/** The largest `limitPerProject`: more than ten years of days, so any larger limit would be no limit. */
+export const MAX_LIMIT_PER_PROJECT = 10_000;
 
 const lagDaysSchema = z.union([z.number(), z.string()]).transform((v, ctx) => {
   const n = typeof v === 'number' ? v : /^\d{1,5}$/.test(v) ? Number(v) : Number.NaN;
@@ -136,6 +149,7 @@ export const SERIES_REQUEST_SCHEMA = z
     asOf: instantSchema.optional(),
     vintage: oneOf(VINTAGES).optional(),
     lagDays: lagDaysSchema.optional(),
+    limitPerProject: wholeNumberSchema(MAX_LIMIT_PER_PROJECT, 'points').optional(),
   })
   .transform((input, ctx): SeriesRequest => {
     const slugs = resolveSlugs(input.metric, input.projects, ctx);
@@ -151,6 +165,13 @@ export const SERIES_REQUEST_SCHEMA = z
       ctx.addIssue({ code: 'custom', path: ['window'], message: 'window goes with the moving_average transform only' });
     }
     const vintage = input.vintage ?? 'latest';
+    if (vintage !== 'latest' && input.metric.formula !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['vintage'],
+        message: `${input.metric.name} is computed from its inputs' current values; it has no vintages`,
+      });
+    }
     if (vintage === 'known_after' && input.lagDays === undefined) {
       ctx.addIssue({ code: 'custom', path: ['lagDays'], message: 'the known_after vintage needs a number of days' });
     }
@@ -177,6 +198,7 @@ export const SERIES_REQUEST_SCHEMA = z
       asOf: input.asOf ?? null,
       vintage,
       lagDays: vintage === 'known_after' ? (input.lagDays ?? null) : null,
+      ...(input.limitPerProject === undefined ? {} : { limitPerProject: input.limitPerProject }),
     };
   });
 

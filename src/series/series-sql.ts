@@ -53,6 +53,8 @@ export interface SeriesShape {
   asOf: boolean;
   /** Which of each day's values are read (src/series/vintage.ts); omitted means `latest`. */
   vintage?: Vintage | undefined;
+  /** Whether only the newest `limitPerProject` points of each project are written (still ascending). */
+  limited?: boolean;
 }
 
 /** A statement and how to fill its parameters. */
@@ -74,6 +76,8 @@ export interface SeriesQuery {
   asOf: string | null;
   /** The lag of a `known_after` statement; ignored by the others. */
   lagDays?: number | null | undefined;
+  /** Points per project a limited statement writes; ignored by the others. */
+  limitPerProject?: number | null;
 }
 
 /**
@@ -85,7 +89,7 @@ export function seriesStatement(shape: SeriesShape): SeriesStatement {
   const layout = typeof shape.layout === 'string' ? shape.layout : shape.layout.graphql.join(',');
   const key =
     `${layout}|${interval}|${aggregation}|${fill}|${transform}` +
-    `|${window}|${shape.extraFields.join(',')}|${shape.asOf}|${shape.vintage ?? 'latest'}`;
+    `|${window}|${shape.extraFields.join(',')}|${shape.asOf}|${shape.vintage ?? 'latest'}${shape.limited ? '|limited' : ''}`;
   let built = STATEMENTS.get(key);
   if (built === undefined) {
     built = numberParameters(statement(shape));
@@ -112,6 +116,7 @@ export const PARAMETERS = {
   metric: (q: SeriesQuery) => q.metric,
   asof: (q: SeriesQuery) => q.asOf,
   lag: (q: SeriesQuery) => q.lagDays ?? null,
+  limit: (q: SeriesQuery) => q.limitPerProject ?? null,
 } as const;
 
 const STATEMENTS = new Map<string, SeriesStatement>();
@@ -164,10 +169,16 @@ function storedPoints(shape: SeriesShape): string {
     extra: 'pt.extra',
     revised: 'pt.written_at',
   };
-  return `select ${projectPoints(shape.layout, point, 'pt.day')}
-    from ${pointSource(shape)} pt
+  const days = `${pointSource(shape)} pt
     where pt.project_id = r.project_id
       and pt.day between coalesce({{from}}::date, '-infinity') and coalesce({{to}}::date, 'infinity')`;
+  return `select ${projectPoints(shape.layout, point, 'pt.day')}
+    from ${shape.limited ? `(select pt.* from ${days} order by pt.day desc limit {{limit}}) pt` : days}`;
+}
+
+/** The newest `{{limit}}` rows of a project's rows when the shape is limited; the rows themselves otherwise. */
+function limited(shape: SeriesShape, rows: string, order: string): string {
+  return shape.limited ? `select o.* from (${rows}) o order by ${order} desc limit {{limit}}` : rows;
 }
 
 /**
@@ -196,14 +207,18 @@ function bucketedPoints(shape: SeriesShape): string {
     extra: 'o.extra',
     revised: 'o.revised',
   };
-  return (
-    `select ${projectPoints(shape.layout, point, 'o.bucket')}
-    from (
-      ` +
-    memberBuckets(shape, 'series') +
-    `
-    ) o`
-  );
+  return `select ${projectPoints(shape.layout, point, 'o.bucket')}
+    from (${limited(shape, bucketRows(shape), 'o.bucket')}) o`;
+}
+
+/**
+ * The buckets of the project `r.project_id` as rows `bucket, n, value, extra, revised`, in
+ * the steps {@link bucketedPoints} describes; a formula joins several of them.
+ */
+export function bucketRows(shape: SeriesShape): string {
+  return `
+      ${memberBuckets(shape, 'series')}
+    `;
 }
 
 /**
@@ -353,7 +368,7 @@ export function aggregate(aggregation: Aggregation, value: string): string {
   }
 }
 
-interface PointColumns {
+export interface PointColumns {
   day: string;
   /** The value's text; SQL null for a bucket without one, unless `always` says it is never null. */
   value: string;
@@ -367,7 +382,7 @@ interface PointColumns {
 }
 
 /** A project's points as one text, in the layout asked for. */
-function projectPoints(layout: PointLayout, p: PointColumns, order: string): string {
+export function projectPoints(layout: PointLayout, p: PointColumns, order: string): string {
   if (layout === 'columns' || layout === 'columns-extra') return columnsText(layout, p, order);
   return aggregateText(layout, pointText(layout, p), order);
 }
@@ -384,7 +399,7 @@ function columnsText(layout: ColumnarLayout, p: PointColumns, order: string): st
 type TextLayout = Exclude<PointLayout, ColumnarLayout>;
 
 /** One point's text: a missing value is JSON `null`, an empty CSV field. */
-function pointText(layout: TextLayout, p: PointColumns): string {
+export function pointText(layout: TextLayout, p: PointColumns): string {
   const value = p.always ? p.value : `coalesce(${p.value}, 'null')`;
   if (typeof layout !== 'string') {
     const fields: Record<PointField, string> = {
@@ -419,7 +434,7 @@ function pointText(layout: TextLayout, p: PointColumns): string {
 }
 
 /** A project's points joined into one text: a JSON array, or export lines. */
-function aggregateText(layout: TextLayout, point: string, order: string): string {
+export function aggregateText(layout: TextLayout, point: string, order: string): string {
   return typeof layout === 'string' && layout !== 'rest'
     ? `string_agg(${point}, '' order by ${order})`
     : `'[' || string_agg(${point}, ',' order by ${order}) || ']'`;
@@ -492,7 +507,7 @@ function selects(layout: PointLayout, field: PointField): boolean {
  * writes it, so a time given out and passed back as `asOf` names the same instant (cut to
  * milliseconds, it fell before the write it named).
  */
-function isoInstant(value: string): string {
+export function isoInstant(value: string): string {
   return `to_char(${value} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 }
 

@@ -15,6 +15,7 @@ import { measureExports } from './export-formats.js';
 import { measureAnalytics } from './analytics.js';
 import { measureFeed } from './feed.js';
 import { measureRevisions } from './revisions.js';
+import { measureFormula } from './formula-bench.js';
 import { pairedLoad, type PairedResult } from './paired-load.js';
 import { sampleRss, servicePort, startChild, startFloor, type Child } from './processes.js';
 import { SHAPES, type Shape, type Target, targetsFor } from './shapes.js';
@@ -308,6 +309,15 @@ if (!QUICK && (args.shape === undefined || args.shape === 'views')) {
           `bytes per answer, non-2xx ${result.non2xx}`,
       );
       log(viewLines.at(-1)!);
+    }
+    for (const line of await measureFormula(
+      db.url,
+      db.lastDay,
+      { floor: floor.port, service: fresh.port },
+      BENCH_KEY,
+    )) {
+      viewLines.push(line);
+      log(line);
     }
     // One export per metric with all its projects (a project list must suit every metric of one export).
     const before = fresh.rss();
