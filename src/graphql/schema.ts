@@ -4,6 +4,7 @@ import { createBuilder } from './builder.js';
 import { addChangesQuery } from './changes.js';
 import { addDataPoint } from './data-point.js';
 import { addEnums } from './enums.js';
+import { addFreshness } from './freshness.js';
 import { addMetricQuery } from './metric.js';
 import { addMetricsQuery } from './metric-info.js';
 import { addScalars } from './scalars.js';
@@ -18,6 +19,7 @@ export function createGraphqlSchema(catalog: Catalog): GraphQLSchema {
   const enums = addEnums(builder, catalog);
   const DataPoint = addDataPoint(builder);
   const Series = addSeries(builder, { DataPoint, enums });
+  addFreshness(builder, Series);
   addMetricQuery(builder, { catalog, enums, Series });
   addMetricsQuery(builder, { enums, Series });
   addChangesQuery(builder, { enums });

@@ -169,5 +169,6 @@ function query(plan: SeriesPlan, projects: readonly PlannedProject[]) {
     metric: plan.metric.name,
     options: plan.options,
     asOf: plan.asOf,
+    stabilizationDays: plan.metric.stabilizationDays,
   };
 }

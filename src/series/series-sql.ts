@@ -17,7 +17,7 @@ import { isDailyReplay, type Aggregation, type SeriesOptions } from './series-op
  */
 
 /** The fields of a GraphQL DataPoint, all of which PostgreSQL can write. */
-export const POINT_FIELDS = ['date', 'value', 'count', 'extra', 'revisedAt'] as const;
+export const POINT_FIELDS = ['date', 'value', 'count', 'extra', 'revisedAt', 'status'] as const;
 
 export type PointField = (typeof POINT_FIELDS)[number];
 
@@ -28,8 +28,8 @@ export type PointField = (typeof POINT_FIELDS)[number];
  */
 export type PointLayout = 'rest' | ExportLayout | { graphql: readonly PointField[] };
 
-/** The layouts of an export's lines. */
-export type ExportLayout = 'csv' | 'ndjson' | 'csv-extra' | 'ndjson-extra';
+/** The layouts of an export's lines: `-extra` adds the extra fields, `-status` each point's status. */
+export type ExportLayout = `${'csv' | 'ndjson'}${'' | '-extra'}${'' | '-status'}`;
 
 /** What decides a statement's text; equal shapes share one prepared statement. */
 export interface SeriesShape {
@@ -61,6 +61,8 @@ export interface SeriesQuery {
   options: SeriesOptions;
   /** The instant an as-of statement reads at; ignored by the others. */
   asOf: string | null;
+  /** The metric's `stabilizationDays`, for a point's status (0 when not given). */
+  stabilizationDays?: number;
 }
 
 /**
@@ -98,6 +100,7 @@ const PARAMETERS = {
   window: (q: SeriesQuery) => q.options.window,
   metric: (q: SeriesQuery) => q.metric,
   asof: (q: SeriesQuery) => q.asOf,
+  stabilization: (q: SeriesQuery) => q.stabilizationDays ?? 0,
 } as const;
 
 type ParameterName = keyof typeof PARAMETERS;
@@ -146,9 +149,10 @@ function storedPoints(shape: SeriesShape): string {
     count: '1',
     extra: 'pt.extra',
     revised: 'pt.written_at',
+    status: pointStatus('pt'),
   };
   return `select ${aggregateText(shape.layout, pointText(shape.layout, point), 'pt.day')}
-    from ${pointSource(shape)} pt
+    from ${pointSource(shape)} pt${withStatus(shape.layout) ? ` cross join lateral ${historyOf('pt')} ph` : ''}
     where pt.project_id = r.project_id
       and pt.day between coalesce({{from}}::date, '-infinity') and coalesce({{to}}::date, 'infinity')`;
 }
@@ -201,8 +205,11 @@ function bucketedPoints(shape: SeriesShape): string {
     count: 'o.n',
     extra: 'o.extra',
     revised: 'o.revised',
+    status: 'o.status',
   };
   const revised = selects(shape.layout, 'revisedAt') ? 'max(d.written_at)' : 'null::timestamptz';
+  // A bucket is provisional while any of its days is, revised when any of them was.
+  const status = withStatus(shape.layout) ? pointStatus('d', (test) => `bool_or(${test})`) : 'null::text';
   return (
     `select ${aggregateText(shape.layout, pointText(shape.layout, point), 'o.bucket')}
     from (
@@ -229,22 +236,22 @@ function bucketedPoints(shape: SeriesShape): string {
       ),
       buckets as (
         select d.bucket, ${aggregate(options.aggregation, 'd.value')} ` +
-    `as value, count(*)::integer as n, ${extra} as extra, ${revised} as revised
-        from days d group by d.bucket
+    `as value, count(*)::integer as n, ${extra} as extra, ${revised} as revised, ${status} as status
+        from days d${withStatus(shape.layout) ? ` cross join lateral ${historyOf('d')} ph` : ''} group by d.bucket
       ),
       grid as (
-        select g::date as bucket, w.out_lo, b.n, b.value, b.extra, b.revised, ` +
+        select g::date as bucket, w.out_lo, b.n, b.value, b.extra, b.revised, b.status, ` +
     `count(b.value) over (order by g) as carried
         from warm w cross join generate_series(w.warm_lo::timestamp, ` +
     `w.out_hi::timestamp, {{step}}::interval) g
         left join buckets b on b.bucket = g::date
       ),
       filled as (select bucket, out_lo, coalesce(n, 0) as n, ${FILLED[options.fill]} ` +
-    `as value, extra, revised from grid),
+    `as value, extra, revised, status from grid),
       shaped as (
         select bucket, n, ${transformed(options)} as value,
           ${options.transform === null ? 'case when n > 0 then extra end' : 'null::jsonb'} ` +
-    `as extra, revised
+    `as extra, revised, status
         from filled
       )
       select s.* from shaped s cross join warm w
@@ -320,6 +327,8 @@ interface PointColumns {
   extra: string;
   /** The newest write time behind the point; SQL null for a filled bucket. */
   revised: string;
+  /** The point's status text (PROVISIONAL, REVISED, FINAL); SQL null for a filled bucket. */
+  status: string;
 }
 
 /** One point's text: a missing value is JSON `null`, an empty CSV field. */
@@ -332,27 +341,34 @@ function pointText(layout: PointLayout, p: PointColumns): string {
       count: `'"count":' || ${p.count}`,
       extra: `'"extra":' || coalesce(${p.extra}::text, 'null')`,
       revisedAt: `'"revisedAt":' || coalesce('"' || ${isoInstant(p.revised)} || '"', 'null')`,
+      status: `'"status":' || coalesce('"' || ${p.status} || '"', 'null')`,
     };
     return `'{' || ${layout.graphql.map((f) => fields[f]).join(` || ',' || `)} || '}'`;
   }
+  const status = layout.endsWith('-status');
   switch (layout) {
     case 'rest':
       return `'{"date":"' || ${p.day}::text || '","value":' || ${value}
         || coalesce(',' || nullif(substr(${p.extra}::text, 2, length(${p.extra}::text) - 2), ''), '') || '}'`;
     case 'csv':
     case 'csv-extra':
+    case 'csv-status':
+    case 'csv-extra-status':
       return (
         `{{metric}}::text || ',' || r.slug || ',' || ${p.day}` +
         `::text || ',' || ${p.always ? p.value : `coalesce(${p.value}, '')`}
-        || ${layout === 'csv' ? '' : `',' || coalesce('"' || replace(${p.extra}::text, '"', '""') || '"', '') || `}` +
-        `E'\\n'`
+        || ${layout.includes('-extra') ? `',' || coalesce('"' || replace(${p.extra}::text, '"', '""') || '"', '') || ` : ''}` +
+        `${status ? `',' || coalesce(${p.status}, '') || ` : ''}E'\\n'`
       );
     case 'ndjson':
     case 'ndjson-extra':
+    case 'ndjson-status':
+    case 'ndjson-extra-status':
       return (
         `'{"metric":' || to_json({{metric}}::text)::text || ',"project":' || to_json(r.slug)::text ` +
         `|| ',"date":"' || ${p.day}::text || '","value":' || ${value}
-        || ${layout === 'ndjson' ? '' : `coalesce(',"extra":' || ${p.extra}::text, '') || `}E'}\\n'`
+        || ${layout.includes('-extra') ? `coalesce(',"extra":' || ${p.extra}::text, '') || ` : ''}` +
+        `${status ? `',"status":' || coalesce('"' || ${p.status} || '"', 'null') || ` : ''}E'}\\n'`
       );
   }
 }
@@ -382,6 +398,44 @@ function pointSource(shape: SeriesShape): string {
     where h.valid_from <= {{asof}}::text::timestamptz and h.valid_to ` +
     `> {{asof}}::text::timestamptz)`
   );
+}
+
+/** Whether a layout writes each point's status (a GraphQL field, or an export's `-status`). */
+function withStatus(layout: PointLayout): boolean {
+  return typeof layout === 'string' ? layout.endsWith('-status') : layout.graphql.includes('status');
+}
+
+/**
+ * The instant a point's status is judged at: an as-of read's instant, else the statement's
+ * start (the database's clock).
+ */
+const STATUS_AT = `coalesce({{asof}}::text::timestamptz, statement_timestamp())`;
+
+/**
+ * A day's write history as known at {@link STATUS_AT}, one primary-key range scan of
+ * point_history: its first write (null when it has no history) and the writes that replaced
+ * a value by then.
+ */
+function historyOf(alias: string): string {
+  return (
+    `(select min(h.valid_from) as first_write, count(*) filter (where h.valid_to <= ${STATUS_AT}) as revisions ` +
+    `from point_history h where h.project_id = r.project_id ` +
+    `and h.day = ${alias}.day and h.valid_from <= ${STATUS_AT})`
+  );
+}
+
+/**
+ * PROVISIONAL while fewer than the metric's `stabilizationDays` have passed since the day's
+ * first write (it may still change), else REVISED when it was written more than once, else
+ * FINAL. `alias` names the point read (with `written_at`, the served value's write) and `ph` its
+ * {@link historyOf}; `all` wraps each test for a bucket: provisional when any of its days is, revised
+ * when any of them was.
+ */
+function pointStatus(alias: string, all: (test: string) => string = (test) => test): string {
+  const provisional =
+    `least(${alias}.written_at, ph.first_write) + make_interval(days => {{stabilization}}::integer) ` +
+    `> ${STATUS_AT}`;
+  return `case when ${all(provisional)} then 'PROVISIONAL' when ${all('ph.revisions > 0')} then 'REVISED' else 'FINAL' end`;
 }
 
 /** Whether a layout writes a GraphQL field. */
