@@ -70,7 +70,7 @@ for (const kind of STORE_KINDS) {
       await syncCatalog(opened.store, CATALOG);
       await write(opened.store);
       service = await startTestService(kind, {}, { store: opened });
-    });
+    }, 180_000);
     afterAll(async () => {
       await service?.stop();
     });

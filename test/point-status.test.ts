@@ -71,7 +71,7 @@ for (const kind of STORE_KINDS) {
       await write(opened.store, 'etf-flows-btc', 'bitcoin', ETF_WRITES);
       await write(opened.store, 'price', 'ethereum', PRICE_WRITES);
       service = await startTestService(kind, {}, { store: opened });
-    });
+    }, 180_000);
 
     afterAll(async () => {
       await service?.stop();
