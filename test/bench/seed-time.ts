@@ -1,4 +1,7 @@
-/** `npx tsx test/bench/seed-time.ts`: seconds to seed 3 years into a new in-memory PGlite, without and with the history. */
+/**
+ * `npx tsx test/bench/seed-time.ts`: seconds to seed 3 years into a new in-memory PGlite, without
+ * and with the sample revision history, twice each.
+ */
 import { CATALOG } from '../../src/catalog/load-catalog.js';
 import { migrate } from '../../src/db/migrate.js';
 import { openPglite } from '../../src/db/open-pglite.js';
