@@ -202,6 +202,22 @@ for (const kind of STORE_KINDS) {
         },
       );
 
+      it("labels the y axis with the metric's unit and shows its methodology beside the picker", async () => {
+        const fresh = await browser.newPage({ viewport: { width: 1300, height: 900 } });
+        await fresh.goto(`${service.url}/explore?metric=etf-flows-btc&project=bitcoin`);
+        await enterKey(fresh, TEST_KEY);
+        await expect.poll(() => loads(fresh), { timeout: 20_000 }).toBe(1);
+        const label = await fresh.evaluate(
+          () =>
+            (window as unknown as { explorer: { plot: { axes: { label: string }[] } } }).explorer.plot.axes[1]!.label,
+        );
+        expect(label).toBe('BTC');
+        const about = await fresh.textContent('#metric-about');
+        expect(about).toContain(' in BTC');
+        expect(about).toContain('Net creations minus redemptions');
+        await fresh.close();
+      });
+
       it('draws a view of one day as a dot on that day, not as nothing on an axis running years on', async () => {
         const fresh = await browser.newPage();
         await fresh.goto(

@@ -180,6 +180,7 @@ for (const kind of STORE_KINDS) {
         'project',
         'format',
         'extra',
+        'include',
       ]);
       expect(Object.keys(exportOp.responses['200']!.content!)).toEqual([
         'text/csv',

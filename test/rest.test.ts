@@ -421,6 +421,8 @@ for (const kind of STORE_KINDS) {
             firstDate: eth.ethereum![0]!.date,
             lastDate: eth.ethereum!.at(-1)!.date,
             updatedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/),
+            // At noon of the test day, price (due by 00:30 UTC the next day) should hold the day before.
+            stale: eth.ethereum!.at(-1)!.date < '2026-06-29',
           });
           // The same write time a series answer states as Last-Modified (in whole seconds).
           expect(res2.headers.get('last-modified')).toBe(

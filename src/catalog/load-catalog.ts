@@ -5,6 +5,8 @@ import raw from './catalog.json' with { type: 'json' };
 const SLUG = /^[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*$/;
 /** What GraphQL accepts as an enum value name. */
 const GRAPHQL_NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
+/** A UTC time of day, `HH:MM`. */
+const EXPECTED_BY = /^(?:[01][0-9]|2[0-3]):[0-5][0-9]$/;
 
 /** How a bucket's days may be summed up; the catalog names each metric's default. */
 export const AGGREGATIONS = ['sum', 'avg', 'min', 'max', 'first', 'last'] as const;
@@ -44,6 +46,15 @@ const metricSchema = z
     defaultAggregation: z.enum(AGGREGATIONS),
     /** Why: flows and counts add up, stocks take the last day, prices, rates and ratios average. */
     aggregationReason: z.string().min(10),
+    /** What a value is measured in, e.g. `USD`, `BTC`, `count`, `percent`, `ratio`, `native token`. */
+    unit: z.string().min(1).max(40),
+    /** What is counted and when a day closes: a sentence or two. */
+    methodology: z.string().min(20).max(600),
+    tags: z.array(z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/)).max(12),
+    /** The UTC time of day by which day D's value normally lands, on day D + 1. */
+    expectedBy: z.string().regex(EXPECTED_BY),
+    /** How many days after its first write a day's value may still be revised. */
+    stabilizationDays: z.number().int().min(0).max(365),
     list: z.string().optional(),
     projects: z.array(z.string().regex(SLUG)).min(1).optional(),
     sampleList: z.boolean().optional(),
@@ -86,6 +97,9 @@ const derivedSchema = z.object({
     )
     .min(1)
     .max(8),
+  unit: z.string().min(1).max(40),
+  methodology: z.string().min(20).max(600),
+  tags: z.array(z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/)).max(12),
 });
 
 const fileSchema = z.object({
@@ -115,6 +129,15 @@ export interface MetricDefinition {
   readonly sampleSeries: SampleSeries;
   /** For a metric computed from others (a derived metric, or a formula request): how. Undefined for stored ones. */
   readonly formula?: FormulaDefinition;
+  /** What a value is measured in, e.g. `USD`, `BTC`, `count`, `percent`, `ratio`, `native token`. */
+  readonly unit: string;
+  /** What is counted and when a day closes. */
+  readonly methodology: string;
+  readonly tags: readonly string[];
+  /** The UTC time (`HH:MM`) on day D + 1 by which day D's value normally lands. */
+  readonly expectedBy: string;
+  /** How many days after a day's first write its value is provisional (may still be revised). */
+  readonly stabilizationDays: number;
 }
 
 /** An expression over named inputs, each a stored metric bucketed with an aggregation. */
@@ -188,6 +211,11 @@ export function parseCatalog(input: unknown): Catalog {
       sampleProjects: list?.sample ?? m.sampleList ?? false,
       extraFields: Object.freeze([...(m.extraFields ?? [])]),
       sampleSeries: m.sampleSeries,
+      unit: m.unit,
+      methodology: m.methodology,
+      tags: Object.freeze([...m.tags]),
+      expectedBy: m.expectedBy,
+      stabilizationDays: m.stabilizationDays,
     };
   });
 
@@ -215,6 +243,12 @@ export function parseCatalog(input: unknown): Catalog {
       extraFields: Object.freeze([]),
       sampleSeries: { model: 'walk', min: 0, max: 1 },
       formula: Object.freeze({ expr: d.formula, inputs: Object.freeze(inputs) }),
+      unit: d.unit,
+      methodology: d.methodology,
+      tags: Object.freeze([...d.tags]),
+      // Known once every input is: the latest schedule, the longest provisional span.
+      expectedBy: inputs.map((i) => i.metric.expectedBy).reduce((a, b) => (a > b ? a : b), '00:00'),
+      stabilizationDays: Math.max(0, ...inputs.map((i) => i.metric.stabilizationDays)),
     };
   });
   const everyMetric = [...metrics, ...derived];

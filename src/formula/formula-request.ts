@@ -55,6 +55,11 @@ export function formulaRequestSchema(catalog: Catalog) {
       extraFields: [],
       sampleSeries: { model: 'walk', min: 0, max: 1 },
       formula: { expr: input.expr ?? '', inputs },
+      unit: 'formula result',
+      methodology: 'The expression evaluated per bucket of its inputs.',
+      tags: [],
+      expectedBy: '00:00',
+      stabilizationDays: 0,
     };
     const series = SERIES_REQUEST_SCHEMA.safeParse({ ...input, metric, inputs: undefined, expr: undefined });
     if (!series.success) {

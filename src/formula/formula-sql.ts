@@ -135,6 +135,7 @@ function statement(shape: FormulaShape): string {
     count: 'o.n',
     extra: 'null::jsonb',
     revised: 'o.revised',
+    status: 'null::text',
   };
   const updatedAt = shape.asOf ? 'least(max(p.updated_at), {{asof}}::text::timestamptz)' : 'max(p.updated_at)';
   const empty = typeof shape.layout === 'string' && shape.layout !== 'rest' ? `''` : `'[]'`;

@@ -2,6 +2,19 @@ import type { Builder } from './builder.js';
 import { keepExact, type ExactPoint } from './exact-numbers.js';
 
 export function addDataPoint(builder: Builder) {
+  const PointStatus = builder.enumType('PointStatus', {
+    description:
+      "How settled a value is, by its day's write history and the metric's `stabilizationDays` " +
+      '(judged now, or at `asOf`).',
+    values: {
+      PROVISIONAL: {
+        description:
+          "Fewer than `stabilizationDays` days have passed since the day's first write: it may still change.",
+      },
+      REVISED: { description: 'Written more than once (revised), and past its stabilization period.' },
+      FINAL: { description: 'Written once and past its stabilization period.' },
+    } as const,
+  });
   return builder.objectRef<ExactPoint>('DataPoint').implement({
     description: 'One value of one project: a stored day, or a bucket of days.',
     fields: (t) => ({
@@ -46,6 +59,14 @@ export function addDataPoint(builder: Builder) {
           'for a bucket, the newest write among its days; null for a filled bucket. ' +
           'With `asOf`, as it was then.',
         resolve: (p) => p.revisedAt,
+      }),
+      status: t.field({
+        type: PointStatus,
+        nullable: true,
+        description:
+          'PROVISIONAL, REVISED or FINAL; for a bucket, PROVISIONAL when any of its days is, else ' +
+          'REVISED when any of them was revised; null for a filled bucket.',
+        resolve: (p) => p.status as 'PROVISIONAL' | 'REVISED' | 'FINAL' | null,
       }),
     }),
   });

@@ -157,8 +157,13 @@ function cacheKeyOf(
   const accept = req.headers.accept ?? '';
   if (req.method !== 'POST' || body === undefined || body.length === 0) return undefined;
   if (acceptsMediaType(accept, 'text/event-stream')) return undefined;
+  // A point's status and a series' freshness change with the clock, not only with writes.
+  if (CLOCK_FIELDS.test(body.toString('latin1'))) return undefined;
   return `${req.url}\u0000${accept}\u0000${contentType ?? ''}\u0000${body.toString('latin1')}`;
 }
+
+/** Words of a document that may select a field judged by the clock: such answers are not kept. */
+const CLOCK_FIELDS = /\b(status|freshness)\b/;
 
 /** Answers Yoga writes as they come: an event stream, or multipart parts. Copied as they are, never kept. */
 function isStream(contentType: string): boolean {

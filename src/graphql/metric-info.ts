@@ -54,6 +54,17 @@ export function addMetricsQuery(builder: Builder, refs: { enums: Enums; Series: 
           'breaks its count down); empty for most metrics.',
         resolve: (m) => [...m.extraFields],
       }),
+      unit: t.exposeString('unit', {
+        description: 'What a value is measured in: USD, BTC, count, percent, ratio, native token.',
+      }),
+      methodology: t.exposeString('methodology', { description: 'What is counted, and when a day closes.' }),
+      tags: t.stringList({ description: 'Topics, for grouping metrics.', resolve: (m) => [...m.tags] }),
+      expectedBy: t.exposeString('expectedBy', {
+        description: "The UTC time (HH:MM) on day D + 1 by which day D's value normally lands.",
+      }),
+      stabilizationDays: t.exposeInt('stabilizationDays', {
+        description: "How many days after a day's first write its value is provisional (may still be revised).",
+      }),
       projectRequired: t.exposeBoolean('projectRequired', {
         description: 'True when `projects` must be given; otherwise omitting it means every project.',
       }),

@@ -6,6 +6,7 @@ import { addDataPoint } from './data-point.js';
 import { addEnums } from './enums.js';
 import { addHooks } from './hooks.js';
 import { addFormulaQuery } from './formula.js';
+import { addFreshness } from './freshness.js';
 import { addMetricQuery } from './metric.js';
 import { addMetricsQuery } from './metric-info.js';
 import { addRevisionProfileField } from './revision-profile.js';
@@ -26,6 +27,7 @@ export function createGraphqlSchema(catalog: Catalog): GraphQLSchema {
   const enums = addEnums(builder, catalog);
   const DataPoint = addDataPoint(builder);
   const Series = addSeries(builder, { DataPoint, enums });
+  addFreshness(builder, Series);
   addMetricQuery(builder, { catalog, enums, Series });
   const MetricInfo = addMetricsQuery(builder, { enums, Series });
   addRevisionProfileField(builder, { MetricInfo });

@@ -1,4 +1,4 @@
-import type { GraphQLResolveInfo } from 'graphql';
+import { Kind, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
 import { POINT_FIELDS } from '../series/series-sql.js';
 import { columnText } from '../db/store.js';
 import type { SeriesKey } from '../series/series-loader.js';
@@ -40,7 +40,7 @@ export function addSeries(builder: Builder, refs: { DataPoint: DataPointRef; enu
             await chargeSeries(ctx, { ...s.plan, slugs: s.plan.projects.map((p) => p.slug) });
           const fields = plainPointFields(info);
           if (fields === undefined)
-            return parseExactPoints(columnText(await ctx.loaders.points.load({ ...s, fields: POINT_FIELDS })));
+            return parseExactPoints(columnText(await ctx.loaders.points.load({ ...s, fields: everyField(info) })));
           ctx.splices.add(info, await ctx.loaders.points.load({ ...s, fields }));
           return [];
         },
@@ -84,6 +84,22 @@ export function addSeries(builder: Builder, refs: { DataPoint: DataPointRef; enu
 export type SeriesRef = ReturnType<typeof addSeries>;
 
 // Private
+
+/** The point fields without `status` (which reads each day's history) unless the selection names it somewhere. */
+const WITHOUT_STATUS = POINT_FIELDS.filter((f) => f !== 'status');
+
+function everyField(info: GraphQLResolveInfo): readonly (typeof POINT_FIELDS)[number][] {
+  const names = (set: SelectionSetNode | undefined, depth: number): boolean =>
+    depth < 8 &&
+    (set?.selections ?? []).some((s) =>
+      s.kind === Kind.FIELD
+        ? s.name.value === 'status'
+        : s.kind === Kind.INLINE_FRAGMENT
+          ? names(s.selectionSet, depth + 1)
+          : names(info.fragments[s.name.value]?.selectionSet, depth + 1),
+    );
+  return info.fieldNodes.some((n) => names(n.selectionSet, 0)) ? POINT_FIELDS : WITHOUT_STATUS;
+}
 
 /**
  * Whether this `points` field is a further selection of its plan's points, to be charged.

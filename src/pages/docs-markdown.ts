@@ -58,6 +58,12 @@ export function docsMarkdown(html: string): string {
       case '/em':
         line += '*';
         break;
+      case 'br':
+        line += ' — ';
+        break;
+      case 'small':
+      case '/small':
+        break;
       case 'a':
         link = /href="([^"]*)"/.exec(attributes ?? '')?.[1];
         line += '[';

@@ -26,7 +26,9 @@ export function renderDocs({ catalog, config, store }: PageServices): string {
       (m) =>
         `<li><code>GET /v1/metrics/${m.name}</code> — ${m.valueKind}` +
         `${m.projectRequired ? ', <code>project</code> required' : ''}` +
-        `; ${counted(m.projects.length, 'project')}</li>`,
+        `; ${counted(m.projects.length, 'project')}; in ${html(m.unit)}; lands by ${m.expectedBy} UTC the next day` +
+        `${m.stabilizationDays > 0 ? `, provisional for ${counted(m.stabilizationDays, 'day')}` : ', never revised'}` +
+        `<br><small>${html(m.methodology)}</small></li>`,
     )
     .join('\n');
   const problems = Object.entries(ERROR_KINDS)
@@ -79,6 +81,17 @@ in request order, each an array of <code>{date, value}</code> ascending ` +
 <code>GET /v1/metrics</code> lists the catalog with each project's stored ` +
     `date coverage.</p>
 <ul>${metrics}</ul>
+<p id="quality">Each catalog entry (REST <code>/v1/metrics</code>, GraphQL <code>metrics</code>) gives the ` +
+    `metric's <code>unit</code>, <code>methodology</code>, <code>tags</code>, <code>expectedBy</code> ` +
+    `(day D normally lands by D + 1 at that UTC time) and <code>stabilizationDays</code>.
+A project is <code>stale</code> when its last stored day is older than the last day that should have landed ` +
+    `by now (GraphQL <code>Series.freshness</code> gives <code>expectedLastDate</code>, <code>lastDate</code>, ` +
+    `<code>lastWriteAt</code>, <code>lagDays</code> and <code>stale</code>).
+A point's <code>status</code> (GraphQL <code>DataPoint.status</code>, or <code>include=status</code> on an ` +
+    `export) is <code>PROVISIONAL</code> while fewer than <code>stabilizationDays</code> have passed since its ` +
+    `day's first write, else <code>REVISED</code> when it was written more than once, else <code>FINAL</code>; ` +
+    `a bucket is provisional when any of its days is, else revised when any of them was; with ` +
+    `<code>as_of</code>, as known then.</p>
 
 <h2 id="options">Time-series options (extensions)</h2>
 <p>Optional parameters of <code>/v1/metrics/&lt;name&gt;</code> and <code>/v1/export</code> ` +
@@ -181,7 +194,9 @@ CSV field or <code>null</code>. Extra fields (<code>etf-num-products</code>' ` +
 <code>npm run import</code> reads them (a fifth CSV column <code>extra_json</code>, ` +
     `an NDJSON key <code>extra</code>): only such an export imports back whole, ` +
     `and importing
-one without them stores those points without their extra fields. Memory ` +
+one without them stores those points without their extra fields. <code>include=status</code> adds each ` +
+    `point's <a href="#quality">status</a> as a last column (CSV <code>status</code>, NDJSON key ` +
+    `<code>status</code>); without it the rows are as they always were. Memory ` +
     `stays flat for any size; a client that leaves stops the export (its query ` +
     `is cancelled, or read no further than the next batch).</p>
 <p><code>format=parquet</code> (a Parquet file, <code>application/vnd.apache.parquet</code>) and ` +
@@ -459,6 +474,11 @@ and for 400s <code>errors: [{param, message}]</code>. On <code>/graphql</code> `
 }
 
 // Private
+
+/** Catalog text in the page's HTML. */
+function html(text: string): string {
+  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+}
 
 /** The page is static HTML with one inline style sheet: no script runs in it, and no other site frames it. */
 const CSP =

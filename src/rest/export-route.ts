@@ -71,11 +71,18 @@ export async function handleExport(call: RestCall): Promise<void> {
     'end_date',
     'format',
     'extra',
+    'include',
     ...EXTENSION_PARAMS,
     ...COST_PARAMS,
   ]);
   const format = choice('format', params.get('format'), FORMAT_NAMES);
   const extra = choice('extra', params.get('extra'), EXTRA);
+  const withStatus = includesStatus(params.get('include'));
+  if (withStatus && isColumnar(format)) {
+    throw badRequest([
+      { param: 'include', message: `status is a column of the csv and ndjson formats, not of ${format}` },
+    ]);
+  }
   const requests = exportRequests(services.catalog.served, params);
   const today = todayEpochDay(services.clock());
   const prices = requests.map((r) => priceSeriesRequest(r, today, (name, slug) => services.storedSpans.of(name, slug)));
@@ -91,7 +98,7 @@ export async function handleExport(call: RestCall): Promise<void> {
   // The first rows are read before anything is sent, so a busy or absent database is still a 503.
   const chunks = isColumnar(format)
     ? columnar(services.reads, plans, format, extra, signal)
-    : rows(services.reads, plans, format, extra, signal);
+    : rows(services.reads, plans, format, extra, withStatus, signal);
   const type = isColumnar(format) ? COLUMNAR_FORMATS[format].type : FORMATS[format].type;
   try {
     const first = await chunks.next();
@@ -174,10 +181,12 @@ async function* rows(
   plans: readonly { plan: SeriesPlan; buckets: number }[],
   format: Format,
   extra: Extra,
+  withStatus: boolean,
   signal: CancelSignal,
 ): AsyncGenerator<BodyChunk> {
   let header: string | undefined = extra === 'include' ? FORMATS[format].headerWithExtra : FORMATS[format].header;
-  const layout: ExportLayout = extra === 'include' ? `${format}-extra` : format;
+  if (withStatus && format === 'csv') header = header.replace(/\n$/, ',status\n');
+  const layout: ExportLayout = `${format}${extra === 'include' ? '-extra' : ''}${withStatus ? '-status' : ''}`;
   for (const { plan, buckets } of plans) {
     const perBatch = Math.max(1, Math.floor(POINTS_PER_BATCH / Math.max(1, buckets)));
     for await (const batch of streamSeries(store, plan, layout, perBatch, signal)) {
@@ -203,6 +212,29 @@ function columnar(
 ): AsyncGenerator<BodyChunk> {
   const exported = columnarExport(plans, extra === 'include');
   return COLUMNAR_FORMATS[format].write(exported, columnBatches(store, plans, exported, signal));
+}
+
+/**
+ * Columns added on request: `include=status` adds each row's PointStatus (CSV column
+ * `status`, NDJSON key `status`). Without it the rows are exactly as they always were.
+ */
+const INCLUDES = ['status'] as const;
+
+function includesStatus(value: string | undefined): boolean {
+  if (value === undefined) return false;
+  const names = value.split(',');
+  const unknown = names.filter((name) => !(INCLUDES as readonly string[]).includes(name));
+  if (unknown.length > 0 || names.length > INCLUDES.length) {
+    throw badRequest([
+      {
+        param: 'include',
+        message:
+          `expected a comma-separated list of ${INCLUDES.join(', ')}, got ` +
+          `${JSON.stringify(clipped(unknown[0] ?? value))}`,
+      },
+    ]);
+  }
+  return names.includes('status');
 }
 
 /** `first` (when there is one), then the rest of `chunks`. */

@@ -146,6 +146,16 @@ export function exportOperation(catalog: Catalog): Record<string, unknown> {
           'leaves them out.',
         schema: { enum: ['omit', 'include'], default: 'omit' },
       },
+      {
+        name: 'include',
+        in: 'query',
+        required: false,
+        description:
+          "status adds each point's status as a last column: CSV status, NDJSON key status " +
+          "(PROVISIONAL within the metric's stabilizationDays of the day's first write, else REVISED when " +
+          'written more than once, else FINAL; judged at as_of when given). Omitted: the rows as always.',
+        schema: { enum: ['status'] },
+      },
       ...SERIES_PARAMETERS,
     ],
     responses: {

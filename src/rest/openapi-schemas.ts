@@ -172,7 +172,19 @@ export const OPENAPI_COMPONENTS = {
           type: 'array',
           items: {
             type: 'object',
-            required: ['name', 'path', 'valueKind', 'projectRequired', 'defaultAggregation', 'projects'],
+            required: [
+              'name',
+              'path',
+              'valueKind',
+              'projectRequired',
+              'defaultAggregation',
+              'unit',
+              'methodology',
+              'tags',
+              'expectedBy',
+              'stabilizationDays',
+              'projects',
+            ],
             properties: {
               name: { type: 'string' },
               path: { type: 'string' },
@@ -198,11 +210,24 @@ export const OPENAPI_COMPONENTS = {
                   },
                 },
               },
+              unit: { type: 'string', description: 'USD, BTC, count, percent, ratio, native token.' },
+              methodology: { type: 'string', description: 'What is counted, and when a day closes.' },
+              tags: { type: 'array', items: { type: 'string' } },
+              expectedBy: {
+                type: 'string',
+                pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$',
+                description: "The UTC time on day D + 1 by which day D's value normally lands.",
+              },
+              stabilizationDays: {
+                type: 'integer',
+                minimum: 0,
+                description: "Days after a day's first write during which its value is provisional.",
+              },
               projects: {
                 type: 'array',
                 items: {
                   type: 'object',
-                  required: ['slug', 'firstDate', 'lastDate', 'updatedAt'],
+                  required: ['slug', 'firstDate', 'lastDate', 'updatedAt', 'stale'],
                   properties: {
                     slug: { type: 'string' },
                     firstDate: { type: ['string', 'null'] },
@@ -212,6 +237,12 @@ export const OPENAPI_COMPONENTS = {
                       format: 'date-time',
                       description:
                         'When any point of the series was last written, UTC with microseconds (as the changes feed).',
+                    },
+                    stale: {
+                      type: 'boolean',
+                      description:
+                        'True when lastDate is older than the last day that should have landed by now ' +
+                        '(day D by D + 1 at expectedBy UTC), or the series has no data.',
                     },
                   },
                 },

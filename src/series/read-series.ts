@@ -181,5 +181,6 @@ function query(plan: SeriesPlan, projects: readonly PlannedProject[]) {
     asOf: plan.asOf,
     lagDays: plan.lagDays,
     limitPerProject: plan.limitPerProject ?? null,
+    stabilizationDays: plan.metric.stabilizationDays,
   };
 }

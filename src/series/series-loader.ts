@@ -28,6 +28,8 @@ export interface DataPoint {
   extra: Record<string, unknown> | null;
   /** When the value served was written (ISO 8601 UTC); null for a filled bucket. */
   revisedAt: string | null;
+  /** PROVISIONAL, REVISED or FINAL (see series-sql.ts); null for a filled bucket. */
+  status: string | null;
 }
 
 /** First and last day with data in the whole series (null when it has none), and when it was last written. */

@@ -18,7 +18,7 @@ import type { Vintage } from './vintage.js';
  */
 
 /** The fields of a GraphQL DataPoint, all of which PostgreSQL can write. */
-export const POINT_FIELDS = ['date', 'value', 'count', 'extra', 'revisedAt'] as const;
+export const POINT_FIELDS = ['date', 'value', 'count', 'extra', 'revisedAt', 'status'] as const;
 
 export type PointField = (typeof POINT_FIELDS)[number];
 
@@ -29,8 +29,8 @@ export type PointField = (typeof POINT_FIELDS)[number];
  */
 export type PointLayout = 'rest' | ExportLayout | ColumnarLayout | { graphql: readonly PointField[] };
 
-/** The layouts of an export's lines. */
-export type ExportLayout = 'csv' | 'ndjson' | 'csv-extra' | 'ndjson-extra';
+/** The layouts of an export's lines: `-extra` adds the extra fields, `-status` each point's status. */
+export type ExportLayout = `${'csv' | 'ndjson'}${'' | '-extra'}${'' | '-status'}`;
 
 /**
  * Typed columns for the Arrow and Parquet exports: per project one JSON object of parallel
@@ -78,6 +78,8 @@ export interface SeriesQuery {
   lagDays?: number | null | undefined;
   /** Points per project a limited statement writes; ignored by the others. */
   limitPerProject?: number | null;
+  /** The metric's `stabilizationDays`, for a point's status (0 when not given). */
+  stabilizationDays?: number;
 }
 
 /**
@@ -117,6 +119,7 @@ export const PARAMETERS = {
   asof: (q: SeriesQuery) => q.asOf,
   lag: (q: SeriesQuery) => q.lagDays ?? null,
   limit: (q: SeriesQuery) => q.limitPerProject ?? null,
+  stabilization: (q: SeriesQuery) => q.stabilizationDays ?? 0,
 } as const;
 
 const STATEMENTS = new Map<string, SeriesStatement>();
@@ -168,12 +171,14 @@ function storedPoints(shape: SeriesShape): string {
     count: '1',
     extra: 'pt.extra',
     revised: 'pt.written_at',
+    status: pointStatus('pt'),
   };
-  const days = `${pointSource(shape)} pt
+  const history = withStatus(shape.layout) ? ` cross join lateral ${historyOf('pt')} ph` : '';
+  const days = `${pointSource(shape)} pt${shape.limited ? '' : history}
     where pt.project_id = r.project_id
       and pt.day between coalesce({{from}}::date, '-infinity') and coalesce({{to}}::date, 'infinity')`;
   return `select ${projectPoints(shape.layout, point, 'pt.day')}
-    from ${shape.limited ? `(select pt.* from ${days} order by pt.day desc limit {{limit}}) pt` : days}`;
+    from ${shape.limited ? `(select pt.* from ${days} order by pt.day desc limit {{limit}}) pt${history}` : days}`;
 }
 
 /** The newest `{{limit}}` rows of a project's rows when the shape is limited; the rows themselves otherwise. */
@@ -206,6 +211,7 @@ function bucketedPoints(shape: SeriesShape): string {
     count: 'o.n',
     extra: 'o.extra',
     revised: 'o.revised',
+    status: 'o.status',
   };
   return `select ${projectPoints(shape.layout, point, 'o.bucket')}
     from (${limited(shape, bucketRows(shape), 'o.bucket')}) o`;
@@ -254,6 +260,8 @@ export function memberBuckets(shape: SeriesShape, use: 'series' | 'members'): st
       : `jsonb_build_object(${shape.extraFields.map((f) => `'${identifier(f)}', trim_scale(${aggregate(options.aggregation, extraNumber(f))})`).join(', ')}` +
         `)`;
   const revised = selects(shape.layout, 'revisedAt') ? 'max(d.written_at)' : 'null::timestamptz';
+  // A bucket is provisional while any of its days is, revised when any of them was.
+  const status = withStatus(shape.layout) ? pointStatus('d', (test) => `bool_or(${test})`) : 'null::text';
   const series = use === 'series';
   return (
     `with bounds as (
@@ -279,22 +287,22 @@ export function memberBuckets(shape: SeriesShape, use: 'series' | 'members'): st
       ),
       buckets as (
         select d.bucket, ${aggregate(options.aggregation, 'd.value')} ` +
-    `as value, count(*)::integer as n, ${extra} as extra, ${revised} as revised
-        from days d group by d.bucket
+    `as value, count(*)::integer as n, ${extra} as extra, ${revised} as revised, ${status} as status
+        from days d${withStatus(shape.layout) ? ` cross join lateral ${historyOf('d')} ph` : ''} group by d.bucket
       ),
       grid as (
-        select g::date as bucket, w.out_lo, b.n, b.value, b.extra, b.revised, ` +
+        select g::date as bucket, w.out_lo, b.n, b.value, b.extra, b.revised, b.status, ` +
     `count(b.value) over (order by g) as carried
         from warm w cross join generate_series(w.warm_lo::timestamp, ` +
     `w.out_hi::timestamp, {{step}}::interval) g
         left join buckets b on b.bucket = g::date
       ),
       filled as (select bucket, out_lo, coalesce(n, 0) as n, ${FILLED[options.fill]} ` +
-    `as value, extra, revised from grid),
+    `as value, extra, revised, status from grid),
       shaped as (
         select bucket, n, ${series ? transformed(options) : 'value'} as value,
           ${options.transform === null ? 'case when n > 0 then extra end' : 'null::jsonb'} ` +
-    `as extra, revised
+    `as extra, revised, status
         from filled
       )
       select s.* from shaped s cross join warm w
@@ -379,6 +387,8 @@ export interface PointColumns {
   extra: string;
   /** The newest write time behind the point; SQL null for a filled bucket. */
   revised: string;
+  /** The point's status text (PROVISIONAL, REVISED, FINAL); SQL null for a filled bucket. */
+  status: string;
 }
 
 /** A project's points as one text, in the layout asked for. */
@@ -408,27 +418,34 @@ export function pointText(layout: TextLayout, p: PointColumns): string {
       count: `'"count":' || ${p.count}`,
       extra: `'"extra":' || coalesce(${p.extra}::text, 'null')`,
       revisedAt: `'"revisedAt":' || coalesce('"' || ${isoInstant(p.revised)} || '"', 'null')`,
+      status: `'"status":' || coalesce('"' || ${p.status} || '"', 'null')`,
     };
     return `'{' || ${layout.graphql.map((f) => fields[f]).join(` || ',' || `)} || '}'`;
   }
+  const status = layout.endsWith('-status');
   switch (layout) {
     case 'rest':
       return `'{"date":"' || ${p.day}::text || '","value":' || ${value}
         || coalesce(',' || nullif(substr(${p.extra}::text, 2, length(${p.extra}::text) - 2), ''), '') || '}'`;
     case 'csv':
     case 'csv-extra':
+    case 'csv-status':
+    case 'csv-extra-status':
       return (
         `{{metric}}::text || ',' || r.slug || ',' || ${p.day}` +
         `::text || ',' || ${p.always ? p.value : `coalesce(${p.value}, '')`}
-        || ${layout === 'csv' ? '' : `',' || coalesce('"' || replace(${p.extra}::text, '"', '""') || '"', '') || `}` +
-        `E'\\n'`
+        || ${layout.includes('-extra') ? `',' || coalesce('"' || replace(${p.extra}::text, '"', '""') || '"', '') || ` : ''}` +
+        `${status ? `',' || coalesce(${p.status}, '') || ` : ''}E'\\n'`
       );
     case 'ndjson':
     case 'ndjson-extra':
+    case 'ndjson-status':
+    case 'ndjson-extra-status':
       return (
         `'{"metric":' || to_json({{metric}}::text)::text || ',"project":' || to_json(r.slug)::text ` +
         `|| ',"date":"' || ${p.day}::text || '","value":' || ${value}
-        || ${layout === 'ndjson' ? '' : `coalesce(',"extra":' || ${p.extra}::text, '') || `}E'}\\n'`
+        || ${layout.includes('-extra') ? `coalesce(',"extra":' || ${p.extra}::text, '') || ` : ''}` +
+        `${status ? `',"status":' || coalesce('"' || ${p.status} || '"', 'null') || ` : ''}E'}\\n'`
       );
   }
 }
@@ -495,6 +512,44 @@ function vintageSource(shape: Pick<SeriesShape, 'asOf' | 'vintage'>): string {
     union all
     select h.project_id, h.day, h.value, h.extra, h.valid_from from point_history h
     where h.valid_from <= ${instant('h.day')} and h.valid_to > ${instant('h.day')})`;
+}
+
+/** Whether a layout writes each point's status (a GraphQL field, or an export's `-status`). */
+function withStatus(layout: PointLayout): boolean {
+  return typeof layout === 'string' ? layout.endsWith('-status') : layout.graphql.includes('status');
+}
+
+/**
+ * The instant a point's status is judged at: an as-of read's instant, else the statement's
+ * start (the database's clock).
+ */
+const STATUS_AT = `coalesce({{asof}}::text::timestamptz, statement_timestamp())`;
+
+/**
+ * A day's write history as known at {@link STATUS_AT}, one primary-key range scan of
+ * point_history: its first write (null when it has no history) and the writes that replaced
+ * a value by then.
+ */
+function historyOf(alias: string): string {
+  return (
+    `(select min(h.valid_from) as first_write, count(*) filter (where h.valid_to <= ${STATUS_AT}) as revisions ` +
+    `from point_history h where h.project_id = r.project_id ` +
+    `and h.day = ${alias}.day and h.valid_from <= ${STATUS_AT})`
+  );
+}
+
+/**
+ * PROVISIONAL while fewer than the metric's `stabilizationDays` have passed since the day's
+ * first write (it may still change), else REVISED when it was written more than once, else
+ * FINAL. `alias` names the point read (with `written_at`, the served value's write) and `ph` its
+ * {@link historyOf}; `all` wraps each test for a bucket: provisional when any of its days is, revised
+ * when any of them was.
+ */
+function pointStatus(alias: string, all: (test: string) => string = (test) => test): string {
+  const provisional =
+    `least(${alias}.written_at, ph.first_write) + make_interval(days => {{stabilization}}::integer) ` +
+    `> ${STATUS_AT}`;
+  return `case when ${all(provisional)} then 'PROVISIONAL' when ${all('ph.revisions > 0')} then 'REVISED' else 'FINAL' end`;
 }
 
 /** Whether a layout writes a GraphQL field. */

@@ -49,7 +49,7 @@ async function seedEmbedded(store: Store, catalog: Catalog, config: Config, logg
   const progress = createProgressLine(process.stderr);
   const started = Date.now();
   progress.update('seeding sample data…');
-  const result = await seedDatabase(store, catalog, { years: config.seedYears });
+  const result = await seedDatabase(store, catalog, { years: config.seedYears, history: true });
   progress.done(
     `seeded ${result.points} sample points for ${result.series}` +
       ` series in ${((Date.now() - started) / 1000).toFixed(1)}` +

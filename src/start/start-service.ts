@@ -10,6 +10,7 @@ import { openStore } from '../db/open-store.js';
 import type { Store } from '../db/store.js';
 import { createServices, loadRedisStoreOpener, type Services } from '../services.js';
 import { startControlServer, type ControlServer } from './control-server.js';
+import { prepareNewFolder } from './first-start.js';
 import { prepareDatabase } from './prepare-database.js';
 
 /** Waits between attempts to reach the database: doubling from half a second, capped at five. */
@@ -55,6 +56,7 @@ export async function startService(
   const claim = options.store === undefined ? claimFolder(config) : undefined;
   let store: Store;
   try {
+    if (claim !== undefined) await prepareNewFolder(config, logger);
     store = options.store ?? (await openStore(config));
   } catch (error) {
     claim?.release();

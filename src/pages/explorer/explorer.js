@@ -226,7 +226,8 @@ class UserError extends Error {
 }
 
 const CATALOG_QUERY =
-  '{ metrics { name description valueKind defaultAggregation extraFields coverage { slug firstDate lastDate } } }';
+  '{ metrics { name description valueKind defaultAggregation extraFields unit methodology ' +
+  'coverage { slug firstDate lastDate } } }';
 
 /** The series query of a view; `extra` only for a metric whose points carry a breakdown (the table shows it). */
 function seriesQuery(state) {
@@ -286,8 +287,8 @@ function defaultProjects(metric) {
 
 function fillProjects(metric, selected) {
   $('metric-about').textContent =
-    `${metric.description} — ${metric.valueKind.toLowerCase()} values, default ` +
-    `aggregation ${metric.defaultAggregation.toLowerCase()}.`;
+    `${metric.description} — ${metric.valueKind.toLowerCase()} values in ${metric.unit}, default ` +
+    `aggregation ${metric.defaultAggregation.toLowerCase()}. ${metric.methodology}`;
   $('projects').replaceChildren(
     ...metric.coverage.map((c) => {
       const option = new Option(`${c.slug} (${c.firstDate ?? 'no data'} – ${c.lastDate ?? ''})`, c.slug);
@@ -403,7 +404,7 @@ function draw(state) {
   const table = state.view === 'table';
   $('table').hidden = !table;
   $('chart').hidden = table;
-  if (!table) return drawChart(slugs, dates, columns, state.log === 'on');
+  if (!table) return drawChart(slugs, dates, columns, state.log === 'on', axisLabel(state));
   // The table also shows a breakdown (etf-num-products: spot, futures, leveraged), a column per
   // field after each project's value.
   const fields = extraFieldsOf(state.metric);
@@ -416,7 +417,13 @@ function draw(state) {
   return '';
 }
 
-function drawChart(slugs, dates, columns, log) {
+/** The y axis's label: the metric's unit, or what a transform makes of it. */
+function axisLabel(state) {
+  const unit = explorer.catalog.find((m) => m.name === state.metric)?.unit ?? '';
+  return state.transform === 'percent_change' ? `% change (${unit})` : unit;
+}
+
+function drawChart(slugs, dates, columns, log, unit) {
   plot?.destroy();
   const positive = columns.every((values) => values.every((v) => v === null || v > 0));
   const xs = dates.map((d) => Date.parse(`${d}T00:00:00Z`) / 1000);
@@ -441,7 +448,7 @@ function drawChart(slugs, dates, columns, log) {
         value: (_u, v) => (v == null ? '–' : String(v)),
       })),
     ],
-    axes: [{}, { size: yAxisSize }],
+    axes: [{}, { size: yAxisSize, label: unit }],
     legend: { live: true },
   };
   plot = new uPlot(opts, [xs, ...columns], $('chart'));
