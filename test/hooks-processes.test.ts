@@ -57,6 +57,7 @@ describe('a server killed mid-delivery, on the embedded store, with the hooks co
     const receiver = await holdingReceiver();
     const env = {
       PGLITE_DIR: join(dir, 'pglite'),
+      DATABASE_URL: '',
       SEED_YEARS: '1',
       HOOKS_ALLOW_PRIVATE: 'on',
       HOOKS_RETRY_BASE_SECONDS: '0.05',
