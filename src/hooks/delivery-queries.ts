@@ -158,12 +158,20 @@ export async function recordFailure(
   return rows[0]?.state === 'failed';
 }
 
-/** Seconds until the earliest pending delivery of an active hook is due (0 if one is); undefined when none waits. */
+/**
+ * Seconds until the oldest pending delivery of some active hook that no instance holds is
+ * due (0 if one is); undefined when none waits. Only each hook's oldest counts (the rest
+ * wait behind it), and a held hook is its holder's to watch: counting either would wake
+ * the worker again and again for nothing it may do.
+ */
 export async function secondsToNextDue(db: Queryable): Promise<number | undefined> {
   const rows = await db.query<{ seconds: number | null }>(
-    `select greatest(0, extract(epoch from min(d.next_attempt_at) - now()))::float8 as seconds
-     from hook_delivery d join hook h on h.id = d.hook_id
-     where d.state = 'pending' and h.active`,
+    `select greatest(0, extract(epoch from min(head.next_attempt_at) - now()))::float8 as seconds
+     from hook h
+     cross join lateral (
+       select d.next_attempt_at from hook_delivery d
+       where d.hook_id = h.id and d.state = 'pending' order by d.seq limit 1) head
+     where h.active and (h.lease_until is null or h.lease_until < now())`,
   );
   return rows[0]?.seconds ?? undefined;
 }
