@@ -108,8 +108,9 @@ export async function queueDeliveries(
  */
 export async function dueDeliveries(db: Queryable, hookId: string, limit: number): Promise<DueDelivery[]> {
   const rows = await db.query<DueDelivery & { due: boolean }>(
-    `select seq::text as seq, id, cursor, events, attempts, next_attempt_at <= now() as due
-     from hook_delivery where hook_id = $1 and state = 'pending' order by seq limit $2`,
+    // Ordered by the column, not by the text alias of the same name (which sorts "10" before "9").
+    `select d.seq::text as seq, d.id, d.cursor, d.events, d.attempts, d.next_attempt_at <= now() as due
+     from hook_delivery d where d.hook_id = $1 and d.state = 'pending' order by d.seq limit $2`,
     [hookId, limit],
   );
   const firstNotDue = rows.findIndex((row) => !row.due);
