@@ -108,8 +108,9 @@ export async function queueDeliveries(
  */
 export async function dueDeliveries(db: Queryable, hookId: string, limit: number): Promise<DueDelivery[]> {
   const rows = await db.query<DueDelivery & { due: boolean }>(
-    `select seq::text as seq, id, cursor, events, attempts, next_attempt_at <= now() as due
-     from hook_delivery where hook_id = $1 and state = 'pending' order by seq limit $2`,
+    // Ordered by the column, not by the text alias of the same name (which sorts "10" before "9").
+    `select d.seq::text as seq, d.id, d.cursor, d.events, d.attempts, d.next_attempt_at <= now() as due
+     from hook_delivery d where d.hook_id = $1 and d.state = 'pending' order by d.seq limit $2`,
     [hookId, limit],
   );
   const firstNotDue = rows.findIndex((row) => !row.due);
@@ -158,12 +159,20 @@ export async function recordFailure(
   return rows[0]?.state === 'failed';
 }
 
-/** Seconds until the earliest pending delivery of an active hook is due (0 if one is); undefined when none waits. */
+/**
+ * Seconds until the oldest pending delivery of some active hook that no instance holds is
+ * due (0 if one is); undefined when none waits. Only each hook's oldest counts (the rest
+ * wait behind it), and a held hook is its holder's to watch: counting either would wake
+ * the worker again and again for nothing it may do.
+ */
 export async function secondsToNextDue(db: Queryable): Promise<number | undefined> {
   const rows = await db.query<{ seconds: number | null }>(
-    `select greatest(0, extract(epoch from min(d.next_attempt_at) - now()))::float8 as seconds
-     from hook_delivery d join hook h on h.id = d.hook_id
-     where d.state = 'pending' and h.active`,
+    `select greatest(0, extract(epoch from min(head.next_attempt_at) - now()))::float8 as seconds
+     from hook h
+     cross join lateral (
+       select d.next_attempt_at from hook_delivery d
+       where d.hook_id = h.id and d.state = 'pending' order by d.seq limit 1) head
+     where h.active and (h.lease_until is null or h.lease_until < now())`,
   );
   return rows[0]?.seconds ?? undefined;
 }

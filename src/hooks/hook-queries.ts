@@ -126,13 +126,13 @@ export async function listDeliveries(
   before: string | undefined,
 ): Promise<{ deliveries: Delivery[]; next: string | undefined }> {
   const rows = await db.query<DeliveryRow>(
-    `select seq::text as seq, id, state, attempts, last_status as "lastStatus", last_error as "lastError",
-       case when state = 'pending' then ${instant('next_attempt_at')} end as "nextAttemptAt",
-       ${instant('created_at')} as "createdAt", ${instant('finished_at')} as "finishedAt",
-       cursor, events::text as events
-     from hook_delivery
-     where hook_id = $1 and ($2::bigint is null or seq < $2::bigint)
-     order by seq desc
+    `select d.seq::text as seq, d.id, d.state, d.attempts, d.last_status as "lastStatus", d.last_error as "lastError",
+       case when d.state = 'pending' then ${instant('d.next_attempt_at')} end as "nextAttemptAt",
+       ${instant('d.created_at')} as "createdAt", ${instant('d.finished_at')} as "finishedAt",
+       d.cursor, d.events
+     from hook_delivery d
+     where d.hook_id = $1 and ($2::bigint is null or d.seq < $2::bigint)
+     order by d.seq desc
      limit $3`,
     [hookId, before ?? null, limit + 1],
   );

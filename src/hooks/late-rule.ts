@@ -1,4 +1,4 @@
-import type { Catalog, MetricDefinition } from '../catalog/load-catalog.js';
+import type { Catalog } from '../catalog/load-catalog.js';
 import { fromEpochDay } from '../dates.js';
 import type { ProjectDirectory } from '../db/project-directory.js';
 import type { Queryable } from '../db/store.js';
@@ -6,11 +6,6 @@ import { hookCursor } from './hook-queries.js';
 import { eventsJson, type HookEvent } from './hook-events.js';
 import type { HookFilter, HookRule } from './hook-input.js';
 import { generateMessageId } from './hook-signing.js';
-
-/** When a metric's day is expected to have landed: "HH:MM" UTC of the next day. */
-export function expectedByOf(metric: MetricDefinition): string {
-  return (metric as { expectedBy?: string }).expectedBy ?? '02:00';
-}
 
 /**
  * The latest day whose data is overdue at `now` under a late rule: day D is due by
@@ -42,7 +37,7 @@ export async function checkLateRules(
     if (rule.type !== 'late') return;
     for (const metric of catalog.metrics) {
       if (hook.filter.metrics !== undefined && !hook.filter.metrics.includes(metric.name)) continue;
-      const day = lateDay(now, expectedByOf(metric), rule.graceMinutes);
+      const day = lateDay(now, metric.expectedBy, rule.graceMinutes);
       for (const slug of metric.projects) {
         if (hook.filter.projects !== undefined && !hook.filter.projects.includes(slug)) continue;
         const project = directory.idOf(metric.name, slug);
