@@ -60,9 +60,16 @@ for (const kind of STORE_KINDS) {
       await svc?.stop();
     });
 
-    it('lists list_metrics, explain_metric and get_series with input and output schemas', async () => {
+    it('lists the tools with input and output schemas', async () => {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name)).toEqual(['list_metrics', 'explain_metric', 'get_series']);
+      expect(tools.map((t) => t.name)).toEqual([
+        'list_metrics',
+        'explain_metric',
+        'get_series',
+        'total',
+        'rank',
+        'formula',
+      ]);
       for (const tool of tools) {
         expect(tool.inputSchema.type).toBe('object');
         expect(tool.inputSchema.properties).toHaveProperty('dry_run');
@@ -80,6 +87,9 @@ for (const kind of STORE_KINDS) {
         'transform',
         'window',
         'as_of',
+        'vintage',
+        'lag_days',
+        'limit_per_project',
         'dry_run',
       ]);
       expect(series.interval).toMatchObject({ enum: [...INTERVALS] });
@@ -236,7 +246,7 @@ for (const kind of STORE_KINDS) {
       });
       expect(textOf(typo)).toBe(
         'startDate: unknown parameter "startDate"; expected metric, project, start_date, end_date, interval, ' +
-          'aggregation, fill, transform, window, as_of',
+          'aggregation, fill, transform, window, as_of, vintage, lag_days, limit_per_project',
       );
       const typed = await call(client, 'get_series', { metric: 'price', project: ['ethereum'], interval: 7 });
       expect(typed.isError).toBe(true);
