@@ -273,6 +273,16 @@ for (const kind of STORE_KINDS) {
       expect(share.structuredContent).not.toHaveProperty('revisionProfile');
     });
 
+    it('refuses a formula of more than 500 points, asking for a coarser interval', async () => {
+      // A year of seeded days for each of two projects: about 730 points.
+      const args = { expr: 'p', input: [`p:${P}`], project: ['arbitrum', 'base'] };
+      const formula = await call('formula', args);
+      expect(formula.isError).toBe(true);
+      expect(textOf(formula)).toMatch(/^the answer would hold \d+ points, more than 500; ask for a coarser interval/);
+      const monthly = await call('formula', { ...args, interval: 'month' });
+      expect(monthly.isError, textOf(monthly)).toBeFalsy();
+    });
+
     it("get_series's dry run is REST's dry_run answer", async () => {
       const args = { metric: 'token-price-usd', project: ['ethereum', 'solana'], interval: 'week' };
       await expectRestCost('get_series', args, '/v1/metrics/token-price-usd?project=ethereum,solana&interval=week');

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { Catalog } from '../../catalog/load-catalog.js';
 import { toGraphqlName } from '../../catalog/load-catalog.js';
+import { priceProfile } from '../../limits/history-cost.js';
+import { DEFAULT_LOOKBACK_DAYS } from '../../revisions/revision-profiles.js';
 import { metricOf, refuseUnknown } from '../argument-checks.js';
 import { METRIC_ENTRY_SCHEMA, readMetricEntries, readRevisionProfile } from '../catalog-entries.js';
 import type { Tool } from '../tool.js';
@@ -28,10 +30,13 @@ export function createExplainMetricTool(catalog: Catalog): Tool {
         .optional()
         .describe('How values were revised over the last 180 days of data; absent where REST has none.'),
     }),
-    cost: (args) => {
+    cost: (args, { services }) => {
       refuseUnknown(args, ['metric']);
-      metricOf(args, catalog.served);
-      return 1;
+      const metric = metricOf(args, catalog.served);
+      // GET /v1/metrics, and the profile's request where REST has one (a stored metric).
+      if (!catalog.byName.has(metric.name)) return 1;
+      const kept = services.revisionProfiles.isKept(metric.name, DEFAULT_LOOKBACK_DAYS);
+      return 1 + priceProfile(metric.projects.length, DEFAULT_LOOKBACK_DAYS, kept);
     },
     run: async (args, context) => {
       refuseUnknown(args, ['metric']);
