@@ -60,9 +60,16 @@ for (const kind of STORE_KINDS) {
       await svc?.stop();
     });
 
-    it('lists list_metrics, explain_metric and get_series with input and output schemas', async () => {
+    it('lists the tools with input and output schemas', async () => {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name)).toEqual(['list_metrics', 'explain_metric', 'get_series']);
+      expect(tools.map((t) => t.name)).toEqual([
+        'list_metrics',
+        'explain_metric',
+        'get_series',
+        'total',
+        'rank',
+        'formula',
+      ]);
       for (const tool of tools) {
         expect(tool.inputSchema.type).toBe('object');
         expect(tool.inputSchema.properties).toHaveProperty('dry_run');
@@ -80,6 +87,9 @@ for (const kind of STORE_KINDS) {
         'transform',
         'window',
         'as_of',
+        'vintage',
+        'lag_days',
+        'limit_per_project',
         'dry_run',
       ]);
       expect(series.interval).toMatchObject({ enum: [...INTERVALS] });
@@ -236,7 +246,7 @@ for (const kind of STORE_KINDS) {
       });
       expect(textOf(typo)).toBe(
         'startDate: unknown parameter "startDate"; expected metric, project, start_date, end_date, interval, ' +
-          'aggregation, fill, transform, window, as_of',
+          'aggregation, fill, transform, window, as_of, vintage, lag_days, limit_per_project',
       );
       const typed = await call(client, 'get_series', { metric: 'price', project: ['ethereum'], interval: 7 });
       expect(typed.isError).toBe(true);
@@ -301,6 +311,18 @@ for (const kind of STORE_KINDS) {
   });
 }
 
+/** One stateless `tools/call` POST, and the whole units left in the bucket once its own unit was paid. */
+async function postTool(svc: TestService, name: string, args: Record<string, unknown>) {
+  const res = await svc.fetch('/mcp', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+  });
+  expect(res.status).toBe(200);
+  const left = Number(/;r=(\d+);/.exec(res.headers.get('ratelimit') ?? '')![1]);
+  return { left, result: ((await res.json()) as { result: CallToolResult }).result };
+}
+
 for (const kind of STORE_KINDS) {
   describe.skipIf(!kind.available)(`MCP tool calls pay as REST on ${kind.name}`, () => {
     let svc: TestService;
@@ -310,17 +332,7 @@ for (const kind of STORE_KINDS) {
     });
     afterAll(async () => svc?.stop());
 
-    /** One stateless `tools/call` POST, and the whole units left in the bucket once its own unit was paid. */
-    const post = async (name: string, args: Record<string, unknown>) => {
-      const res = await svc.fetch('/mcp', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
-      });
-      expect(res.status).toBe(200);
-      const left = Number(/;r=(\d+);/.exec(res.headers.get('ratelimit') ?? '')![1]);
-      return { left, result: ((await res.json()) as { result: CallToolResult }).result };
-    };
+    const post = (name: string, args: Record<string, unknown>) => postTool(svc, name, args);
 
     it('charges a call its REST price plus the unit of its request, a dry run only that unit', async () => {
       const args = { metric: 'token-price-usd', project: ['ethereum', 'solana', 'arbitrum'], interval: 'month' };
@@ -341,6 +353,32 @@ for (const kind of STORE_KINDS) {
       const { result } = await post('get_series', { metric: 'outstanding-mnav', interval: 'year' });
       expect(result.isError).toBe(true);
       expect(textOf(result)).toMatch(/^this request costs \d+ units and the key has \d+ left .*; retry in \d+ s$/);
+    });
+  });
+}
+
+for (const kind of STORE_KINDS) {
+  describe.skipIf(!kind.available)(`MCP analytics and catalog calls pay as REST on ${kind.name}`, () => {
+    let svc: TestService;
+    beforeAll(async () => {
+      svc = await startTestService(kind, { RATE_LIMIT_PER_MINUTE: '1', RATE_LIMIT_BURST: '100' });
+    });
+    afterAll(async () => svc?.stop());
+
+    it('charges explain_metric, total and rank what their dry runs answer, plus the unit of their request', async () => {
+      const calls: [string, Record<string, unknown>][] = [
+        ['explain_metric', { metric: 'token-price-usd' }],
+        ['total', { metric: 'volume-usd', group: 'major-cex', interval: 'month' }],
+        ['rank', { metric: 'volume-usd', group: 'major-cex', start_date: '2026-01-01', end_date: '2026-03-31' }],
+      ];
+      for (const [name, args] of calls) {
+        const dry = await postTool(svc, name, { ...args, dry_run: true });
+        const units = (dry.result.structuredContent as { cost: { units: number } }).cost.units;
+        const called = await postTool(svc, name, args);
+        expect(called.result.isError, textOf(called.result)).toBeFalsy();
+        const after = await postTool(svc, 'list_metrics', { dry_run: true });
+        expect(after.left, name).toBe(called.left - units - 1);
+      }
     });
   });
 }

@@ -4,6 +4,7 @@ import type { ProjectDirectory } from '../db/project-directory.js';
 import type { Store } from '../db/store.js';
 import type { RouteCall } from '../http/route.js';
 import type { StoredSpans } from '../limits/stored-spans.js';
+import type { RevisionProfiles } from '../revisions/revision-profiles.js';
 
 /** A REST answer as its client would get it, uncompressed. */
 export interface RestAnswer {
@@ -27,6 +28,8 @@ export interface McpServices {
   reads: Store;
   state: { readonly stopping: boolean; readonly directory: ProjectDirectory | undefined };
   storedSpans: StoredSpans;
+  /** Whether a metric's revision profile is kept, which `explain_metric`'s price depends on. */
+  revisionProfiles: Pick<RevisionProfiles, 'isKept'>;
   logger: Logger;
 }
 

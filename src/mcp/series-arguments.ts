@@ -102,7 +102,7 @@ export function readSeriesRequest(args: ToolArguments, catalog: Catalog, more: r
  * `/v1/metrics/<metric>?project=a,b&…&as_of=…`. Values are percent-encoded but for the
  * commas and colons a query may hold, so the path reads as one would type it.
  */
-export function restPathOf(args: ToolArguments, asOf: string): string {
+export function restPathOf(args: ToolArguments, asOf: string | undefined): string {
   const pairs: string[] = [];
   for (const name of QUERY_ORDER) {
     const value = name === 'as_of' ? asOf : args[name];

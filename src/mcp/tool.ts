@@ -12,7 +12,7 @@ export interface Tool {
   /** The arguments as advertised (every tool also takes `dry_run`, added by the registry). */
   input: z.ZodObject;
   /** The `structuredContent` of a successful call (a dry run's answer is added by the registry). */
-  output: z.ZodObject;
+  output: z.ZodObject | z.ZodRecord;
   /**
    * What the call costs in rate-limit units, as REST prices its request, without reading data.
    * Throws the 400 ApiError of a bad argument.

@@ -328,9 +328,13 @@ first answer; its bytes, ETag and Last-Modified are the same.</p>
 It is keyed like <code>/v1</code>. Each MCP request costs one unit; a tool call runs its REST request ` +
     `in-process and costs what that request costs, from the same bucket, through the same response cache.</p>
 <ul>
-<li><code>list_metrics</code>: the catalog of <code>GET /v1/metrics</code>, each metric with its description.</li>
-<li><code>explain_metric(metric)</code>: one metric: what a value is and why it aggregates as it does, integer ` +
-    `or decimal, its projects with their stored days and last write, its GraphQL name.</li>
+<li><code>list_metrics</code>: the catalog of <code>GET /v1/metrics</code> (derived metrics with their ` +
+    `<code>formula</code> and <code>inputs</code>), each metric with its description, and the groups of ` +
+    `<code>GET /v1/groups</code>.</li>
+<li><code>explain_metric(metric)</code>: one metric: what a value is and why it aggregates as it does, its ` +
+    `unit, methodology, tags, <code>expectedBy</code> and <code>stabilizationDays</code>, integer or decimal, its ` +
+    `projects with their stored days and last write, its <code>revisionProfile</code> (from ` +
+    `<code>GET /v1/metrics/&lt;name&gt;/profile</code>; absent where that has none) and its GraphQL name.</li>
 <li><code>get_series(metric, project, start_date, end_date, interval, aggregation, fill, transform, window, as_of)</code>: ` +
     `REST's parameters (<code>project</code> an array of slugs), checked by the same validation.
 It answers a summary per series (<code>points</code>, <code>from</code>, <code>to</code>, <code>first</code>, ` +
@@ -341,8 +345,19 @@ then the points as the REST answer holds them (at most 500 over all series; more
     `<code>rest</code> the REST path and query with <code>as_of</code> set to it,
 <code>graphql</code> the GraphQL query that gives the same numbers, and <code>sha256</code> the lowercase hex ` +
     `SHA-256 of that REST answer's body (uncompressed): fetched later, it gives the same bytes.</li>
+<li><code>total(metric, group, project, start_date, end_date, interval, aggregation, fill, transform, ` +
+    `window, as_of, op, require_complete)</code>: <code>GET /v1/totals/&lt;name&gt;</code> run in-process.</li>
+<li><code>rank(metric, group, project, start_date, end_date, aggregation, as_of, by, order, top)</code>: ` +
+    `<code>GET /v1/rank/&lt;name&gt;</code> run in-process.</li>
+<li><code>formula(expr, input, project, start_date, end_date, interval, fill, transform, window, as_of, ` +
+    `limit_per_project)</code>: <code>GET /v1/formula</code> run in-process (<code>input</code> an array of ` +
+    `<code>name:metric[:aggregation]</code>).
+These three take their REST path's parameters as arguments (<code>project</code> an array), validated by REST, ` +
+    `and answer REST's JSON as it is; a total or formula of more than 500 points is a tool error asking for a ` +
+    `coarser interval.</li>
 <li>Every tool takes <code>dry_run: true</code> and then answers only <code>{"cost":{"units":N}}</code>, ` +
-    `REST's price of its request, reading no data.</li>
+    `REST's price of its request (the <code>cost.units</code> of REST's <code>dry_run=true</code> answer to it), ` +
+    `reading no data.</li>
 <li>Results come as <code>structuredContent</code> (each tool declares an output schema) and as the same ` +
     `JSON in a text content. A refused argument is a tool error (<code>isError</code>) whose text is ` +
     `REST's problem detail, naming the parameter.</li>

@@ -37,7 +37,7 @@ pinned with \`as_of\`, and the SHA-256 of the REST answer.
 
 - [OpenAPI 3.1](/v1/openapi.json): the REST contract, \`/v1\` (needs the key)
 - [GraphQL schema](/schema.graphql): the SDL of \`/graphql\` (needs the key)
-- [MCP](/mcp): Model Context Protocol over Streamable HTTP, stateless (POST): tools list_metrics, explain_metric, get_series
+- [MCP](/mcp): Model Context Protocol over Streamable HTTP, stateless (POST): tools list_metrics, explain_metric, get_series, total, rank, formula
 
 ## Optional
 

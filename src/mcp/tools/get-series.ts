@@ -1,13 +1,11 @@
 import { z } from 'zod';
 import { ApiError } from '../../api/api-error.js';
 import type { Catalog } from '../../catalog/load-catalog.js';
-import { todayEpochDay } from '../../dates.js';
-import { priceRequest } from '../../limits/request-cost.js';
 import type { SeriesRequest } from '../../series/series-request.js';
 import { CITATION_SCHEMA, citationOf, newestWrite } from '../citation.js';
-import type { McpServices } from '../mcp-services.js';
 import { mostPoints } from '../points-bound.js';
 import { failedRest } from '../rest-failure.js';
+import { restCost } from '../rest-query.js';
 import { readSeriesRequest, restPathOf, seriesArgumentsSchema } from '../series-arguments.js';
 import { SERIES_SUMMARY_SCHEMA, summarize, type AnswerPoint } from '../series-summary.js';
 import type { Tool } from '../tool.js';
@@ -38,7 +36,12 @@ export function createGetSeriesTool(catalog: Catalog): Tool {
         .describe("The REST answer itself: each project's points, ascending by date."),
       citation: CITATION_SCHEMA,
     }),
-    cost: (args, { services }) => seriesCost(readSeriesRequest(args, catalog), services),
+    cost: (args, context) => {
+      readSeriesRequest(args, catalog);
+      // REST's own price: the `cost.units` of its answer to the same request with `dry_run=true`.
+      const [path = '', query = ''] = restPathOf(args, args.as_of as string | undefined).split('?');
+      return restCost(context, path, query);
+    },
     run: async (args, context) => {
       const request = readSeriesRequest(args, catalog);
       const { services } = context;
@@ -60,17 +63,6 @@ export function createGetSeriesTool(catalog: Catalog): Tool {
       };
     },
   };
-}
-
-/**
- * What a call costs: REST's price of the same request (request-cost.ts, with the stored days
- * REST prices by), which is what its REST request is charged. Where REST answers `dry_run=true`,
- * this can be that answer's `cost.units` instead.
- */
-export function seriesCost(request: SeriesRequest, services: McpServices): number {
-  const today = todayEpochDay(services.clock());
-  const stored = request.slugs.map((slug) => services.storedSpans.of(request.metric.name, slug));
-  return priceRequest(request, today, stored).cost;
 }
 
 // Private
