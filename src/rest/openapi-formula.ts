@@ -48,7 +48,8 @@ export function formulaOperation(catalog: Catalog): Record<string, unknown> {
         explode: false,
         schema: { type: 'array', minItems: 1, items: { enum: projects } },
       },
-      ...SERIES_PARAMETERS.filter((p) => !p.$ref.endsWith('/Aggregation')),
+      // A formula reads its inputs' latest values: no vintage (nor its lag), and no aggregation of its own.
+      ...SERIES_PARAMETERS.filter((p) => !/\/(Aggregation|Vintage|LagDays)$/.test(p.$ref)),
     ],
     responses: {
       '200': {
