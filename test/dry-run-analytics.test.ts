@@ -183,6 +183,11 @@ for (const kind of STORE_KINDS) {
         expect(await priced(twice)).toBe(2 * first);
       });
 
+      it('prices coverage points of every metric, the derived one included, as charged', async () => {
+        const units = await priced('{ metrics { name coverage { slug points { date } } } }');
+        expect(units).toBeGreaterThan(CATALOG.metrics.length);
+      });
+
       it('prices fields that charge nothing at the one unit a request pays', async () => {
         expect(await priced('{ groups { name } usage { days { date } } hooks { id } }')).toBe(1);
       });
