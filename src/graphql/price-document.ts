@@ -82,10 +82,12 @@ export async function priceDocument(
         units += reads() * priceSeries(services, parsed.data.request).cost;
         break;
       }
-      case 'metrics':
-        units += pathsTo(walk, nodes, ['coverage', 'points']) * wholeHistories(services);
+      case 'metrics': {
+        const coverageReads = pathsTo(walk, nodes, ['coverage', 'points']);
+        if (coverageReads > 0) units += coverageReads * wholeHistories(services);
         units += profiles(services, walk, nodes, args.schema);
         break;
+      }
       case 'changes': {
         const parsed = CHANGES_ARGS.safeParse(values);
         if (!parsed.success) throw issuesError(parsed.error.issues);
