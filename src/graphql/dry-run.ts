@@ -4,6 +4,7 @@ import { ApiError, ERROR_KINDS } from '../api/api-error.js';
 import { UNLIMITED_METER, type RateLimitMeter } from '../limits/rate-limiter.js';
 import type { GraphqlContext } from './builder.js';
 import type { GraphqlServices } from './graphql-services.js';
+import { formulaArgsSchema } from './formula.js';
 import { metricArgsSchema } from './metric.js';
 import { priceDocument } from './price-document.js';
 
@@ -13,20 +14,23 @@ import { priceDocument } from './price-document.js';
  * would be charged ({@link priceDocument}). A subscription is priced, not subscribed.
  */
 export function useDryRun(services: GraphqlServices): Plugin<GraphqlContext, { dryRun?: boolean }> {
-  const metricArgs = metricArgsSchema(services.catalog);
-  const answer = (args: Parameters<typeof priceDocument>[2]): ExecutionResult => {
+  const schemas = { metric: metricArgsSchema(services.catalog), formula: formulaArgsSchema(services.catalog) };
+  const answer = async (args: Parameters<typeof priceDocument>[2], ctx: GraphqlContext): Promise<ExecutionResult> => {
     try {
-      return { data: null, extensions: { cost: { units: priceDocument(services, metricArgs, args) } } };
+      return { data: null, extensions: { cost: { units: await priceDocument(services, schemas, args, ctx) } } };
     } catch (error) {
       return { data: null, errors: [refusal(error)] };
     }
   };
+  const isDryRun = (ctx: unknown) => (ctx as { dryRun?: boolean }).dryRun === true;
   return {
-    onExecute({ args, setResultAndStopExecution }) {
-      if ((args.contextValue as { dryRun?: boolean }).dryRun === true) setResultAndStopExecution(answer(args));
+    async onExecute({ args, setResultAndStopExecution }) {
+      if (isDryRun(args.contextValue))
+        setResultAndStopExecution(await answer(args, args.contextValue as GraphqlContext));
     },
-    onSubscribe({ args, setResultAndStopExecution }) {
-      if ((args.contextValue as { dryRun?: boolean }).dryRun === true) setResultAndStopExecution(answer(args));
+    async onSubscribe({ args, setResultAndStopExecution }) {
+      if (isDryRun(args.contextValue))
+        setResultAndStopExecution(await answer(args, args.contextValue as GraphqlContext));
     },
   };
 }

@@ -50,49 +50,64 @@ export function revisionsOperation(catalog: Catalog): Record<string, unknown> {
         },
         example: [0, 1, 7, 30],
       },
+      { $ref: '#/components/parameters/DryRun' },
     ],
     responses: {
       '200': {
-        description: 'The triangle.',
+        description: 'The triangle (with dry_run=true: its cost, a DryRun object).',
         headers: RATE_LIMIT_HEADERS,
         content: {
           'application/json': {
             schema: {
-              type: 'object',
-              required: ['metric', 'project', 'lags', 'rows'],
-              additionalProperties: false,
-              properties: {
-                metric: { type: 'string' },
-                project: { type: 'string' },
-                lags: { type: 'array', items: { type: 'integer' } },
-                rows: {
-                  type: 'array',
-                  items: {
-                    type: 'object',
-                    required: ['date', 'firstWrittenAt', 'values', 'latest', 'revisionCount', 'maxAbsRevisionPercent'],
-                    additionalProperties: false,
-                    properties: {
-                      date: { $ref: '#/components/schemas/Date' },
-                      firstWrittenAt: {
-                        type: 'string',
-                        format: 'date-time',
-                        description: 'The first write, UTC with microseconds: usable as as_of.',
-                      },
-                      values: {
-                        type: 'array',
-                        items: number,
-                        description: 'Per lag: the value standing at the end of UTC day date + lag; null where none.',
-                      },
-                      latest: { ...number, description: 'The value served now; null when the day was removed.' },
-                      revisionCount: { type: 'integer', minimum: 0, description: 'Writes after the first.' },
-                      maxAbsRevisionPercent: {
-                        ...number,
-                        description: 'The largest change of a revision relative to the value it replaced, in percent.',
+              oneOf: [
+                {
+                  type: 'object',
+                  required: ['metric', 'project', 'lags', 'rows'],
+                  additionalProperties: false,
+                  properties: {
+                    metric: { type: 'string' },
+                    project: { type: 'string' },
+                    lags: { type: 'array', items: { type: 'integer' } },
+                    rows: {
+                      type: 'array',
+                      items: {
+                        type: 'object',
+                        required: [
+                          'date',
+                          'firstWrittenAt',
+                          'values',
+                          'latest',
+                          'revisionCount',
+                          'maxAbsRevisionPercent',
+                        ],
+                        additionalProperties: false,
+                        properties: {
+                          date: { $ref: '#/components/schemas/Date' },
+                          firstWrittenAt: {
+                            type: 'string',
+                            format: 'date-time',
+                            description: 'The first write, UTC with microseconds: usable as as_of.',
+                          },
+                          values: {
+                            type: 'array',
+                            items: number,
+                            description:
+                              'Per lag: the value standing at the end of UTC day date + lag; null where none.',
+                          },
+                          latest: { ...number, description: 'The value served now; null when the day was removed.' },
+                          revisionCount: { type: 'integer', minimum: 0, description: 'Writes after the first.' },
+                          maxAbsRevisionPercent: {
+                            ...number,
+                            description:
+                              'The largest change of a revision relative to the value it replaced, in percent.',
+                          },
+                        },
                       },
                     },
                   },
                 },
-              },
+                { $ref: '#/components/schemas/DryRun' },
+              ],
             },
           },
         },
@@ -126,51 +141,61 @@ export function profileOperation(catalog: Catalog): Record<string, unknown> {
           default: DEFAULT_LOOKBACK_DAYS,
         },
       },
+      { $ref: '#/components/parameters/DryRun' },
     ],
     responses: {
       '200': {
-        description: 'The profile.',
+        description: 'The profile (with dry_run=true: its cost, a DryRun object).',
         headers: RATE_LIMIT_HEADERS,
         content: {
           'application/json': {
             schema: {
-              type: 'object',
-              required: ['metric', 'lookbackDays', 'revisionProfile'],
-              additionalProperties: false,
-              properties: {
-                metric: { type: 'string' },
-                lookbackDays: { type: 'integer' },
-                revisionProfile: {
+              oneOf: [
+                {
                   type: 'object',
+                  required: ['metric', 'lookbackDays', 'revisionProfile'],
                   additionalProperties: false,
-                  required: [
-                    'days',
-                    'revisedShare',
-                    'medianRevisionDelayHours',
-                    'p95AbsRevisionPercent',
-                    'stableAfterDays',
-                    'computedAt',
-                  ],
                   properties: {
-                    days: { type: 'integer', description: 'Days (project × date) in the window ever written.' },
-                    revisedShare: { ...number, description: 'The fraction, 0 to 1, of days written more than once.' },
-                    medianRevisionDelayHours: {
-                      ...number,
-                      description: "Median hours from a day's first write to its later writes.",
+                    metric: { type: 'string' },
+                    lookbackDays: { type: 'integer' },
+                    revisionProfile: {
+                      type: 'object',
+                      additionalProperties: false,
+                      required: [
+                        'days',
+                        'revisedShare',
+                        'medianRevisionDelayHours',
+                        'p95AbsRevisionPercent',
+                        'stableAfterDays',
+                        'computedAt',
+                      ],
+                      properties: {
+                        days: { type: 'integer', description: 'Days (project × date) in the window ever written.' },
+                        revisedShare: {
+                          ...number,
+                          description: 'The fraction, 0 to 1, of days written more than once.',
+                        },
+                        medianRevisionDelayHours: {
+                          ...number,
+                          description: "Median hours from a day's first write to its later writes.",
+                        },
+                        p95AbsRevisionPercent: {
+                          ...number,
+                          description:
+                            "95th percentile of revisions' changes relative to the value replaced, in percent.",
+                        },
+                        stableAfterDays: {
+                          type: ['integer', 'null'],
+                          description:
+                            'Smallest K such that 95 % of days never change after the end of D + K; null under 30 days.',
+                        },
+                        computedAt: { type: 'string', format: 'date-time' },
+                      },
                     },
-                    p95AbsRevisionPercent: {
-                      ...number,
-                      description: "95th percentile of revisions' changes relative to the value replaced, in percent.",
-                    },
-                    stableAfterDays: {
-                      type: ['integer', 'null'],
-                      description:
-                        'Smallest K such that 95 % of days never change after the end of D + K; null under 30 days.',
-                    },
-                    computedAt: { type: 'string', format: 'date-time' },
                   },
                 },
-              },
+                { $ref: '#/components/schemas/DryRun' },
+              ],
             },
           },
         },
