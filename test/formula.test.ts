@@ -245,6 +245,29 @@ for (const kind of STORE_KINDS) {
       expectClose(body.data.formula.series[0]!.points, rest.arbitrum!);
     });
 
+    it('computes a group: its projects both inputs allow, in the group order, in both APIs', async () => {
+      // The members, worked out here from the catalog: the group's slugs that both input metrics list.
+      const group = CATALOG.groups.find((g) => g.name === 'l2-rollups')!;
+      const allowed = (slug: string) => [P, B].every((m) => CATALOG.byName.get(m)!.projects.includes(slug));
+      const members = group.projects.filter(allowed);
+      expect(members.length).toBeGreaterThan(1);
+      const byGroup = await json(`/v1/formula?${SHARE}&group=l2-rollups&${RANGE}&interval=week`);
+      expect(Object.keys(byGroup)).toEqual(members);
+      expect(byGroup).toEqual(await json(`/v1/formula?${SHARE}&project=${members.join(',')}&${RANGE}&interval=week`));
+      const res = await svc.graphql(
+        `{ formula(expr: "p", inputs: [{name: "p", metric: priority_fees_usd}], group: l2_rollups,
+             from: "2026-06-01", to: "2026-06-30") { series { slug } } }`,
+      );
+      const body = (await res.json()) as { data: { formula: { series: { slug: string }[] } } };
+      const pMembers = group.projects.filter((slug) => CATALOG.byName.get(P)!.projects.includes(slug));
+      expect(body.data.formula.series.map((x) => x.slug)).toEqual(pMembers);
+      expect(await problem(`/v1/formula?${SHARE}&group=l2-rollups&project=arbitrum`)).toEqual([
+        { param: 'group', message: 'give a group or projects, not both' },
+      ]);
+      const unknown = await problem(`/v1/formula?${SHARE}&group=nope`);
+      expect(unknown).toEqual([{ param: 'group', message: expect.stringContaining('unknown group "nope"') }]);
+    });
+
     it('answers the newest points of a formula with limit_per_project', async () => {
       const whole = await json(`/v1/formula?${SHARE}&project=arbitrum,base&${RANGE}&interval=week`);
       const latest = await json(

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { issuesError } from '../api/api-error.js';
 import type { Catalog, FormulaInputDefinition, MetricDefinition } from '../catalog/load-catalog.js';
 import { clipped } from '../clipped.js';
+import { memberProjects } from '../analytics/members.js';
+import type { RequestIssue } from '../api/api-error.js';
 import { AGGREGATIONS, type Aggregation } from '../series/series-options.js';
 import { SERIES_REQUEST_SCHEMA, type SeriesRequest, type SeriesRequestInput } from '../series/series-request.js';
 import { FormulaError, FUNCTIONS, INPUT_NAME, inputsUsed, MAX_INPUTS, parseFormula } from './formula-expression.js';
@@ -10,6 +12,8 @@ import { FormulaError, FUNCTIONS, INPUT_NAME, inputsUsed, MAX_INPUTS, parseFormu
 export interface FormulaRequestInput extends Omit<SeriesRequestInput, 'metric' | 'aggregation'> {
   expr?: string | undefined;
   inputs: readonly { name: string; metric: string; aggregation?: string | undefined }[];
+  /** A catalog group: its projects every input allows, instead of `projects`. */
+  group?: string | undefined;
 }
 
 /** The fields of a formula request a caller can get wrong: a series request's, the expression and the inputs. */
@@ -41,8 +45,9 @@ export function formulaRequestSchema(catalog: Catalog) {
       }
     }
     const projects = commonProjects(inputs);
-    checkProjects(inputs, input.projects, ctx);
-    if (inputs.length > 0 && projects.length === 0 && input.projects === undefined)
+    const asked = groupProjects(catalog, input, projects, ctx);
+    checkProjects(inputs, asked, ctx);
+    if (inputs.length > 0 && projects.length === 0 && asked === undefined)
       ctx.addIssue({ code: 'custom', path: ['projects'], message: 'the input metrics share no project' });
     const metric: MetricDefinition = {
       name: 'formula',
@@ -61,11 +66,18 @@ export function formulaRequestSchema(catalog: Catalog) {
       expectedBy: '00:00',
       stabilizationDays: 0,
     };
-    const series = SERIES_REQUEST_SCHEMA.safeParse({ ...input, metric, inputs: undefined, expr: undefined });
+    const series = SERIES_REQUEST_SCHEMA.safeParse({
+      ...input,
+      projects: asked,
+      metric,
+      inputs: undefined,
+      expr: undefined,
+      group: undefined,
+    });
     if (!series.success) {
       // Projects were checked against each input above, with the input named.
       for (const issue of series.error.issues)
-        if (issue.path[0] !== 'projects' || input.projects === undefined) ctx.addIssue({ ...issue, code: 'custom' });
+        if (issue.path[0] !== 'projects' || asked === undefined) ctx.addIssue({ ...issue, code: 'custom' });
       return z.NEVER;
     }
     return series.data;
@@ -84,6 +96,24 @@ export function validateFormulaRequest(
 }
 
 // Private
+
+/**
+ * The projects asked for: `projects` as given, or a group's members that every input allows
+ * (the shared rule of src/analytics/members.ts, over the inputs' common projects).
+ */
+function groupProjects(
+  catalog: Catalog,
+  input: FormulaRequestInput,
+  common: readonly string[],
+  ctx: z.RefinementCtx,
+): readonly string[] | undefined {
+  if (input.group === undefined) return input.projects;
+  const issues: RequestIssue[] = [];
+  const over = { name: 'these inputs', projects: common } as MetricDefinition;
+  const members = memberProjects(catalog, over, input.group, input.projects, issues);
+  for (const issue of issues) ctx.addIssue({ code: 'custom', path: ['group'], message: issue.message });
+  return members;
+}
 
 function checkInputs(
   catalog: Catalog,

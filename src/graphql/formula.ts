@@ -6,10 +6,14 @@ import type { SeriesPlan } from '../series/series-plan.js';
 import type { Builder } from './builder.js';
 import { chargeSeries } from './charge-series.js';
 import type { Enums } from './enums.js';
+import type { GroupNameRef } from './groups.js';
 import type { SeriesRef } from './series.js';
 
 /** The `FormulaInput` input, the `FormulaResult` type and the `formula` query field. */
-export function addFormulaQuery(builder: Builder, refs: { catalog: Catalog; enums: Enums; Series: SeriesRef }) {
+export function addFormulaQuery(
+  builder: Builder,
+  refs: { catalog: Catalog; enums: Enums; Series: SeriesRef; Group: GroupNameRef },
+) {
   const FormulaInput = builder.inputType('FormulaInput', {
     description: 'An input of a formula: the name the expression uses for a stored metric, and how it is bucketed.',
     fields: (t) => ({
@@ -49,6 +53,11 @@ export function addFormulaQuery(builder: Builder, refs: { catalog: Catalog; enum
         {
           expr: t.arg.string({ required: true, description: 'The expression.' }),
           inputs: t.arg({ type: [FormulaInput], required: true, description: 'The inputs (1 to 8).' }),
+          group: t.arg({
+            type: refs.Group,
+            required: false,
+            description: "A group instead of projects: its projects every input allows, in the group's order.",
+          }),
           projects: t.arg({
             type: [refs.enums.Project],
             required: false,
@@ -86,6 +95,7 @@ export function addFormulaQuery(builder: Builder, refs: { catalog: Catalog; enum
 export interface FormulaArgs {
   expr: string;
   inputs: readonly { name: string; metric: string; aggregation?: string | null }[];
+  group?: string | null;
   projects?: readonly string[] | null;
   from?: string | null;
   to?: string | null;
@@ -98,14 +108,6 @@ export interface FormulaArgs {
 }
 
 /**
- * The projects a formula is asked for. Today the `projects` argument; a group argument
- * resolves to its member slugs here, so everything after (validation per input metric) is unchanged.
- */
-export function formulaProjects(args: Pick<FormulaArgs, 'projects'>): readonly string[] | undefined {
-  return args.projects ?? undefined;
-}
-
-/**
  * The shared formula request schema over the field's arguments; it yields `{ request }`. The
  * field validates with it, and the answer's size is estimated with it (answer-size.ts).
  */
@@ -115,7 +117,8 @@ export function formulaArgsSchema(catalog: Catalog) {
       (args: FormulaArgs): FormulaRequestInput => ({
         expr: args.expr,
         inputs: args.inputs.map((i) => ({ name: i.name, metric: i.metric, aggregation: i.aggregation ?? undefined })),
-        projects: formulaProjects(args),
+        group: args.group ?? undefined,
+        projects: args.projects ?? undefined,
         from: args.from ?? undefined,
         to: args.to ?? undefined,
         interval: args.interval ?? undefined,

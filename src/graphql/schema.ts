@@ -32,10 +32,10 @@ export function createGraphqlSchema(catalog: Catalog): GraphQLSchema {
   const MetricInfo = addMetricsQuery(builder, { enums, Series });
   addRevisionProfileField(builder, { MetricInfo });
   addRevisionsQuery(builder, { catalog, enums });
-  addFormulaQuery(builder, { catalog, enums, Series });
   addChangesQuery(builder, { enums });
   addUsageQuery(builder);
   const Group = addGroups(builder, { catalog, enums });
+  addFormulaQuery(builder, { catalog, enums, Series, Group });
   addTotalQuery(builder, { catalog, enums, Group });
   addRankQuery(builder, { catalog, enums, Group });
   addSeriesUpdatedSubscription(builder, { enums });

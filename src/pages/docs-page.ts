@@ -167,7 +167,7 @@ Buckets, fill and transforms then apply to the values chosen. Cost: the same req
     `(with <code>fill=null</code> a null one). Operators + − * / ^ (right-associative), unary minus ` +
     `(binding tightest), parentheses, numbers, input names, abs min max coalesce ln exp sqrt; at most 8 ` +
     `inputs, 500 characters, 64 nodes. Division by zero, ln or sqrt out of range and results beyond ` +
-    `about 1e300 are <code>null</code>. Projects: those every input allows. Priced as the sum of its ` +
+    `about 1e300 are <code>null</code>. Projects: those every input allows, or with <code>group</code> a group's among them. Priced as the sum of its ` +
     `inputs. Derived metrics (<code>priority-fee-share-pct</code> = 100 × p / (p + b)) are served by ` +
     `<code>/v1/metrics/&lt;name&gt;</code> like stored ones and listed with their <code>formula</code>.</li>
 <li>Cost: one unit per 365 points asked for per project, or per 3,650 ` +

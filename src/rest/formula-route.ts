@@ -24,6 +24,7 @@ export const FORMULA_PARAMS: Readonly<Record<FormulaRequestField, string>> = {
   ...REST_PARAMS,
   expr: 'expr',
   inputs: 'input',
+  group: 'group',
 };
 
 /**
@@ -72,6 +73,7 @@ export function parseFormulaQuery(rawQuery: string): FormulaRequestInput {
     'expr',
     'input',
     'project',
+    'group',
     'start_date',
     'end_date',
     // Each input names its own aggregation; a formula reads no vintage.
@@ -84,6 +86,7 @@ export function parseFormulaQuery(rawQuery: string): FormulaRequestInput {
     expr: seen.get('expr'),
     inputs,
     projects: project === undefined ? undefined : project.split(','),
+    group: seen.get('group'),
     from: seen.get('start_date'),
     to: seen.get('end_date'),
     interval: seen.get('interval'),

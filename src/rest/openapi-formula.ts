@@ -40,6 +40,13 @@ export function formulaOperation(catalog: Catalog): Record<string, unknown> {
         },
       },
       {
+        name: 'group',
+        in: 'query',
+        required: false,
+        description: 'A group (GET /v1/groups) instead of project: its projects every input metric allows.',
+        schema: { enum: catalog.groups.map((g) => g.name) },
+      },
+      {
         name: 'project',
         in: 'query',
         required: false,
