@@ -27,20 +27,24 @@ function remaining(res: Response): number {
 for (const kind of STORE_KINDS) {
   describe.skipIf(!kind.available)(`dry runs on ${kind.name}`, { timeout: 120_000 }, () => {
     let service: TestService;
-    /** Statements the service sent other than its usage counts: a dry run must send none. */
+    /**
+     * Statements the service sent that read points: a dry run must send none. Background work
+     * (usage counts, the webhook worker's look for due deliveries) reads no point and is not counted.
+     */
     let statements = 0;
+    const readsPoints = (text: string) => /\bpoint(?:_history)?\b/.test(text);
     const counting = (store: Store): Store => ({
       ...store,
       query: (text, params, signal) => {
-        if (!text.includes('key_usage')) statements += 1;
+        if (readsPoints(text)) statements += 1;
         return store.query(text, params, signal);
       },
       queryRaw: (text, params, signal, options) => {
-        statements += 1;
+        if (readsPoints(text)) statements += 1;
         return store.queryRaw(text, params, signal, options);
       },
       streamRaw: (text, params, batchRows, signal, options) => {
-        statements += 1;
+        if (readsPoints(text)) statements += 1;
         return store.streamRaw(text, params, batchRows, signal, options);
       },
     });
