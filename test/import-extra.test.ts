@@ -134,6 +134,7 @@ for (const kind of STORE_KINDS) {
             ],
           },
         },
+        extensions: { cost: { units: 1 } },
       });
       const changes = await (await service.get('/v1/changes?since=2000-01-01')).text();
       for (const word of ['note', 'script', '__proto__', 'constructor', 'polluted', 'k0', 'Spot', 'title']) {

@@ -56,6 +56,7 @@ describe.skipIf(!server.available)('a PostgreSQL server whose DateStyle is not I
     );
     expect(await res.json()).toEqual({
       data: { metric: { series: [{ lastDate: TEST_LAST_DAY, points: [{ date: '2026-06-01' }] }] } },
+      extensions: { cost: { units: 1 } },
     });
   });
 });
