@@ -11,7 +11,7 @@ import { clipped } from '../clipped.js';
  */
 export function memberProjects(
   catalog: Catalog,
-  metric: MetricDefinition,
+  metric: Pick<MetricDefinition, 'name' | 'projects'>,
   group: string | undefined,
   projects: readonly string[] | undefined,
   issues: RequestIssue[],
@@ -42,6 +42,6 @@ export function memberProjects(
 }
 
 /** A group's members for a metric: its projects the metric allows, in the group's order. */
-export function groupMembers(group: GroupDefinition, metric: MetricDefinition): string[] {
+export function groupMembers(group: GroupDefinition, metric: Pick<MetricDefinition, 'projects'>): string[] {
   return group.projects.filter((slug) => metric.projects.includes(slug));
 }

@@ -109,8 +109,13 @@ function groupProjects(
 ): readonly string[] | undefined {
   if (input.group === undefined) return input.projects;
   const issues: RequestIssue[] = [];
-  const over = { name: 'these inputs', projects: common } as MetricDefinition;
-  const members = memberProjects(catalog, over, input.group, input.projects, issues);
+  const members = memberProjects(
+    catalog,
+    { name: 'these inputs', projects: common },
+    input.group,
+    input.projects,
+    issues,
+  );
   for (const issue of issues) ctx.addIssue({ code: 'custom', path: ['group'], message: issue.message });
   return members;
 }
